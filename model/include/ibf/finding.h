@@ -1,0 +1,63 @@
+// A finding: one thing about the fabric an administrator should look at, with both endpoints,
+// what was expected, what is there, and a one-line remediation.
+//
+// Produced by checks/ (plan vs actual) and routing/ (analysis without a plan); serialized by
+// checks/report.h as the JSON object documented in docs/findings.md. Pure data.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ibf/fabric.h"
+
+namespace ibf {
+
+enum class FindingKind : uint8_t {
+    // plan vs actual (checks/)
+    missing_link,
+    unexpected_link,
+    miswired,
+    missing_node,
+    unexpected_node,
+    rate_mismatch,
+    rate_below_capability,
+    mtu_mismatch,
+    // fat-tree analysis without a plan (routing/)
+    missing_uplink,
+    uneven_bundle,
+    tier_skip,
+    intra_tier_link,
+    host_misplaced,
+    rate_outlier,
+    host_on_uplink_port,
+    routing_fallback,
+    lft_imbalance,
+};
+inline constexpr int kFindingKindCount = 17;
+
+std::string_view to_string(FindingKind k);  // "missing_link", ...
+std::optional<FindingKind> parse_finding_kind(std::string_view s);
+
+enum class Severity : uint8_t { info = 0, warning = 1, error = 2 };
+std::string_view to_string(Severity s);     // "info", "warning", "error"
+Severity default_severity(FindingKind k);   // error for cabling/rate/MTU below plan, warning for rate_below_capability, ...
+
+struct Endpoint {
+    std::string name;  // node name ("leaf03"), or "" when unknown
+    Guid guid = 0;     // node GUID, 0 when unknown (e.g. a planned node that is absent)
+    int port = 0;      // port number, 0 when the finding is about a whole node
+};
+
+struct Finding {
+    FindingKind kind{};
+    Severity severity = Severity::error;
+    Endpoint a, b;           // b may be empty (name "", guid 0) for node findings
+    std::string expected;    // e.g. "spine02/3", "4xHDR", "4096"
+    std::string actual;      // e.g. "spine02/5", "4xEDR", "2048", "" for nothing
+    std::string label;       // cable label from the plan, "" when unknown
+    std::string message;     // one line: what is wrong and what to do about it
+};
+
+}  // namespace ibf

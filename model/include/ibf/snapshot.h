@@ -1,0 +1,39 @@
+// A live snapshot from one Subnet Manager: the fabric as that SM last swept it, plus the SM's
+// own view (state, priority, sweep sequence, the SMs it knows). Sent by sm-plugin/ over wire/,
+// held per SM by controller/. Pure data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ibf/fabric.h"
+
+namespace ibf {
+
+// SMInfo SMState values (IBA 14.2.5.13).
+enum class SmState : uint8_t { NotActive = 0, Discovering = 1, Standby = 2, Master = 3 };
+std::string_view to_string(SmState s);  // "NOTACTIVE", "DISCOVERING", "STANDBY", "MASTER"
+
+struct SmInfo {
+    Guid port_guid = 0;
+    uint16_t lid = 0;
+    uint8_t priority = 0;
+    SmState state = SmState::NotActive;
+    uint32_t act_count = 0;
+};
+
+struct Snapshot {
+    std::string osm_version;          // "OpenSM 3.3.23"
+    SmInfo self;                      // the SM that produced this snapshot
+    uint16_t master_lid = 0;          // master SM LID as this SM knows it
+    uint64_t sweep_seq = 0;           // increments at every SUBNET_UP the plugin saw
+    int64_t taken_unix_ms = 0;        // wall clock at copy time (set by the plugin, not by pure code)
+    bool initialization_error = false;  // subn.subnet_initialization_error at that sweep
+    std::string routing_engine;       // engine actually used ("ftree", "minhop", ...) "" if unknown
+    std::vector<SmInfo> other_sms;    // remote SMs this SM knows (sm_guid_tbl)
+    Fabric fabric;
+};
+
+}  // namespace ibf

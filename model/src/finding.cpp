@@ -1,0 +1,63 @@
+#include "ibf/finding.h"
+
+#include <array>
+
+#include "ibf/snapshot.h"
+
+namespace ibf {
+namespace {
+constexpr std::array<std::string_view, kFindingKindCount> kNames{
+    "missing_link", "unexpected_link", "miswired", "missing_node", "unexpected_node", "rate_mismatch",
+    "rate_below_capability", "mtu_mismatch", "missing_uplink", "uneven_bundle", "tier_skip", "intra_tier_link",
+    "host_misplaced", "rate_outlier", "host_on_uplink_port", "routing_fallback", "lft_imbalance",
+};
+}  // namespace
+
+std::string_view to_string(FindingKind k) {
+    auto i = static_cast<size_t>(k);
+    return i < kNames.size() ? kNames[i] : std::string_view("unknown");
+}
+
+std::optional<FindingKind> parse_finding_kind(std::string_view s) {
+    for (size_t i = 0; i < kNames.size(); ++i)
+        if (kNames[i] == s) return static_cast<FindingKind>(i);
+    return std::nullopt;
+}
+
+std::string_view to_string(Severity s) {
+    switch (s) {
+        case Severity::info: return "info";
+        case Severity::warning: return "warning";
+        default: return "error";
+    }
+}
+
+Severity default_severity(FindingKind k) {
+    switch (k) {
+        case FindingKind::rate_below_capability:
+        case FindingKind::uneven_bundle:
+        case FindingKind::host_on_uplink_port:
+        case FindingKind::lft_imbalance:
+            return Severity::warning;
+        case FindingKind::intra_tier_link:
+        case FindingKind::tier_skip:
+        case FindingKind::host_misplaced:
+        case FindingKind::rate_outlier:
+        case FindingKind::routing_fallback:
+        case FindingKind::missing_uplink:
+            return Severity::warning;
+        default:
+            return Severity::error;
+    }
+}
+
+std::string_view to_string(SmState s) {
+    switch (s) {
+        case SmState::Discovering: return "DISCOVERING";
+        case SmState::Standby: return "STANDBY";
+        case SmState::Master: return "MASTER";
+        default: return "NOTACTIVE";
+    }
+}
+
+}  // namespace ibf

@@ -1,0 +1,29 @@
+// The `ibfabric` CLI: one file per subcommand, each registering itself on the app.
+//
+// Exit codes shared by every subcommand (docs/cli.md):
+//   0  clean: nothing to report
+//   1  findings were reported
+//   2  bad input or usage (the message names file:line:column)
+//   3  the daemon or the lab could not be reached / started
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace ibf::cli {
+
+inline constexpr int kExitClean = 0;
+inline constexpr int kExitFindings = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitUnavailable = 3;
+
+// Each register_* adds a subcommand to `app`; when that subcommand is chosen, main() calls
+// the function stored in `run` and exits with what it returns.
+using Runner = std::function<int()>;
+
+void register_check(CLI::App& app, Runner& run);     // cmd_check.cpp   (issue: foundation)
+void register_daemon_queries(CLI::App& app, Runner& run);  // cmd_query.cpp  (status, findings)
+void register_lab(CLI::App& app, Runner& run);       // cmd_lab.cpp     (lab up/down/fault)
+void register_analyze(CLI::App& app, Runner& run);   // cmd_analyze.cpp (analyze, plan from-dump, routing files)
+
+}  // namespace ibf::cli

@@ -1,0 +1,54 @@
+// ibfabric: offline checks of dumps, queries of the daemon, and the ibsim lab.
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+#include "ibf/error.h"
+
+#ifndef IBF_VERSION
+#define IBF_VERSION "0.0.0"
+#endif
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "ibfabric: compare an InfiniBand fabric with its plan, port by port.\n"
+        "Exit codes: 0 clean, 1 findings, 2 bad input or usage, 3 daemon/lab unavailable.",
+        "ibfabric"};
+    app.set_version_flag("--version", IBF_VERSION);
+    app.require_subcommand(1);
+    ibf::cli::Runner run;
+#ifdef IBF_HAVE_CHECK
+    ibf::cli::register_check(app, run);
+#endif
+#ifdef IBF_HAVE_QUERY
+    ibf::cli::register_daemon_queries(app, run);
+#endif
+#ifdef IBF_HAVE_LAB
+    ibf::cli::register_lab(app, run);
+#endif
+#ifdef IBF_HAVE_ANALYZE
+    ibf::cli::register_analyze(app, run);
+#endif
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return ibf::cli::kExitBadInput;
+    }
+    if (!run) return ibf::cli::kExitBadInput;
+    try {
+        return run();
+    } catch (const ibf::InputError& e) {
+        std::fprintf(stderr, "ibfabric: %s\n", e.what());
+        return ibf::cli::kExitBadInput;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ibfabric: error: %s\n", e.what());
+        return ibf::cli::kExitBadInput;
+    }
+}

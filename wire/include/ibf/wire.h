@@ -1,0 +1,97 @@
+// The plugin -> controller wire protocol, version 1 (documented in docs/wire.md).
+//
+// A stream of frames over a Unix or TCP socket. Every frame:
+//   offset 0  uint32 magic   0x49424657 ("IBFW"), little-endian
+//   offset 4  uint16 version 1
+//   offset 6  uint16 type    MsgType
+//   offset 8  uint32 length  payload bytes that follow (<= kMaxPayload)
+//   offset 12 payload        UTF-8 JSON object, schema per type in docs/wire.md
+// The plugin sends Hello first on each connection, then any mix of the others.
+// Pure: encode/decode only, no sockets.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "ibf/snapshot.h"
+
+namespace ibf::wire {
+
+inline constexpr uint32_t kMagic = 0x49424657;
+inline constexpr uint16_t kVersion = 1;
+inline constexpr size_t kHeaderSize = 12;
+inline constexpr size_t kMaxPayload = 256u << 20;  // 256 MiB: far above a 100k-link snapshot
+
+enum class MsgType : uint16_t { Hello = 1, Snapshot = 2, Event = 3, Heartbeat = 4, Counters = 5 };
+
+struct Hello {
+    std::string osm_version;     // "OpenSM 3.3.23"
+    std::string plugin_version;  // ibfabric version the plugin was built from
+    SmInfo sm;                   // this SM: port GUID, LID, priority, state
+    uint32_t pid = 0;            // opensm's pid
+};
+
+enum class EventKind : uint8_t { Trap = 1, StateChange = 2, SweepStart = 3, RoutingDone = 4 };
+struct Event {
+    EventKind kind = EventKind::Trap;
+    int64_t unix_ms = 0;
+    uint16_t trap_num = 0;       // Trap: 64, 65, 128, 144, ...
+    uint16_t lid = 0;            // Trap: issuer LID when known
+    SmState state = SmState::NotActive;  // StateChange: new state
+    std::string text;            // human readable detail
+};
+
+struct Heartbeat {
+    SmInfo sm;                   // current state, polled from subn.sm_state by the plugin's thread
+    uint64_t sweep_seq = 0;      // last SUBNET_UP sequence
+    int64_t unix_ms = 0;
+};
+
+struct Counters {
+    uint64_t snapshots_taken = 0;      // SUBNET_UP copies made
+    uint64_t snapshots_sent = 0;
+    uint64_t snapshots_superseded = 0; // dropped because a newer one replaced it before sending
+    uint64_t events_dropped = 0;       // queue full
+    uint64_t send_errors = 0;
+    uint64_t reconnects = 0;
+    uint64_t last_copy_us = 0;         // time spent under the OpenSM lock for the last copy
+    uint64_t last_send_lag_ms = 0;     // SUBNET_UP -> last byte of that snapshot written
+    uint64_t queue_depth = 0;
+};
+
+using Message = std::variant<Hello, Snapshot, Event, Heartbeat, Counters>;
+
+// Malformed input on the wire. The receiver closes that one connection and logs what().
+class Error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+MsgType type_of(const Message& m);
+std::string_view to_string(MsgType t);
+
+// One complete frame (header + payload).
+std::string encode(const Message& m);
+
+// Incremental decoder for one connection: feed() bytes as they arrive, then call next() until
+// it returns nullopt. Throws wire::Error on a bad magic, version, type, an oversized length,
+// or a payload that does not match its schema; after that the connection must be dropped.
+class Decoder {
+public:
+    explicit Decoder(size_t max_payload = kMaxPayload) : max_payload_(max_payload) {}
+    void feed(const char* data, size_t n);
+    std::optional<Message> next();
+    size_t buffered() const { return buf_.size() - pos_; }
+
+private:
+    std::string buf_;
+    size_t pos_ = 0;
+    size_t max_payload_;
+};
+
+}  // namespace ibf::wire
