@@ -1,0 +1,27 @@
+// Reports of findings: the JSON object (docs/findings.md) and the human text report.
+//
+//   nlohmann::json j = ibf::findings_to_json(fs);     // {"summary": {...}, "findings": [...]}
+//   std::string t = ibf::render_text(fs, /*color=*/isatty(1));
+//
+// JSON: GUIDs are "0x"-prefixed 16-digit hex strings, ports are integers.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ibf/finding.h"
+
+namespace ibf {
+
+nlohmann::json finding_to_json(const Finding& f);
+Finding finding_from_json(const nlohmann::json& j);  // throws InputError on a bad object
+// {"summary": {"<kind>": count, ...}, "findings": [...]}; summary lists only kinds that occur.
+nlohmann::json findings_to_json(const std::vector<Finding>& fs);
+std::vector<Finding> findings_from_json(const nlohmann::json& j);
+
+// Grouped by kind, then by switch (a.name); colour only when `color`; ends with one summary line
+// such as "3 findings: 2 miswired, 1 rate_mismatch" or "no findings".
+std::string render_text(const std::vector<Finding>& fs, bool color);
+
+}  // namespace ibf

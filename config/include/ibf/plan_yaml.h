@@ -1,0 +1,30 @@
+// The declared topology: YAML plan files (schema in docs/plan.md), or a known-good dump used as
+// a plan ("golden snapshot").
+//
+//   ibf::Plan p = ibf::load_plan(text, "plan.yaml");        // YAML or any dump format
+//   ibf::Plan g = ibf::plan_from_fabric(fabric, "golden");   // every node by GUID, every link
+//
+// YAML errors are ibf::InputError naming file:line:column and what was expected.
+// Pure: no I/O (the caller reads files; a plan that names other files is resolved by the caller).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "ibf/fabric.h"
+#include "ibf/plan.h"
+
+namespace ibf {
+
+// Parses a YAML plan: compact fat-tree tiers + hosts, explicit cables, or both, expanded into
+// one set of planned nodes and links.
+Plan parse_plan_yaml(std::string_view text, const std::string& file);
+
+// A plan that expects exactly `f`: every node by GUID (and name), every link, its active rate
+// (when known) and MTU (when known).
+Plan plan_from_fabric(const Fabric& f, const std::string& source);
+
+// YAML plan or dump (detected), whichever `text` is.
+Plan load_plan(std::string_view text, const std::string& file);
+
+}  // namespace ibf
