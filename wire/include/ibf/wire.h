@@ -27,6 +27,13 @@ inline constexpr uint16_t kVersion = 1;
 inline constexpr size_t kHeaderSize = 12;
 inline constexpr size_t kMaxPayload = 256u << 20;  // 256 MiB: far above a 100k-link snapshot
 
+// Limits the Decoder enforces (docs/wire.md, "Limits"); anything above is a wire::Error.
+inline constexpr size_t kMaxSmallPayload = 64u << 10;  // every type but Snapshot
+inline constexpr size_t kMaxNodes = 65536;             // nodes in one snapshot (LID space is 48k)
+inline constexpr size_t kMaxSms = 1024;                // Snapshot::other_sms entries
+inline constexpr size_t kMaxString = 4096;             // bytes in any one string field
+inline constexpr int kMaxJsonDepth = 8;                // nesting of arrays/objects in a payload
+
 enum class MsgType : uint16_t { Hello = 1, Snapshot = 2, Event = 3, Heartbeat = 4, Counters = 5 };
 
 struct Hello {
@@ -77,6 +84,11 @@ std::string_view to_string(MsgType t);
 
 // One complete frame (header + payload).
 std::string encode(const Message& m);
+
+// The JSON payload alone, and its inverse (validates exactly as Decoder does; throws wire::Error).
+// Useful for tests, fuzzing and tools that store messages.
+std::string encode_payload(const Message& m);
+Message decode_payload(MsgType t, std::string_view payload);
 
 // Incremental decoder for one connection: feed() bytes as they arrive, then call next() until
 // it returns nullopt. Throws wire::Error on a bad magic, version, type, an oversized length,
