@@ -1,0 +1,250 @@
+#include "ibf/synth.h"
+
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+namespace ibf {
+namespace {
+
+constexpr Guid kSwitchBase = 0x7cfe900300000000ULL;
+constexpr Guid kHostBase = 0x0c42a10300000000ULL;
+
+std::string numbered(const char* prefix, int n, int digits) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%0*d", prefix, digits, n);
+    return buf;
+}
+
+void set_up(Port& p, const FatTreeSpec& s) {
+    p.state = PortState::Active;
+    p.phys = PhysState::LinkUp;
+    p.width_active = s.rate.width;
+    p.speed_active = s.rate.speed;
+    p.width_supported = s.width_supported ? s.width_supported : width_bit(s.rate.width);
+    p.speed_supported = s.speed_supported ? s.speed_supported : speed_bit(s.rate.speed);
+    p.width_enabled = p.width_supported;
+    p.speed_enabled = p.speed_supported;
+    p.mtu_cap = s.mtu;
+    p.mtu_active = s.mtu;
+}
+
+void set_down(Port& p) {
+    p.state = PortState::Down;
+    p.phys = PhysState::Polling;
+    p.width_active = Width::Unknown;
+    p.speed_active = Speed::Unknown;
+    p.mtu_active = 0;
+}
+
+Port& must_port(Fabric& f, NodeId n, int port) {
+    if (n >= f.size()) throw std::invalid_argument("no such node");
+    Port* p = f.node(n).port(port);
+    if (!p) throw std::invalid_argument("no port " + std::to_string(port) + " on " + f.node(n).name);
+    return *p;
+}
+
+}  // namespace
+
+FatTreeShape fat_tree_shape(const FatTreeSpec& s) {
+    if (s.levels != 2 && s.levels != 3) throw std::invalid_argument("fat tree levels must be 2 or 3");
+    if (s.radix < 4 || s.radix > 254 || s.radix % 2) throw std::invalid_argument("fat tree radix must be even, 4..254");
+    const int k = s.radix, h = k / 2;
+    FatTreeShape r;
+    if (s.levels == 2) {
+        r.hosts = s.hosts > 0 ? s.hosts : k * h;
+        r.leaves = (r.hosts + h - 1) / h;
+        if (r.leaves > k) throw std::invalid_argument("too many hosts for a 2-level tree of this radix");
+        r.spines = h;
+        r.links = static_cast<size_t>(r.hosts) + static_cast<size_t>(r.leaves) * h;
+    } else {
+        r.hosts = s.hosts > 0 ? s.hosts : k * h * h;
+        r.leaves = (r.hosts + h - 1) / h;
+        int pods = (r.leaves + h - 1) / h;
+        if (pods > k) throw std::invalid_argument("too many hosts for a 3-level tree of this radix");
+        r.spines = pods * h;
+        r.cores = h * h;
+        r.links = static_cast<size_t>(r.hosts) + static_cast<size_t>(r.leaves) * h + static_cast<size_t>(r.spines) * h;
+    }
+    return r;
+}
+
+Fabric synth_fat_tree(const FatTreeSpec& s) {
+    const FatTreeShape shape = fat_tree_shape(s);
+    const int k = s.radix, h = k / 2;
+    Fabric f;
+    uint16_t lid = 1;
+    auto add_switch = [&](const char* tier_name, int tier, int index) {
+        Node n;
+        n.type = NodeType::Switch;
+        n.guid = kSwitchBase | (static_cast<Guid>(tier) << 24) | static_cast<Guid>(index);
+        n.system_guid = n.guid;
+        n.description = "MF0;" + numbered(tier_name, index, 4) + ":" + s.switch_model + "/U1";
+        n.vendor_id = 0x02c9;
+        n.device_id = 0xd2f0;
+        n.lid = lid++;
+        NodeId id = f.add_node(std::move(n), k);
+        Node& node = f.node(id);
+        for (auto& p : node.ports) {
+            p.guid = node.guid;
+            p.lid = p.num == 0 ? node.lid : 0;
+            if (p.num == 0) {
+                p.state = PortState::Active;
+                p.phys = PhysState::LinkUp;
+            } else {
+                set_down(p);
+                p.width_supported = p.width_enabled = s.width_supported ? s.width_supported : width_bit(s.rate.width);
+                p.speed_supported = p.speed_enabled = s.speed_supported ? s.speed_supported : speed_bit(s.rate.speed);
+                p.mtu_cap = s.mtu;
+            }
+        }
+        return id;
+    };
+    auto link = [&](NodeId a, int pa, NodeId b, int pb) {
+        f.connect(a, pa, b, pb);
+        set_up(*f.node(a).port(pa), s);
+        set_up(*f.node(b).port(pb), s);
+    };
+
+    std::vector<NodeId> leaves, spines, cores;
+    for (int i = 1; i <= shape.leaves; ++i) leaves.push_back(add_switch("leaf", 1, i));
+    for (int i = 1; i <= shape.spines; ++i) spines.push_back(add_switch("spine", 2, i));
+    for (int i = 1; i <= shape.cores; ++i) cores.push_back(add_switch("core", 3, i));
+
+    for (int i = 0; i < shape.hosts; ++i) {
+        Node n;
+        n.type = NodeType::CA;
+        n.guid = kHostBase | (static_cast<Guid>(i + 1) << 4);
+        n.system_guid = n.guid;
+        n.description = numbered("node", i + 1, 5) + " " + s.hca;
+        n.vendor_id = 0x02c9;
+        n.device_id = 0x101b;
+        n.lid = lid++;
+        NodeId id = f.add_node(std::move(n), 1);
+        Port& p = *f.node(id).port(1);
+        p.guid = f.node(id).guid + 1;
+        p.lid = f.node(id).lid;
+        link(leaves[i / h], i % h + 1, id, 1);
+    }
+
+    if (s.levels == 2) {
+        for (int l = 0; l < shape.leaves; ++l)
+            for (int u = 1; u <= h; ++u) link(leaves[l], h + u, spines[u - 1], l + 1);
+    } else {
+        for (int l = 0; l < shape.leaves; ++l) {
+            int pod = l / h, i = l % h;
+            for (int u = 1; u <= h; ++u) link(leaves[l], h + u, spines[pod * h + u - 1], i + 1);
+        }
+        for (int sp = 0; sp < shape.spines; ++sp) {
+            int pod = sp / h, j = sp % h;  // j 0-based
+            for (int u = 1; u <= h; ++u) link(spines[sp], h + u, cores[j * h + u - 1], pod + 1);
+        }
+    }
+    f.finalize();
+    return f;
+}
+
+NodeId synth_node(const Fabric& f, const std::string& name) {
+    auto ids = f.find_by_name(name);
+    return ids.empty() ? kNoNode : ids.front();
+}
+
+void remove_cable(Fabric& f, NodeId n, int port) {
+    Port& p = must_port(f, n, port);
+    if (!p.linked()) return;
+    NodeId m = p.peer;
+    int mp = p.peer_port;
+    f.disconnect(n, port);
+    set_down(p);
+    set_down(must_port(f, m, mp));
+}
+
+void move_far_end(Fabric& f, NodeId n, int port, int to) {
+    Port& p = must_port(f, n, port);
+    if (!p.linked()) throw std::invalid_argument("move_far_end: port is not cabled");
+    NodeId m = p.peer;
+    int mp = p.peer_port;
+    Port& dest = must_port(f, m, to);
+    if (dest.linked()) throw std::invalid_argument("move_far_end: destination port is in use");
+    Port old = must_port(f, m, mp);
+    f.connect(n, port, m, to);
+    Port& d = must_port(f, m, to);
+    d.state = old.state;
+    d.phys = old.phys;
+    d.width_active = old.width_active;
+    d.speed_active = old.speed_active;
+    d.mtu_active = old.mtu_active;
+    set_down(must_port(f, m, mp));
+}
+
+void cross_cables(Fabric& f, NodeId sw, int p1, int p2) {
+    Port& a = must_port(f, sw, p1);
+    Port& b = must_port(f, sw, p2);
+    if (!a.linked() || !b.linked()) throw std::invalid_argument("cross_cables: both ports must be cabled");
+    NodeId fa = a.peer, fb = b.peer;
+    int pa = a.peer_port, pb = b.peer_port;
+    f.disconnect(sw, p1);
+    f.disconnect(sw, p2);
+    f.connect(sw, p1, fb, pb);
+    f.connect(sw, p2, fa, pa);
+}
+
+void set_link_rate(Fabric& f, NodeId n, int port, Rate r) {
+    Port& p = must_port(f, n, port);
+    if (!p.linked()) throw std::invalid_argument("set_link_rate: port is not cabled");
+    Port& q = must_port(f, p.peer, p.peer_port);
+    p.width_active = q.width_active = r.width;
+    p.speed_active = q.speed_active = r.speed;
+}
+
+void set_link_mtu(Fabric& f, NodeId n, int port, int mtu) {
+    Port& p = must_port(f, n, port);
+    if (!p.linked()) throw std::invalid_argument("set_link_mtu: port is not cabled");
+    Port& q = must_port(f, p.peer, p.peer_port);
+    p.mtu_active = q.mtu_active = mtu;
+}
+
+NodeId add_host(Fabric& f, const std::string& name, Guid guid, NodeId sw, int port, Rate rate, int mtu) {
+    if (f.find(guid)) throw std::invalid_argument("add_host: GUID already in the fabric");
+    if (must_port(f, sw, port).linked()) throw std::invalid_argument("add_host: switch port is in use");
+    Node n;
+    n.type = NodeType::CA;
+    n.guid = guid;
+    n.description = name;
+    NodeId id = f.add_node(std::move(n), 1);
+    f.node(id).port(1)->guid = guid + 1;
+    f.connect(sw, port, id, 1);
+    FatTreeSpec s;
+    s.rate = rate;
+    s.mtu = mtu;
+    set_up(*f.node(id).port(1), s);
+    set_up(*f.node(sw).port(port), s);
+    f.finalize();
+    return id;
+}
+
+Fabric without_node(const Fabric& f, NodeId gone) {
+    Fabric out;
+    auto remap = [gone](NodeId id) { return id > gone ? id - 1 : id; };
+    for (NodeId i = 0; i < f.size(); ++i) {
+        if (i == gone) continue;
+        Node n = f.node(i);
+        std::vector<Port> ports = n.ports;
+        NodeId id = out.add_node(n, n.num_ports());
+        out.node(id).ports = std::move(ports);
+        for (Port& p : out.node(id).ports) {
+            if (!p.linked()) continue;
+            if (p.peer == gone) {
+                p.peer = kNoNode;
+                p.peer_port = 0;
+                set_down(p);
+            } else {
+                p.peer = remap(p.peer);
+            }
+        }
+    }
+    out.finalize();
+    return out;
+}
+
+}  // namespace ibf

@@ -1,0 +1,174 @@
+#include "ibf/report.h"
+
+#include <algorithm>
+#include <array>
+
+#include "ibf/error.h"
+#include "natural.h"
+
+namespace ibf {
+namespace {
+
+using nlohmann::json;
+
+json endpoint_to_json(const Endpoint& e) { return {{"name", e.name}, {"guid", guid_hex(e.guid)}, {"port", e.port}}; }
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+    throw InputError("findings JSON", 0, 0, where + ": " + what);
+}
+
+const json& member(const json& j, const char* key, const std::string& where) {
+    auto it = j.find(key);
+    if (it == j.end()) bad(where, std::string("missing \"") + key + "\"");
+    return *it;
+}
+
+std::string string_member(const json& j, const char* key, const std::string& where, bool required = true) {
+    auto it = j.find(key);
+    if (it == j.end()) {
+        if (required) bad(where, std::string("missing \"") + key + "\"");
+        return {};
+    }
+    if (!it->is_string()) bad(where + "." + key, "expected a string");
+    return it->get<std::string>();
+}
+
+Endpoint endpoint_from_json(const json& j, const std::string& where) {
+    if (!j.is_object()) bad(where, "expected an object {\"name\", \"guid\", \"port\"}");
+    Endpoint e;
+    e.name = string_member(j, "name", where);
+    std::string g = string_member(j, "guid", where);
+    auto guid = parse_guid(g);
+    if (!guid) bad(where + ".guid", "\"" + g + "\" is not a GUID (\"0x\" and up to 16 hex digits)");
+    e.guid = *guid;
+    const json& p = member(j, "port", where);
+    if (!p.is_number_integer() || p.get<long long>() < 0 || p.get<long long>() > 255)
+        bad(where + ".port", "expected an integer port number 0..255");
+    e.port = p.get<int>();
+    return e;
+}
+
+std::string plural(size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+}  // namespace
+
+json finding_to_json(const Finding& f) {
+    return {{"kind", std::string(to_string(f.kind))},
+            {"severity", std::string(to_string(f.severity))},
+            {"a", endpoint_to_json(f.a)},
+            {"b", endpoint_to_json(f.b)},
+            {"expected", f.expected},
+            {"actual", f.actual},
+            {"label", f.label},
+            {"message", f.message}};
+}
+
+Finding finding_from_json(const json& j) {
+    const std::string where = "finding";
+    if (!j.is_object()) bad(where, "expected an object");
+    Finding f;
+    std::string kind = string_member(j, "kind", where);
+    auto k = parse_finding_kind(kind);
+    if (!k) bad(where + ".kind", "unknown kind \"" + kind + "\"");
+    f.kind = *k;
+    std::string sev = string_member(j, "severity", where, false);
+    if (sev.empty()) {
+        f.severity = default_severity(f.kind);
+    } else if (sev == "info") {
+        f.severity = Severity::info;
+    } else if (sev == "warning") {
+        f.severity = Severity::warning;
+    } else if (sev == "error") {
+        f.severity = Severity::error;
+    } else {
+        bad(where + ".severity", "\"" + sev + "\" is not info, warning or error");
+    }
+    f.a = endpoint_from_json(member(j, "a", where), where + ".a");
+    f.b = endpoint_from_json(member(j, "b", where), where + ".b");
+    f.expected = string_member(j, "expected", where, false);
+    f.actual = string_member(j, "actual", where, false);
+    f.label = string_member(j, "label", where, false);
+    f.message = string_member(j, "message", where, false);
+    return f;
+}
+
+json findings_to_json(const std::vector<Finding>& fs) {
+    json summary = json::object();
+    for (const Finding& f : fs) {
+        std::string k(to_string(f.kind));
+        summary[k] = summary.value(k, 0) + 1;
+    }
+    json arr = json::array();
+    for (const Finding& f : fs) arr.push_back(finding_to_json(f));
+    return {{"summary", summary}, {"findings", arr}};
+}
+
+std::vector<Finding> findings_from_json(const json& j) {
+    if (!j.is_object()) bad("top level", "expected an object {\"summary\", \"findings\"}");
+    const json& arr = member(j, "findings", "top level");
+    if (!arr.is_array()) bad("findings", "expected an array");
+    std::vector<Finding> out;
+    out.reserve(arr.size());
+    for (size_t i = 0; i < arr.size(); ++i) {
+        try {
+            out.push_back(finding_from_json(arr[i]));
+        } catch (const InputError& e) {
+            bad("findings[" + std::to_string(i) + "]", e.message());
+        }
+    }
+    return out;
+}
+
+std::string render_text(const std::vector<Finding>& in, bool color) {
+    if (in.empty()) return "no findings\n";
+    std::vector<const Finding*> fs;
+    fs.reserve(in.size());
+    for (const Finding& f : in) fs.push_back(&f);
+    std::stable_sort(fs.begin(), fs.end(), [](const Finding* x, const Finding* y) {
+        if (x->kind != y->kind) return x->kind < y->kind;
+        return detail::natural_compare(x->a.name, y->a.name) < 0;
+    });
+    const char* bold = color ? "\033[1m" : "";
+    const char* reset = color ? "\033[0m" : "";
+    auto sev_color = [color](Severity s) -> const char* {
+        if (!color) return "";
+        switch (s) {
+            case Severity::error: return "\033[31m";
+            case Severity::warning: return "\033[33m";
+            default: return "\033[36m";
+        }
+    };
+    std::array<size_t, kFindingKindCount> counts{};
+    for (const Finding* f : fs)
+        if (static_cast<size_t>(f->kind) < counts.size()) ++counts[static_cast<size_t>(f->kind)];
+
+    std::string out;
+    for (size_t i = 0; i < fs.size();) {
+        FindingKind kind = fs[i]->kind;
+        size_t n = static_cast<size_t>(kind) < counts.size() ? counts[static_cast<size_t>(kind)] : 0;
+        out += std::string(bold) + std::string(to_string(kind)) + " (" + std::to_string(n) + ")" + reset + "\n";
+        while (i < fs.size() && fs[i]->kind == kind) {
+            const std::string& group = fs[i]->a.name;
+            out += "  " + (group.empty() ? std::string("(unnamed)") : group) + "\n";
+            while (i < fs.size() && fs[i]->kind == kind && fs[i]->a.name == group) {
+                const Finding& f = *fs[i];
+                std::string sev(to_string(f.severity));
+                sev.resize(7, ' ');
+                out += "    " + std::string(sev_color(f.severity)) + sev + reset + " " + f.message + "\n";
+                ++i;
+            }
+        }
+    }
+    out += std::string(bold) + plural(fs.size(), "finding") + ":";
+    bool first = true;
+    for (size_t k = 0; k < counts.size(); ++k) {
+        if (!counts[k]) continue;
+        out += (first ? " " : ", ") + std::to_string(counts[k]) + " " +
+               std::string(to_string(static_cast<FindingKind>(k)));
+        first = false;
+    }
+    out += std::string(reset) + "\n";
+    return out;
+}
+
+}  // namespace ibf
