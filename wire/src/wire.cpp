@@ -227,9 +227,24 @@ void write_payload(Writer& w, const Counters& c) {
 
 // ---------------------------------------------------------------------------------------------
 // Decoding: nlohmann DOM, then a strict walk. Every access is checked; any mismatch throws
-// wire::Error naming the field ("Snapshot: n[3].p[2][7]: ...").
+// wire::Error naming the field ("Snapshot.n[3].p[2][7]: ..."). The field path is a chain of
+// stack frames turned into text only when an error is thrown, so the happy path allocates nothing.
 
-[[noreturn]] void fail(const std::string& where, const std::string& what) { throw Error(where + ": " + what); }
+struct Path {
+    const Path* parent = nullptr;
+    const char* key = nullptr;  // ".key" when set, else "[index]"
+    size_t index = 0;
+    Path child(const char* k) const { return {this, k, 0}; }
+    Path at(size_t i) const { return {this, nullptr, i}; }
+    std::string str() const {
+        if (!parent) return key ? key : "";
+        std::string s = parent->str();
+        if (key) return s + "." + key;
+        return s + "[" + std::to_string(index) + "]";
+    }
+};
+
+[[noreturn]] void fail(const Path& where, const std::string& what) { throw Error(where.str() + ": " + what); }
 
 // Nesting depth of a JSON text, ignoring brackets inside strings. Checked before parsing so a
 // hostile "[[[[..." payload cannot make the parser or the DOM's destructor recurse deeply.
@@ -250,7 +265,7 @@ void check_depth(std::string_view s) {
     }
 }
 
-uint64_t as_u64(const json& j, const std::string& where, uint64_t max) {
+uint64_t as_u64(const json& j, const Path& where, uint64_t max) {
     if (!j.is_number_unsigned()) {
         if (j.is_number_integer()) fail(where, "negative number");
         fail(where, std::string("expected an unsigned integer, got ") + j.type_name());
@@ -260,7 +275,7 @@ uint64_t as_u64(const json& j, const std::string& where, uint64_t max) {
     return v;
 }
 
-int64_t as_i64(const json& j, const std::string& where) {
+int64_t as_i64(const json& j, const Path& where) {
     if (j.is_number_unsigned()) {
         uint64_t v = j.get<uint64_t>();
         if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail(where, "out of range");
@@ -270,25 +285,25 @@ int64_t as_i64(const json& j, const std::string& where) {
     return j.get<int64_t>();
 }
 
-std::string as_str(const json& j, const std::string& where) {
+std::string as_str(const json& j, const Path& where) {
     if (!j.is_string()) fail(where, std::string("expected a string, got ") + j.type_name());
     const auto& s = j.get_ref<const std::string&>();
     if (s.size() > kMaxString) fail(where, "string longer than " + std::to_string(kMaxString) + " bytes");
     return s;
 }
 
-bool as_bool(const json& j, const std::string& where) {
+bool as_bool(const json& j, const Path& where) {
     if (!j.is_boolean()) fail(where, std::string("expected true/false, got ") + j.type_name());
     return j.get<bool>();
 }
 
-const json& field(const json& obj, const char* key, const std::string& where) {
+const json& field(const json& obj, const char* key, const Path& where) {
     auto it = obj.find(key);
     if (it == obj.end()) fail(where, std::string("missing \"") + key + "\"");
     return *it;
 }
 
-const json& array_of(const json& j, const std::string& where, size_t min_len, size_t max_len) {
+const json& array_of(const json& j, const Path& where, size_t min_len, size_t max_len) {
     if (!j.is_array()) fail(where, std::string("expected an array, got ") + j.type_name());
     if (j.size() < min_len) fail(where, "array has " + std::to_string(j.size()) + " elements, needs " + std::to_string(min_len));
     if (j.size() > max_len) fail(where, "array has more than " + std::to_string(max_len) + " elements");
@@ -296,11 +311,11 @@ const json& array_of(const json& j, const std::string& where, size_t min_len, si
 }
 
 template <class E>
-E as_enum(const json& j, const std::string& where, int max) {
+E as_enum(const json& j, const Path& where, int max) {
     return static_cast<E>(as_u64(j, where, static_cast<uint64_t>(max)));
 }
 
-Width as_width(const json& j, const std::string& where) {
+Width as_width(const json& j, const Path& where) {
     auto v = as_u64(j, where, 16);
     if (v != 0 && v != 1 && v != 2 && v != 4 && v != 8 && v != 16) fail(where, "not a link width value (0,1,2,4,8,16)");
     return static_cast<Width>(v);
@@ -308,26 +323,29 @@ Width as_width(const json& j, const std::string& where) {
 
 constexpr uint64_t kSpeedMaskAll = 0x3FE;  // bits for Speed::SDR (1) .. Speed::XDR (9)
 
-SpeedMask as_speed_mask(const json& j, const std::string& where) {
+SpeedMask as_speed_mask(const json& j, const Path& where) {
     auto v = as_u64(j, where, 0xFFFF);
     if (v & ~kSpeedMaskAll) fail(where, "speed mask has bits outside SDR..XDR");
     return static_cast<SpeedMask>(v);
 }
 
-int as_mtu(const json& j, const std::string& where) {
+int as_mtu(const json& j, const Path& where) {
     auto v = static_cast<int>(as_u64(j, where, 4096));
     if (v != 0 && mtu_to_code(v) == 0) fail(where, "not an MTU (0, 256, 512, 1024, 2048, 4096)");
     return v;
 }
 
-SmInfo read_sm(const json& j, const std::string& where) {
+// Required member `key` of object `obj` (whose path is `w`), with the member's own path.
+#define IBF_FIELD(obj, w, key) field(obj, key, w), w.child(key)
+
+SmInfo read_sm(const json& j, const Path& where) {
     array_of(j, where, 5, 64);
     SmInfo s;
-    s.port_guid = as_u64(j[0], where + "[0]", UINT64_MAX);
-    s.lid = static_cast<uint16_t>(as_u64(j[1], where + "[1]", 0xFFFF));
-    s.priority = static_cast<uint8_t>(as_u64(j[2], where + "[2]", 15));
-    s.state = as_enum<SmState>(j[3], where + "[3]", 3);
-    s.act_count = static_cast<uint32_t>(as_u64(j[4], where + "[4]", UINT32_MAX));
+    s.port_guid = as_u64(j[0], where.at(0), UINT64_MAX);
+    s.lid = static_cast<uint16_t>(as_u64(j[1], where.at(1), 0xFFFF));
+    s.priority = static_cast<uint8_t>(as_u64(j[2], where.at(2), 15));
+    s.state = as_enum<SmState>(j[3], where.at(3), 3);
+    s.act_count = static_cast<uint32_t>(as_u64(j[4], where.at(4), UINT32_MAX));
     return s;
 }
 
@@ -336,132 +354,134 @@ void require_object(const json& j, std::string_view type) {
 }
 
 Hello read_hello(const json& j) {
-    const std::string w = "Hello";
-    require_object(j, w);
+    const Path w{nullptr, "Hello"};
+    require_object(j, w.key);
     Hello h;
-    h.osm_version = as_str(field(j, "osm", w), w + ".osm");
-    h.plugin_version = as_str(field(j, "pv", w), w + ".pv");
-    h.sm = read_sm(field(j, "sm", w), w + ".sm");
-    h.pid = static_cast<uint32_t>(as_u64(field(j, "pid", w), w + ".pid", UINT32_MAX));
+    h.osm_version = as_str(IBF_FIELD(j, w, "osm"));
+    h.plugin_version = as_str(IBF_FIELD(j, w, "pv"));
+    h.sm = read_sm(IBF_FIELD(j, w, "sm"));
+    h.pid = static_cast<uint32_t>(as_u64(IBF_FIELD(j, w, "pid"), UINT32_MAX));
     return h;
 }
 
 Event read_event(const json& j) {
-    const std::string w = "Event";
-    require_object(j, w);
+    const Path w{nullptr, "Event"};
+    require_object(j, w.key);
     Event e;
-    auto k = as_u64(field(j, "k", w), w + ".k", 4);
-    if (k == 0) fail(w + ".k", "event kind 0 is not defined");
+    auto k = as_u64(IBF_FIELD(j, w, "k"), 4);
+    if (k == 0) fail(w.child("k"), "event kind 0 is not defined");
     e.kind = static_cast<EventKind>(k);
-    e.unix_ms = as_i64(field(j, "ms", w), w + ".ms");
-    e.trap_num = static_cast<uint16_t>(as_u64(field(j, "trap", w), w + ".trap", 0xFFFF));
-    e.lid = static_cast<uint16_t>(as_u64(field(j, "lid", w), w + ".lid", 0xFFFF));
-    e.state = as_enum<SmState>(field(j, "st", w), w + ".st", 3);
-    e.text = as_str(field(j, "tx", w), w + ".tx");
+    e.unix_ms = as_i64(IBF_FIELD(j, w, "ms"));
+    e.trap_num = static_cast<uint16_t>(as_u64(IBF_FIELD(j, w, "trap"), 0xFFFF));
+    e.lid = static_cast<uint16_t>(as_u64(IBF_FIELD(j, w, "lid"), 0xFFFF));
+    e.state = as_enum<SmState>(IBF_FIELD(j, w, "st"), 3);
+    e.text = as_str(IBF_FIELD(j, w, "tx"));
     return e;
 }
 
 Heartbeat read_heartbeat(const json& j) {
-    const std::string w = "Heartbeat";
-    require_object(j, w);
+    const Path w{nullptr, "Heartbeat"};
+    require_object(j, w.key);
     Heartbeat h;
-    h.sm = read_sm(field(j, "sm", w), w + ".sm");
-    h.sweep_seq = as_u64(field(j, "seq", w), w + ".seq", UINT64_MAX);
-    h.unix_ms = as_i64(field(j, "ms", w), w + ".ms");
+    h.sm = read_sm(IBF_FIELD(j, w, "sm"));
+    h.sweep_seq = as_u64(IBF_FIELD(j, w, "seq"), UINT64_MAX);
+    h.unix_ms = as_i64(IBF_FIELD(j, w, "ms"));
     return h;
 }
 
 Counters read_counters(const json& j) {
-    const std::string w = "Counters";
-    require_object(j, w);
+    const Path w{nullptr, "Counters"};
+    require_object(j, w.key);
     Counters c;
-#define X(k, f) c.f = as_u64(field(j, k, w), w + "." k, UINT64_MAX);
+#define X(k, f) c.f = as_u64(IBF_FIELD(j, w, k), UINT64_MAX);
     IBF_COUNTER_FIELDS(X)
 #undef X
     return c;
 }
 
-void read_port(const json& j, const std::string& where, Node& n, int& last_num) {
+void read_port(const json& j, const Path& where, Node& n, int& last_num) {
     array_of(j, where, 14, 64);
-    auto at = [&](int i) { return where + "[" + std::to_string(i) + "]"; };
-    int num = static_cast<int>(as_u64(j[0], at(0), 255));
-    if (num > n.num_ports()) fail(at(0), "port " + std::to_string(num) + " beyond np " + std::to_string(n.num_ports()));
-    if (num == 0 && n.type != NodeType::Switch) fail(at(0), "port 0 is listed only for switches");
-    if (num <= last_num) fail(at(0), "ports must be listed once each in increasing order");
+    int num = static_cast<int>(as_u64(j[0], where.at(0), 255));
+    if (num > n.num_ports()) fail(where.at(0), "port " + std::to_string(num) + " beyond np " + std::to_string(n.num_ports()));
+    if (num == 0 && n.type != NodeType::Switch) fail(where.at(0), "port 0 is listed only for switches");
+    if (num <= last_num) fail(where.at(0), "ports must be listed once each in increasing order");
     last_num = num;
     Port& p = n.ports[num];
     p.valid = true;
-    p.guid = as_u64(j[1], at(1), UINT64_MAX);
-    p.lid = static_cast<uint16_t>(as_u64(j[2], at(2), 0xFFFF));
-    p.lmc = static_cast<uint8_t>(as_u64(j[3], at(3), 7));
-    p.state = as_enum<PortState>(j[4], at(4), 4);
-    p.phys = as_enum<PhysState>(j[5], at(5), 7);
-    p.width_active = as_width(j[6], at(6));
-    p.speed_active = as_enum<Speed>(j[7], at(7), static_cast<int>(Speed::XDR));
-    p.width_enabled = static_cast<WidthMask>(as_u64(j[8], at(8), 31));
-    p.width_supported = static_cast<WidthMask>(as_u64(j[9], at(9), 31));
-    p.speed_enabled = as_speed_mask(j[10], at(10));
-    p.speed_supported = as_speed_mask(j[11], at(11));
-    p.mtu_cap = as_mtu(j[12], at(12));
-    p.mtu_active = as_mtu(j[13], at(13));
+    p.guid = as_u64(j[1], where.at(1), UINT64_MAX);
+    p.lid = static_cast<uint16_t>(as_u64(j[2], where.at(2), 0xFFFF));
+    p.lmc = static_cast<uint8_t>(as_u64(j[3], where.at(3), 7));
+    p.state = as_enum<PortState>(j[4], where.at(4), 4);
+    p.phys = as_enum<PhysState>(j[5], where.at(5), 7);
+    p.width_active = as_width(j[6], where.at(6));
+    p.speed_active = as_enum<Speed>(j[7], where.at(7), static_cast<int>(Speed::XDR));
+    p.width_enabled = static_cast<WidthMask>(as_u64(j[8], where.at(8), 31));
+    p.width_supported = static_cast<WidthMask>(as_u64(j[9], where.at(9), 31));
+    p.speed_enabled = as_speed_mask(j[10], where.at(10));
+    p.speed_supported = as_speed_mask(j[11], where.at(11));
+    p.mtu_cap = as_mtu(j[12], where.at(12));
+    p.mtu_active = as_mtu(j[13], where.at(13));
 }
 
 Snapshot read_snapshot(const json& j) {
-    const std::string w = "Snapshot";
-    require_object(j, w);
+    const Path w{nullptr, "Snapshot"};
+    require_object(j, w.key);
     Snapshot s;
-    s.osm_version = as_str(field(j, "osm", w), w + ".osm");
-    s.self = read_sm(field(j, "self", w), w + ".self");
-    s.master_lid = static_cast<uint16_t>(as_u64(field(j, "ml", w), w + ".ml", 0xFFFF));
-    s.sweep_seq = as_u64(field(j, "seq", w), w + ".seq", UINT64_MAX);
-    s.taken_unix_ms = as_i64(field(j, "ms", w), w + ".ms");
-    s.initialization_error = as_bool(field(j, "ie", w), w + ".ie");
-    s.routing_engine = as_str(field(j, "re", w), w + ".re");
-    const json& sms = array_of(field(j, "sms", w), w + ".sms", 0, kMaxSms);
+    s.osm_version = as_str(IBF_FIELD(j, w, "osm"));
+    s.self = read_sm(IBF_FIELD(j, w, "self"));
+    s.master_lid = static_cast<uint16_t>(as_u64(IBF_FIELD(j, w, "ml"), 0xFFFF));
+    s.sweep_seq = as_u64(IBF_FIELD(j, w, "seq"), UINT64_MAX);
+    s.taken_unix_ms = as_i64(IBF_FIELD(j, w, "ms"));
+    s.initialization_error = as_bool(IBF_FIELD(j, w, "ie"));
+    s.routing_engine = as_str(IBF_FIELD(j, w, "re"));
+    const Path wsms = w.child("sms");
+    const json& sms = array_of(field(j, "sms", w), wsms, 0, kMaxSms);
     s.other_sms.reserve(sms.size());
-    for (size_t i = 0; i < sms.size(); ++i) s.other_sms.push_back(read_sm(sms[i], w + ".sms[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < sms.size(); ++i) s.other_sms.push_back(read_sm(sms[i], wsms.at(i)));
 
-    const json& nodes = array_of(field(j, "n", w), w + ".n", 0, kMaxNodes);
+    const Path wnodes = w.child("n");
+    const json& nodes = array_of(field(j, "n", w), wnodes, 0, kMaxNodes);
     Fabric& f = s.fabric;
     for (size_t i = 0; i < nodes.size(); ++i) {
         const json& jn = nodes[i];
-        const std::string wn = w + ".n[" + std::to_string(i) + "]";
+        const Path wn = wnodes.at(i);
         if (!jn.is_object()) fail(wn, "expected an object");
         Node n;
-        n.type = as_enum<NodeType>(field(jn, "t", wn), wn + ".t", 3);
-        n.guid = as_u64(field(jn, "g", wn), wn + ".g", UINT64_MAX);
-        n.system_guid = as_u64(field(jn, "sg", wn), wn + ".sg", UINT64_MAX);
-        n.description = as_str(field(jn, "d", wn), wn + ".d");
-        if (auto it = jn.find("nm"); it != jn.end()) n.name = as_str(*it, wn + ".nm");
-        n.vendor_id = static_cast<uint16_t>(as_u64(field(jn, "v", wn), wn + ".v", 0xFFFF));
-        n.device_id = static_cast<uint16_t>(as_u64(field(jn, "dv", wn), wn + ".dv", 0xFFFF));
-        n.lid = static_cast<uint16_t>(as_u64(field(jn, "l", wn), wn + ".l", 0xFFFF));
-        int np = static_cast<int>(as_u64(field(jn, "np", wn), wn + ".np", 255));
-        const json& ports = array_of(field(jn, "p", wn), wn + ".p", 0, static_cast<size_t>(np) + 1);
-        if (f.find(n.guid)) fail(wn + ".g", "duplicate node GUID " + guid_hex(n.guid));
+        n.type = as_enum<NodeType>(IBF_FIELD(jn, wn, "t"), 3);
+        n.guid = as_u64(IBF_FIELD(jn, wn, "g"), UINT64_MAX);
+        n.system_guid = as_u64(IBF_FIELD(jn, wn, "sg"), UINT64_MAX);
+        n.description = as_str(IBF_FIELD(jn, wn, "d"));
+        if (auto it = jn.find("nm"); it != jn.end()) n.name = as_str(*it, wn.child("nm"));
+        n.vendor_id = static_cast<uint16_t>(as_u64(IBF_FIELD(jn, wn, "v"), 0xFFFF));
+        n.device_id = static_cast<uint16_t>(as_u64(IBF_FIELD(jn, wn, "dv"), 0xFFFF));
+        n.lid = static_cast<uint16_t>(as_u64(IBF_FIELD(jn, wn, "l"), 0xFFFF));
+        int np = static_cast<int>(as_u64(IBF_FIELD(jn, wn, "np"), 255));
+        const Path wp = wn.child("p");
+        const json& ports = array_of(field(jn, "p", wn), wp, 0, static_cast<size_t>(np) + 1);
+        if (f.find(n.guid)) fail(wn.child("g"), "duplicate node GUID " + guid_hex(n.guid));
         NodeId id = f.add_node(std::move(n), np);
         Node& node = f.node(id);
         for (Port& p : node.ports) p.valid = false;  // only listed ports exist
         int last = -1;
-        for (size_t k = 0; k < ports.size(); ++k)
-            read_port(ports[k], wn + ".p[" + std::to_string(k) + "]", node, last);
+        for (size_t k = 0; k < ports.size(); ++k) read_port(ports[k], wp.at(k), node, last);
     }
 
+    const Path wl = w.child("k");
     const json& links = field(j, "k", w);
-    if (!links.is_array()) fail(w + ".k", "expected an array");
-    if (links.size() % 4 != 0) fail(w + ".k", "length is not a multiple of 4");
+    if (!links.is_array()) fail(wl, "expected an array");
+    if (links.size() % 4 != 0) fail(wl, "length is not a multiple of 4");
     for (size_t i = 0; i < links.size(); i += 4) {
-        const std::string wl = w + ".k[" + std::to_string(i) + ".." + std::to_string(i + 3) + "]";
-        auto a = static_cast<NodeId>(as_u64(links[i], wl, UINT32_MAX));
-        auto pa = static_cast<int>(as_u64(links[i + 1], wl, 255));
-        auto b = static_cast<NodeId>(as_u64(links[i + 2], wl, UINT32_MAX));
-        auto pb = static_cast<int>(as_u64(links[i + 3], wl, 255));
-        if (a >= f.size() || b >= f.size()) fail(wl, "link names a node that does not exist");
+        auto a = static_cast<NodeId>(as_u64(links[i], wl.at(i), UINT32_MAX));
+        auto pa = static_cast<int>(as_u64(links[i + 1], wl.at(i + 1), 255));
+        auto b = static_cast<NodeId>(as_u64(links[i + 2], wl.at(i + 2), UINT32_MAX));
+        auto pb = static_cast<int>(as_u64(links[i + 3], wl.at(i + 3), 255));
+        const Path at = wl.at(i);
+        if (a >= f.size() || b >= f.size()) fail(at, "link names a node that does not exist");
         Port* p = f.node(a).port(pa);
         Port* q = f.node(b).port(pb);
-        if (!p || !q) fail(wl, "link names a port that does not exist");
-        if (a == b && pa == pb) fail(wl, "port linked to itself");
-        if (p->linked() || q->linked()) fail(wl, "port already linked");
+        if (!p || !q) fail(at, "link names a port that does not exist");
+        if (a == b && pa == pb) fail(at, "port linked to itself");
+        if (p->linked() || q->linked()) fail(at, "port already linked");
         f.connect(a, pa, b, pb);
     }
     f.finalize();

@@ -1,0 +1,505 @@
+// ibf_wire: round trips, incremental feeding, every malformation, and a seeded fuzz loop.
+#include "ibf/wire.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "wire_fixtures.h"
+
+using namespace ibf;
+using namespace ibf::wire;
+using nlohmann::json;
+
+namespace {
+
+std::vector<Message> all_messages() {
+    return {sample_hello(), sample_snapshot(), sample_event(), sample_heartbeat(), sample_counters()};
+}
+
+void expect_same(const Message& a, const Message& b) {
+    ASSERT_EQ(a.index(), b.index());
+    switch (type_of(a)) {
+        case MsgType::Hello: {
+            auto& x = std::get<Hello>(a);
+            auto& y = std::get<Hello>(b);
+            EXPECT_EQ(x.osm_version, y.osm_version);
+            EXPECT_EQ(x.plugin_version, y.plugin_version);
+            expect_same_sm(x.sm, y.sm);
+            EXPECT_EQ(x.pid, y.pid);
+            break;
+        }
+        case MsgType::Snapshot: expect_same_snapshot(std::get<Snapshot>(a), std::get<Snapshot>(b)); break;
+        case MsgType::Event: {
+            auto& x = std::get<Event>(a);
+            auto& y = std::get<Event>(b);
+            EXPECT_EQ(x.kind, y.kind);
+            EXPECT_EQ(x.unix_ms, y.unix_ms);
+            EXPECT_EQ(x.trap_num, y.trap_num);
+            EXPECT_EQ(x.lid, y.lid);
+            EXPECT_EQ(x.state, y.state);
+            EXPECT_EQ(x.text, y.text);
+            break;
+        }
+        case MsgType::Heartbeat: {
+            auto& x = std::get<Heartbeat>(a);
+            auto& y = std::get<Heartbeat>(b);
+            expect_same_sm(x.sm, y.sm);
+            EXPECT_EQ(x.sweep_seq, y.sweep_seq);
+            EXPECT_EQ(x.unix_ms, y.unix_ms);
+            break;
+        }
+        case MsgType::Counters: {
+            auto& x = std::get<Counters>(a);
+            auto& y = std::get<Counters>(b);
+            EXPECT_EQ(x.snapshots_taken, y.snapshots_taken);
+            EXPECT_EQ(x.snapshots_sent, y.snapshots_sent);
+            EXPECT_EQ(x.snapshots_superseded, y.snapshots_superseded);
+            EXPECT_EQ(x.events_dropped, y.events_dropped);
+            EXPECT_EQ(x.send_errors, y.send_errors);
+            EXPECT_EQ(x.reconnects, y.reconnects);
+            EXPECT_EQ(x.last_copy_us, y.last_copy_us);
+            EXPECT_EQ(x.last_send_lag_ms, y.last_send_lag_ms);
+            EXPECT_EQ(x.queue_depth, y.queue_depth);
+            break;
+        }
+    }
+}
+
+Message decode_one(const std::string& frame) {
+    Decoder d;
+    d.feed(frame.data(), frame.size());
+    auto m = d.next();
+    EXPECT_TRUE(m.has_value());
+    EXPECT_EQ(d.buffered(), 0u);
+    EXPECT_FALSE(d.next().has_value());
+    return std::move(*m);
+}
+
+std::string header(uint32_t magic, uint16_t version, uint16_t type, uint32_t len) {
+    std::string h(kHeaderSize, '\0');
+    auto put = [&](size_t off, uint64_t v, int n) {
+        for (int i = 0; i < n; ++i) h[off + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+    };
+    put(0, magic, 4);
+    put(4, version, 2);
+    put(6, type, 2);
+    put(8, len, 4);
+    return h;
+}
+
+std::string frame(MsgType t, const std::string& payload) {
+    return header(kMagic, kVersion, static_cast<uint16_t>(t), static_cast<uint32_t>(payload.size())) + payload;
+}
+
+// Decoding `bytes` must throw wire::Error whose message contains `needle`.
+void expect_error(const std::string& bytes, const std::string& needle) {
+    Decoder d;
+    d.feed(bytes.data(), bytes.size());
+    try {
+        auto m = d.next();
+        ADD_FAILURE() << "no error, expected one containing \"" << needle << "\"";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "error was: " << e.what();
+    }
+}
+
+json snapshot_json() { return json::parse(encode_payload(sample_snapshot())); }
+
+}  // namespace
+
+TEST(Wire, HeaderLayoutIsLittleEndianAndMatchesDeclaredConstants) {
+    std::string f = encode(sample_hello());
+    ASSERT_GE(f.size(), kHeaderSize);
+    EXPECT_EQ(std::string(f.data(), 4), "WFBI");  // 0x49424657 little-endian
+    EXPECT_EQ(static_cast<uint8_t>(f[4]), 1);
+    EXPECT_EQ(static_cast<uint8_t>(f[5]), 0);
+    EXPECT_EQ(static_cast<uint8_t>(f[6]), 1);
+    uint32_t len = 0;
+    for (int i = 0; i < 4; ++i) len |= uint32_t(static_cast<uint8_t>(f[8 + i])) << (8 * i);
+    EXPECT_EQ(len, f.size() - kHeaderSize);
+    EXPECT_EQ(f[kHeaderSize], '{');
+}
+
+TEST(Wire, TypeOfAndNames) {
+    auto msgs = all_messages();
+    const char* names[] = {"Hello", "Snapshot", "Event", "Heartbeat", "Counters"};
+    for (size_t i = 0; i < msgs.size(); ++i) {
+        EXPECT_EQ(static_cast<size_t>(type_of(msgs[i])), i + 1);
+        EXPECT_EQ(to_string(type_of(msgs[i])), names[i]);
+    }
+}
+
+TEST(Wire, EveryMessageTypeRoundTrips) {
+    for (const auto& m : all_messages()) {
+        SCOPED_TRACE(std::string(to_string(type_of(m))));
+        expect_same(m, decode_one(encode(m)));
+    }
+}
+
+TEST(Wire, SnapshotRoundTripKeepsTheFabric) {
+    Snapshot s = sample_snapshot();
+    auto back = std::get<Snapshot>(decode_one(encode(s)));
+    EXPECT_EQ(back.fabric.size(), 4u);
+    EXPECT_EQ(back.fabric.link_count(), 3u);
+    auto sw = back.fabric.find(0x200000).value();
+    const Port* p1 = back.fabric.node(sw).port(1);
+    ASSERT_NE(p1, nullptr);
+    EXPECT_EQ(to_string(p1->rate()), "4xFDR10");
+    EXPECT_EQ(p1->width_supported, 0x1F);
+    EXPECT_EQ(back.fabric.node(sw).name, "leaf01");  // derived again by finalize()
+    // CA port 0 stays invalid, the switch's port 0 is valid, an undiscovered port stays invalid.
+    auto ca = back.fabric.find(0x100001).value();
+    EXPECT_EQ(back.fabric.node(ca).port(0), nullptr);
+    EXPECT_NE(back.fabric.node(sw).port(0), nullptr);
+    EXPECT_EQ(back.fabric.node(sw).port(7), nullptr);
+    EXPECT_EQ(back.fabric.node(ca).name, "custom-name");  // explicit name kept
+}
+
+TEST(Wire, EmptySnapshotRoundTrips) {
+    Snapshot s;
+    auto back = std::get<Snapshot>(decode_one(encode(s)));
+    EXPECT_EQ(back.fabric.size(), 0u);
+    EXPECT_EQ(back.sweep_seq, 0u);
+}
+
+TEST(Wire, ExtremeValuesRoundTrip) {
+    Snapshot s = sample_snapshot();
+    s.self.port_guid = UINT64_MAX;
+    s.sweep_seq = UINT64_MAX;
+    s.taken_unix_ms = INT64_MIN;
+    s.self.act_count = UINT32_MAX;
+    auto back = std::get<Snapshot>(decode_one(encode(s)));
+    EXPECT_EQ(back.self.port_guid, UINT64_MAX);
+    EXPECT_EQ(back.sweep_seq, UINT64_MAX);
+    EXPECT_EQ(back.taken_unix_ms, INT64_MIN);
+    EXPECT_EQ(back.self.act_count, UINT32_MAX);
+    Event e = sample_event();
+    e.unix_ms = -1;
+    EXPECT_EQ(std::get<Event>(decode_one(encode(e))).unix_ms, -1);
+}
+
+TEST(Wire, StringsAreEscapedAndInvalidUtf8IsReplaced) {
+    Event e = sample_event();
+    e.text = std::string("quote\" back\\slash \n tab\t nul") + '\0' + " bad\xff\xfe utf8 \xc3\xa9";
+    auto back = std::get<Event>(decode_one(encode(e)));
+    EXPECT_NE(back.text.find("quote\" back\\slash \n tab\t nul"), std::string::npos);
+    EXPECT_EQ(back.text.find('\xff'), std::string::npos);
+    EXPECT_NE(back.text.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD
+    EXPECT_NE(back.text.find("\xc3\xa9"), std::string::npos);
+}
+
+TEST(Wire, OverlongStringsAreTruncatedByTheEncoderNotRejected) {
+    Event e = sample_event();
+    e.text = std::string(kMaxString * 2, 'x');
+    EXPECT_EQ(std::get<Event>(decode_one(encode(e))).text.size(), kMaxString);
+    e.text = std::string(kMaxString, '\xff');  // every byte becomes a 3-byte U+FFFD
+    auto t = std::get<Event>(decode_one(encode(e))).text;
+    EXPECT_LE(t.size(), kMaxString);
+    EXPECT_GT(t.size(), kMaxString - 3);
+}
+
+TEST(Wire, ByteByByteFeeding) {
+    std::string all;
+    for (const auto& m : all_messages()) all += encode(m);
+    Decoder d;
+    std::vector<Message> got;
+    for (char c : all) {
+        d.feed(&c, 1);
+        while (auto m = d.next()) got.push_back(std::move(*m));
+    }
+    ASSERT_EQ(got.size(), 5u);
+    auto want = all_messages();
+    for (size_t i = 0; i < got.size(); ++i) expect_same(want[i], got[i]);
+    EXPECT_EQ(d.buffered(), 0u);
+}
+
+TEST(Wire, SeveralFramesInOneFeedAndASplitTail) {
+    std::string all;
+    for (int r = 0; r < 3; ++r)
+        for (const auto& m : all_messages()) all += encode(m);
+    std::string extra = encode(sample_heartbeat());
+    all += extra.substr(0, 7);
+    Decoder d;
+    d.feed(all.data(), all.size());
+    int n = 0;
+    while (auto m = d.next()) {
+        EXPECT_EQ(static_cast<int>(type_of(*m)), n % 5 + 1);
+        ++n;
+    }
+    EXPECT_EQ(n, 15);
+    EXPECT_EQ(d.buffered(), 7u);
+    d.feed(extra.data() + 7, extra.size() - 7);
+    auto m = d.next();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(type_of(*m), MsgType::Heartbeat);
+    EXPECT_EQ(d.buffered(), 0u);
+}
+
+TEST(Wire, IncompleteHeaderOrPayloadWaits) {
+    std::string f = encode(sample_snapshot());
+    Decoder d;
+    d.feed(f.data(), 5);
+    EXPECT_FALSE(d.next());
+    d.feed(f.data() + 5, f.size() - 6);
+    EXPECT_FALSE(d.next());
+    EXPECT_EQ(d.buffered(), f.size() - 1);
+    d.feed(f.data() + f.size() - 1, 1);
+    EXPECT_TRUE(d.next());
+}
+
+TEST(WireErrors, BadMagic) {
+    std::string f = encode(sample_hello());
+    f[0] = 'X';
+    expect_error(f, "bad magic");
+    expect_error("GET / HTTP/1.1\r\n\r\n", "bad magic");
+}
+
+TEST(WireErrors, BadVersion) {
+    expect_error(header(kMagic, 2, 1, 2) + "{}", "unsupported wire version 2");
+    expect_error(header(kMagic, 0, 1, 2) + "{}", "unsupported wire version 0");
+}
+
+TEST(WireErrors, BadType) {
+    expect_error(header(kMagic, kVersion, 0, 2) + "{}", "unknown message type 0");
+    expect_error(header(kMagic, kVersion, 6, 2) + "{}", "unknown message type 6");
+    expect_error(header(kMagic, kVersion, 0xFFFF, 2) + "{}", "unknown message type");
+}
+
+TEST(WireErrors, LengthAboveTheLimitFailsOnTheHeaderAlone) {
+    // No payload bytes follow: the decoder must not wait for 4 GiB.
+    expect_error(header(kMagic, kVersion, 2, 0xFFFFFFFF), "exceeds the limit");
+    expect_error(header(kMagic, kVersion, 2, static_cast<uint32_t>(kMaxPayload + 1)), "exceeds the limit");
+    // Small types have a much lower cap.
+    expect_error(header(kMagic, kVersion, 4, static_cast<uint32_t>(kMaxSmallPayload + 1)), "exceeds the limit");
+    // A per-connection limit passed to the Decoder.
+    Decoder d(1000);
+    std::string f = encode(sample_snapshot());
+    d.feed(f.data(), f.size());
+    EXPECT_THROW(d.next(), Error);
+}
+
+TEST(WireErrors, TruncatedFrameNeverYieldsAMessage) {
+    std::string f = encode(sample_snapshot());
+    for (size_t cut = 0; cut < f.size(); cut += 37) {
+        Decoder d;
+        d.feed(f.data(), cut);
+        EXPECT_FALSE(d.next()) << cut;
+    }
+    // A declared length shorter than the JSON is a bad JSON payload.
+    std::string p = encode_payload(sample_hello());
+    expect_error(frame(MsgType::Hello, p.substr(0, p.size() - 1)), "bad JSON");
+}
+
+TEST(WireErrors, BadJson) {
+    expect_error(frame(MsgType::Hello, "{not json"), "bad JSON");
+    expect_error(frame(MsgType::Hello, ""), "bad JSON");
+    expect_error(frame(MsgType::Hello, "{} trailing"), "bad JSON");
+    expect_error(frame(MsgType::Event, "{\"tx\":\"\xff\"}"), "bad JSON");  // invalid UTF-8
+    expect_error(frame(MsgType::Snapshot, std::string(100, '[') + std::string(100, ']')), "nests deeper");
+    expect_error(frame(MsgType::Hello, "[1,2]"), "not a JSON object");
+}
+
+TEST(WireErrors, ErrorIsStickyUntilTheConnectionIsDropped) {
+    Decoder d;
+    std::string bad = header(kMagic, 9, 1, 2) + "{}";
+    d.feed(bad.data(), bad.size());
+    EXPECT_THROW(d.next(), Error);
+    EXPECT_THROW(d.next(), Error);
+}
+
+// Schema violations: take a valid snapshot's JSON, break one thing, expect the named error.
+struct Mutation {
+    const char* name;
+    std::function<void(json&)> apply;
+    const char* needle;
+};
+
+TEST(WireErrors, SnapshotSchemaViolations) {
+    std::vector<Mutation> cases = {
+        {"missing key", [](json& j) { j.erase("seq"); }, "missing \"seq\""},
+        {"string for number", [](json& j) { j["seq"] = "7"; }, "expected an unsigned integer"},
+        {"negative", [](json& j) { j["ml"] = -1; }, "negative"},
+        {"float", [](json& j) { j["ml"] = 1.5; }, "expected an unsigned integer"},
+        {"lid > 16 bit", [](json& j) { j["ml"] = 70000; }, "out of range"},
+        {"ie not bool", [](json& j) { j["ie"] = 1; }, "expected true/false"},
+        {"sm state", [](json& j) { j["self"][3] = 4; }, "out of range"},
+        {"sm priority", [](json& j) { j["self"][2] = 16; }, "out of range"},
+        {"sm short", [](json& j) { j["self"] = json::array({1, 2}); }, "needs 5"},
+        {"nodes not array", [](json& j) { j["n"] = json::object(); }, "expected an array"},
+        {"node not object", [](json& j) { j["n"][0] = 5; }, "expected an object"},
+        {"node type", [](json& j) { j["n"][0]["t"] = 4; }, "out of range"},
+        {"np > 255", [](json& j) { j["n"][0]["np"] = 256; }, "out of range"},
+        {"dup guid", [](json& j) { j["n"][1]["g"] = j["n"][0]["g"]; }, "duplicate node GUID"},
+        {"port beyond np", [](json& j) { j["n"][2]["np"] = 0; }, "array has more than"},
+        {"port num > np", [](json& j) { j["n"][0]["p"][1][0] = 9; }, "beyond np"},
+        {"port order", [](json& j) { j["n"][0]["p"][2][0] = 1; }, "increasing order"},
+        {"CA port 0", [](json& j) { j["n"][1]["p"][0][0] = 0; }, "only for switches"},
+        {"port short", [](json& j) { j["n"][0]["p"][1].erase(13); }, "needs 14"},
+        {"port state", [](json& j) { j["n"][0]["p"][1][4] = 5; }, "out of range"},
+        {"phys state", [](json& j) { j["n"][0]["p"][1][5] = 8; }, "out of range"},
+        {"lmc", [](json& j) { j["n"][0]["p"][1][3] = 8; }, "out of range"},
+        {"width value", [](json& j) { j["n"][0]["p"][1][6] = 3; }, "not a link width"},
+        {"speed value", [](json& j) { j["n"][0]["p"][1][7] = 10; }, "out of range"},
+        {"width mask", [](json& j) { j["n"][0]["p"][1][8] = 32; }, "out of range"},
+        {"speed mask bit 0", [](json& j) { j["n"][0]["p"][1][10] = 1; }, "outside SDR..XDR"},
+        {"speed mask high", [](json& j) { j["n"][0]["p"][1][11] = 0x400; }, "outside SDR..XDR"},
+        {"mtu", [](json& j) { j["n"][0]["p"][1][12] = 3000; }, "not an MTU"},
+        {"mtu code", [](json& j) { j["n"][0]["p"][1][13] = 5; }, "not an MTU"},
+        {"desc type", [](json& j) { j["n"][0]["d"] = 5; }, "expected a string"},
+        {"desc too long", [](json& j) { j["n"][0]["d"] = std::string(kMaxString + 1, 'a'); }, "longer than"},
+        {"links not /4", [](json& j) { j["k"].push_back(0); }, "multiple of 4"},
+        {"link to missing node", [](json& j) { j["k"][2] = 99; }, "does not exist"},
+        {"link to missing port", [](json& j) { j["k"][3] = 200; }, "does not exist"},
+        {"link to invalid port", [](json& j) { j["k"][1] = 7; }, "does not exist"},
+        {"port linked twice", [](json& j) {
+             auto k = j["k"];
+             j["k"].push_back(k[0]); j["k"].push_back(k[1]); j["k"].push_back(k[2]); j["k"].push_back(k[3]);
+         }, "already linked"},
+        {"self link", [](json& j) { j["k"] = json::array({0, 1, 0, 1}); }, "linked to itself"},
+        {"link negative", [](json& j) { j["k"][0] = -1; }, "negative"},
+        {"too many sms", [](json& j) {
+             j["sms"] = json::array();
+             for (size_t i = 0; i <= kMaxSms; ++i) j["sms"].push_back(json::array({1, 1, 1, 1, 1}));
+         }, "more than"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        json j = snapshot_json();
+        c.apply(j);
+        expect_error(frame(MsgType::Snapshot, j.dump()), c.needle);
+    }
+}
+
+TEST(WireErrors, TooManyNodes) {
+    json j = snapshot_json();
+    json n = j["n"][1];
+    j["n"] = json::array();
+    j["k"] = json::array();
+    for (size_t i = 0; i <= kMaxNodes; ++i) {
+        n["g"] = i + 1;
+        j["n"].push_back(n);
+    }
+    expect_error(frame(MsgType::Snapshot, j.dump()), "more than 65536");
+}
+
+TEST(WireErrors, SmallMessageSchemaViolations) {
+    auto bad = [](MsgType t, const Message& m, std::function<void(json&)> f, const char* needle) {
+        json j = json::parse(encode_payload(m));
+        f(j);
+        expect_error(frame(t, j.dump()), needle);
+    };
+    bad(MsgType::Hello, sample_hello(), [](json& j) { j.erase("osm"); }, "missing \"osm\"");
+    bad(MsgType::Hello, sample_hello(), [](json& j) { j["pid"] = 1ull << 33; }, "out of range");
+    bad(MsgType::Event, sample_event(), [](json& j) { j["k"] = 0; }, "not defined");
+    bad(MsgType::Event, sample_event(), [](json& j) { j["k"] = 5; }, "out of range");
+    bad(MsgType::Event, sample_event(), [](json& j) { j["trap"] = 65536; }, "out of range");
+    bad(MsgType::Event, sample_event(), [](json& j) { j["ms"] = "now"; }, "expected an integer");
+    bad(MsgType::Event, sample_event(), [](json& j) { j["ms"] = 1e30; }, "expected an integer");
+    bad(MsgType::Heartbeat, sample_heartbeat(), [](json& j) { j["sm"][3] = 9; }, "out of range");
+    bad(MsgType::Counters, sample_counters(), [](json& j) { j.erase("reconnects"); }, "missing \"reconnects\"");
+    bad(MsgType::Counters, sample_counters(), [](json& j) { j["sent"] = -3; }, "negative");
+    // A message of one type framed as another is a schema violation, not a crash.
+    expect_error(frame(MsgType::Snapshot, encode_payload(sample_hello())), "missing");
+    expect_error(frame(MsgType::Counters, encode_payload(sample_snapshot())), "missing");
+}
+
+TEST(Wire, UnknownKeysAndExtraPortFieldsAreIgnored) {
+    // Forward compatibility rule (docs/wire.md): a newer minor sender may add keys and trailing port fields.
+    json j = snapshot_json();
+    j["future"] = {{"x", 1}};
+    j["n"][0]["zz"] = "new";
+    j["n"][0]["p"][1].push_back(42);
+    Decoder d;
+    std::string f = frame(MsgType::Snapshot, j.dump());
+    d.feed(f.data(), f.size());
+    auto m = d.next();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(std::get<Snapshot>(*m).fabric.size(), 4u);
+}
+
+// Seeded fuzz: random bytes, and mutations (bit flips, truncation, byte insertion, length fields)
+// of valid frames. The decoder may return messages or throw wire::Error; nothing else.
+TEST(WireFuzz, RandomBytesAndMutationsOnlyEverThrowWireError) {
+    std::mt19937_64 rng(0x1bfab71c);
+    std::vector<std::string> seeds;
+    for (const auto& m : all_messages()) seeds.push_back(encode(m));
+    int errors = 0, messages = 0;
+    auto run = [&](const std::string& bytes) {
+        Decoder d(1 << 20);
+        size_t off = 0;
+        try {
+            while (off < bytes.size()) {
+                size_t n = std::min<size_t>(bytes.size() - off, 1 + rng() % 64);
+                d.feed(bytes.data() + off, n);
+                off += n;
+                while (auto m = d.next()) ++messages;
+            }
+        } catch (const Error&) {
+            ++errors;
+        }
+    };
+    for (int i = 0; i < 3000; ++i) {
+        std::string b(rng() % 200, '\0');
+        for (auto& c : b) c = static_cast<char>(rng());
+        if (i % 2 == 0 && b.size() >= 12) b.replace(0, 12, header(kMagic, kVersion, 1 + rng() % 5, rng() % 300));
+        run(b);
+    }
+    for (int i = 0; i < 6000; ++i) {
+        std::string b = seeds[rng() % seeds.size()];
+        int edits = 1 + static_cast<int>(rng() % 4);
+        for (int e = 0; e < edits; ++e) {
+            size_t pos = rng() % b.size();
+            switch (rng() % 5) {
+                case 0: b[pos] ^= static_cast<char>(1 << (rng() % 8)); break;
+                case 1: b[pos] = static_cast<char>(rng()); break;
+                case 2: b.resize(pos); break;
+                case 3: b.insert(pos, 1, "{}[],:\"0-9e\\"[rng() % 13]); break;
+                case 4: b.erase(pos, 1 + rng() % 8); break;
+            }
+            if (b.empty()) b = "x";
+        }
+        // Keep the length field honest half of the time so the JSON layer gets exercised.
+        if (i % 2 == 0 && b.size() >= kHeaderSize) {
+            uint32_t len = static_cast<uint32_t>(b.size() - kHeaderSize);
+            for (int k = 0; k < 4; ++k) b[8 + k] = static_cast<char>((len >> (8 * k)) & 0xFF);
+        }
+        run(b);
+    }
+    EXPECT_GT(errors, 3000);   // the fuzzer actually reached the error paths
+    EXPECT_GT(messages, 10);   // and some mutations were still valid messages
+}
+
+// Figures for docs/wire.md: encode+decode of a ~2k-node and a 100k-link snapshot.
+TEST(WirePerf, EncodeDecodeLargeSnapshots) {
+    struct Case { int switches, ports, hcas; size_t links; };
+    for (Case c : {Case{108, 36, 2048, 0}, Case{3400, 48, 40000, 100000}}) {
+        Snapshot s = synthetic_snapshot(c.switches, c.ports, c.hcas, c.links);
+        auto t0 = std::chrono::steady_clock::now();
+        std::string f = encode(s);
+        auto t1 = std::chrono::steady_clock::now();
+        Decoder d;
+        d.feed(f.data(), f.size());
+        auto m = d.next();
+        auto t2 = std::chrono::steady_clock::now();
+        ASSERT_TRUE(m);
+        const auto& back = std::get<Snapshot>(*m);
+        EXPECT_EQ(back.fabric.size(), s.fabric.size());
+        EXPECT_EQ(back.fabric.link_count(), s.fabric.link_count());
+        if (c.links) {
+            EXPECT_EQ(back.fabric.link_count(), c.links);
+        }
+        auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+        std::printf("[perf] %zu nodes, %zu links: %zu bytes (%.1f B/port), encode %.2f ms, decode %.2f ms\n",
+                    s.fabric.size(), s.fabric.link_count(), f.size(),
+                    double(f.size()) / double(c.switches * (c.ports + 1) + c.hcas), ms(t0, t1), ms(t1, t2));
+        if (c.links == 0) {
+            // Generous bound for a shared 2-core CI box; the measured figure is in docs/wire.md.
+            EXPECT_LT(ms(t0, t1) + ms(t1, t2), 200.0);
+        }
+    }
+}
