@@ -1,0 +1,67 @@
+// The HTTP API of ibfabricd (docs/api.md), as a function from a request to a response, so it can
+// be tested without sockets. The Beast server (daemon.cpp) parses requests, calls handle_api()
+// on the io_context thread, and writes the response.
+//
+//   ApiContext ctx{.state = &st, .now_ms = now, .token = token, .history = ..., .reload = ...};
+//   ApiResponse r = handle_api({.method = "GET", .target = "/api/v1/findings"}, ctx);
+//
+// Routes: GET /api/v1/fabric, /api/v1/findings, /api/v1/sm, /api/v1/history?limit=N, /healthz,
+// /metrics; POST /api/v1/reload (Authorization: Bearer <token>). Unknown path 404, wrong method
+// 405, bad query 400, missing/wrong token 401, no token configured 403. Errors are
+// {"error": "..."}.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ibf/controller_state.h"
+
+namespace ibf {
+
+struct ApiRequest {
+    std::string method;          // "GET", "POST", ...
+    std::string target;          // path and query: "/api/v1/history?limit=5"
+    std::string authorization;   // the Authorization header, "" when absent
+    std::string body;
+};
+
+struct ApiResponse {
+    int status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+    std::string allow;           // the Allow header for 405
+};
+
+struct ApiContext {
+    const ControllerState* state = nullptr;
+    int64_t now_ms = 0;
+    std::optional<std::string> token;  // nullopt: mutating calls refused (403)
+    std::string topology;              // configured topology path, for /api/v1/fabric
+    size_t plan_nodes = 0, plan_links = 0;
+    // Newest first; nullptr when history is off (404). May throw std::exception (500).
+    std::function<nlohmann::json(int limit)> history;
+    // Re-reads the topology and re-checks; returns a JSON summary; throws InputError (400) on a
+    // bad topology file, std::exception (500) otherwise.
+    std::function<nlohmann::json()> reload;
+};
+
+ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx);
+
+// A JSON error response.
+ApiResponse api_error(int status, const std::string& message);
+
+// Parts of the API exposed for tests and the CLI.
+nlohmann::json fabric_json(const ApiContext& ctx);
+nlohmann::json sm_json(const ControllerState& st);
+nlohmann::json findings_response_json(const ControllerState& st);
+std::string metrics_text(const ControllerState& st);
+// "2026-11-30T02:00:00.123Z"; "" for 0.
+std::string iso_time(int64_t unix_ms);
+// Constant-time comparison of an Authorization header with "Bearer <token>".
+bool bearer_matches(const std::string& authorization, const std::string& token);
+
+}  // namespace ibf

@@ -1,0 +1,150 @@
+// The daemon's state, without any I/O: what each SM last said, which SM is MASTER, the fabric the
+// daemon believes in, and the latest findings. ibfabricd's io_context thread owns the only
+// instance (docs/threading.md); the API (api.h) reads it. Every time is passed in (unix ms).
+//
+//   ControllerState st;
+//   st.on_connect(7, "unix", now);
+//   st.on_hello(7, hello, now);
+//   if (auto job = st.on_snapshot(7, std::move(snap), now)) run_check(*job);   // master's sweep
+//   st.publish(result, now);                                                   // findings back
+//   st.on_disconnect(7, now);
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ibf/finding.h"
+#include "ibf/snapshot.h"
+#include "ibf/wire.h"
+
+namespace ibf {
+
+using ConnId = uint64_t;
+
+// Everything known about one Subnet Manager, keyed by its port GUID.
+struct SmRecord {
+    SmInfo info;                     // latest of Hello / Heartbeat / Snapshot.self
+    std::string osm_version, plugin_version;
+    uint32_t pid = 0;
+    std::string peer;                // where its (last) connection came from
+    int open_connections = 0;        // connected while > 0
+    int64_t first_seen_ms = 0;
+    int64_t state_changed_ms = 0;    // when `info.state` was last set (any message)
+    int64_t last_heartbeat_ms = 0;   // 0 = never
+    uint64_t heartbeat_sweep_seq = 0;
+    int64_t last_snapshot_ms = 0;    // when its last snapshot arrived, 0 = never
+    uint64_t snapshots_received = 0;
+    uint64_t events_received = 0;
+    std::optional<wire::Counters> counters;  // last Counters message
+    std::shared_ptr<const Snapshot> latest;  // its last snapshot
+
+    bool connected() const { return open_connections > 0; }
+};
+
+// What the check worker must do: check `snapshot` (the fabric the daemon now believes in).
+struct CheckJob {
+    uint64_t generation = 0;         // increases per job; results of older jobs are ignored
+    std::shared_ptr<const Snapshot> snapshot;
+    int64_t received_ms = 0;         // when the snapshot arrived (wall clock)
+    bool new_sweep = false;          // true: a master sweep (goes to history); false: a re-check
+};
+
+// What the check worker returns.
+struct CheckResult {
+    uint64_t generation = 0;
+    std::shared_ptr<const Snapshot> snapshot;
+    std::vector<Finding> findings;
+    bool checked = false;            // false when no topology is configured
+    double check_ms = 0;             // time spent in ibf::check + JSON
+    nlohmann::json findings_json;    // ibf::findings_to_json(findings)
+};
+
+struct IngestCounters {
+    uint64_t connections_total = 0;
+    uint64_t connections_open = 0;
+    uint64_t ingest_errors = 0;      // connections dropped for malformed/oversized input
+    uint64_t snapshots_ignored = 0;  // snapshots from a non-master while a master is known
+    std::array<uint64_t, 6> messages{};  // by wire::MsgType (index 1..5)
+};
+
+class ControllerState {
+public:
+    // Connections. `peer` is for people ("unix", "10.0.0.5:41234").
+    void on_connect(ConnId c, const std::string& peer, int64_t now_ms);
+    void on_disconnect(ConnId c, int64_t now_ms);
+    // A connection closed because its input was malformed (counts an ingest error).
+    void on_ingest_error(ConnId c);
+
+    // Messages. Hello must come first on a connection: the other on_* return false (protocol
+    // error: drop the connection) when the connection has not said Hello.
+    bool on_hello(ConnId c, const wire::Hello& h, int64_t now_ms);
+    bool on_heartbeat(ConnId c, const wire::Heartbeat& hb, int64_t now_ms);
+    bool on_counters(ConnId c, const wire::Counters& k, int64_t now_ms);
+    bool on_event(ConnId c, const wire::Event& e, int64_t now_ms);
+    // Stores the snapshot as its SM's latest. Returns a job when it becomes the daemon's fabric:
+    // it comes from the MASTER SM, or no master is known (then the most recent snapshot wins).
+    // Returns nullopt for a protocol error too; `protocol_error` tells which.
+    std::optional<CheckJob> on_snapshot(ConnId c, Snapshot s, int64_t now_ms, bool* protocol_error = nullptr);
+
+    // A job re-checking the current fabric (after a topology reload); nullopt without a fabric.
+    std::optional<CheckJob> recheck(int64_t now_ms);
+
+    // Applies a worker's result unless a newer one was already published. Returns true if applied.
+    bool publish(CheckResult r, int64_t now_ms);
+
+    // --- reads ---
+    const std::map<Guid, SmRecord>& sms() const { return sms_; }
+    // The SM whose state is MASTER (connected ones first, most recent state change wins), if any.
+    std::optional<Guid> master() const;
+    // The fabric the daemon believes in (master's, or most recent), and who sent it.
+    const std::shared_ptr<const Snapshot>& current() const { return current_; }
+    std::optional<Guid> current_source() const { return current_source_; }
+
+    const std::vector<Finding>& findings() const { return findings_; }
+    const nlohmann::json& findings_json() const { return findings_json_; }
+    bool have_findings() const { return findings_ms_ != 0; }
+    bool checked() const { return checked_; }
+    uint64_t findings_sweep_seq() const { return findings_seq_; }
+    int64_t findings_ms() const { return findings_ms_; }
+
+    uint64_t sweeps_ingested() const { return sweeps_ingested_; }
+    uint64_t last_sweep_seq() const { return last_sweep_seq_; }
+    int64_t last_sweep_ms() const { return last_sweep_ms_; }  // snapshot's taken time (or arrival)
+    uint64_t checks_run() const { return checks_run_; }
+    double last_check_ms() const { return last_check_ms_; }
+    double check_ms_sum() const { return check_ms_sum_; }
+    double last_publish_lag_ms() const { return last_lag_ms_; }  // snapshot received -> findings published
+    const IngestCounters& ingest() const { return ingest_; }
+    void note_publish_lag(double ms) { last_lag_ms_ = ms; }
+
+private:
+    SmRecord* sm_of(ConnId c);
+    void set_state(SmRecord& r, SmState s, int64_t now_ms);
+
+    std::map<Guid, SmRecord> sms_;
+    std::map<ConnId, Guid> conn_sm_;        // connections that said Hello
+    std::map<ConnId, std::string> conn_peer_;
+    std::shared_ptr<const Snapshot> current_;
+    std::optional<Guid> current_source_;
+    uint64_t generation_ = 0, published_generation_ = 0;
+
+    std::vector<Finding> findings_;
+    nlohmann::json findings_json_ = nlohmann::json::object();
+    bool checked_ = false;
+    uint64_t findings_seq_ = 0;
+    int64_t findings_ms_ = 0;
+
+    uint64_t sweeps_ingested_ = 0, last_sweep_seq_ = 0, checks_run_ = 0;
+    int64_t last_sweep_ms_ = 0;
+    double last_check_ms_ = 0, check_ms_sum_ = 0, last_lag_ms_ = 0;
+    IngestCounters ingest_;
+};
+
+}  // namespace ibf

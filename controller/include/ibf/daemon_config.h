@@ -1,0 +1,46 @@
+// ibfabricd's configuration file (YAML, every key documented in docs/daemon.md and
+// config/examples/ibfabricd.yaml).
+//
+//   ibf::DaemonConfig c = ibf::parse_daemon_config(text, "/etc/ibfabric/ibfabricd.yaml");
+//   c.socket_path, c.http_port, c.topology, ...
+//
+// Relative paths in the file are resolved against the file's directory. Unknown keys, wrong
+// types and unsafe values (a world-writable socket mode) are ibf::InputError naming
+// file:line:column. Pure: no I/O (the caller reads the file).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ibf {
+
+struct DaemonConfig {
+    std::string source;                                      // the config file, "" = defaults
+    std::string socket_path = "/run/ibfabric/ibfabricd.sock"; // plugin ingest (Unix socket)
+    unsigned socket_mode = 0660;                              // never world-writable
+    std::string tcp_bind;                                     // optional TCP ingest, "" = off
+    uint16_t tcp_port = 0;                                    // 0 = ephemeral (when tcp_bind set)
+    std::string http_bind = "127.0.0.1";
+    uint16_t http_port = 8639;                                // 0 = ephemeral
+    std::string topology;                                     // plan YAML or golden dump, "" = none
+    std::string node_name_map;                                // "" = none
+    std::string history_db;                                   // SQLite file, "" = no history
+    std::string token_file;                                   // bearer token for POST, "" = refuse
+    std::string log_level = "info";                           // trace debug info warn error off
+    size_t max_message_bytes = 256u << 20;                    // largest wire payload accepted
+    size_t max_request_bytes = 1u << 20;                      // largest HTTP request accepted
+    bool check_rate_below_capability = true;                  // CheckOptions::rate_below_capability
+};
+
+DaemonConfig parse_daemon_config(std::string_view text, const std::string& file);
+
+// "host:port", "[v6addr]:port" or ":port" / "port" (host unchanged); InputError (`what` names
+// the flag or key) otherwise.
+void parse_host_port(std::string_view s, std::string& host, uint16_t& port, const std::string& what);
+
+// Throws InputError when `mode` has any world bit set or bits outside 0777.
+void validate_socket_mode(unsigned mode, const std::string& file, int line, int column);
+
+}  // namespace ibf

@@ -1,0 +1,55 @@
+// The sweep history: one SQLite row per ingested master sweep (sequence, time, counts, findings
+// JSON), written as soon as its findings are published so a crash loses nothing already checked.
+//
+//   HistoryStore h("/var/lib/ibfabric/history.db");   // creates the file and table if needed
+//   h.append(row);                                     // from the check worker thread
+//   nlohmann::json rows = h.recent(20);                // from the io thread, newest first
+//
+// Thread-safe: the writer and readers use separate connections (WAL mode), each behind its own
+// mutex, so a reader never waits for a writer's fsync. Errors: std::runtime_error naming the file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+struct sqlite3;
+
+namespace ibf {
+
+struct HistoryRow {
+    uint64_t sweep_seq = 0;
+    int64_t taken_unix_ms = 0;      // the snapshot's time
+    int64_t published_unix_ms = 0;  // when its findings were published
+    uint64_t sm_guid = 0;           // the SM that produced it
+    size_t nodes = 0, switches = 0, cas = 0, links = 0, findings = 0;
+    bool checked = false;           // false: no topology was configured
+    double check_ms = 0;
+    std::string findings_json;      // ibf::findings_to_json(...).dump()
+};
+
+class HistoryStore {
+public:
+    explicit HistoryStore(const std::string& path);
+    ~HistoryStore();
+    HistoryStore(const HistoryStore&) = delete;
+    HistoryStore& operator=(const HistoryStore&) = delete;
+
+    void append(const HistoryRow& r);
+    // [{"id", "sweep_seq", "time", "unix_ms", "published", "sm_guid", "nodes", "switches", "cas",
+    //   "links", "findings_count", "checked", "check_ms", "findings": {...}}], newest first.
+    nlohmann::json recent(int limit) const;
+    size_t count() const;
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    sqlite3* writer_ = nullptr;
+    sqlite3* reader_ = nullptr;
+    mutable std::mutex wmu_, rmu_;
+};
+
+}  // namespace ibf

@@ -1,0 +1,656 @@
+// ibfabricd's I/O: Asio/Beast ingest listeners, HTTP server, signals, and the check worker.
+// All Asio/Beast server code is in this one translation unit (it compiles slowly).
+// Threads (docs/threading.md): one io_context thread owns ControllerState and every socket; one
+// check worker thread runs ibf::check and writes history rows.
+#include "ibf/daemon.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp needs std::exchange
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <array>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "ibf/api.h"
+#include "ibf/check.h"
+#include "ibf/controller_state.h"
+#include "ibf/error.h"
+#include "ibf/history.h"
+#include "ibf/report.h"
+#include "ibf/wire.h"
+
+namespace ibf {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using unix_proto = asio::local::stream_protocol;
+using tcp = asio::ip::tcp;
+using steady = std::chrono::steady_clock;
+
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+double ms_since(steady::time_point t) {
+    return std::chrono::duration<double, std::milli>(steady::now() - t).count();
+}
+
+std::string endpoint_string(const tcp::endpoint& e) {
+    boost::system::error_code ec;
+    std::string a = e.address().to_string(ec);
+    if (e.address().is_v6()) a = "[" + a + "]";
+    return a + ":" + std::to_string(e.port());
+}
+
+// Something the shutdown path must close.
+struct Closable {
+    virtual ~Closable() = default;
+    virtual void close() = 0;
+};
+
+}  // namespace
+
+struct Daemon::Impl {
+    explicit Impl(DaemonOptions o);
+    ~Impl();
+
+    // --- owned by the io thread (everything below `io` except the worker section) ---
+    DaemonOptions opt;
+    asio::io_context io{1};
+    asio::signal_set signals{io};
+    unix_proto::acceptor unix_acc{io};
+    tcp::acceptor tcp_acc{io};
+    tcp::acceptor http_acc{io};
+    ino_t socket_ino = 0;
+    uint16_t http_port = 0, tcp_port = 0;  // as bound
+    bool socket_created = false;
+
+    ControllerState state;
+    Topology topo;
+    std::optional<std::string> token;
+    std::unique_ptr<HistoryStore> history;  // thread-safe; written by the worker
+    uint64_t next_id = 1;
+    std::map<uint64_t, std::weak_ptr<Closable>> open;  // ingest connections and HTTP sessions
+    bool stopping = false;
+    bool ran = false;
+
+    // --- the check worker: a queue of jobs under `mu`, one thread ---
+    struct WorkItem {
+        CheckJob job;
+        std::shared_ptr<const Plan> plan;
+        std::shared_ptr<const NodeNameMap> names;
+        CheckOptions options;
+        steady::time_point received;
+    };
+    static constexpr size_t kMaxQueued = 8;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<WorkItem> queue;
+    bool worker_stop = false;
+    uint64_t jobs_dropped = 0;
+    std::thread worker;
+
+    // io-thread functions
+    void bind_unix();
+    void accept_unix();
+    void accept_tcp();
+    void accept_http();
+    void wait_signal();
+    void shutdown();
+    bool dispatch(ConnId id, wire::Message&& m);
+    void submit(CheckJob job, steady::time_point received);
+    void on_result(CheckResult r, steady::time_point received, double wait_ms);
+    nlohmann::json reload();
+    ApiContext api_context();
+    void remove_socket_file();
+    template <class Sock>
+    void start_ingest(Sock sock, std::string peer);
+
+    // worker thread
+    void worker_loop();
+};
+
+namespace {
+
+// One plugin connection: its own Decoder; malformed input closes only this connection.
+template <class Sock>
+class IngestConn : public Closable, public std::enable_shared_from_this<IngestConn<Sock>> {
+public:
+    IngestConn(Daemon::Impl* d, Sock s, ConnId id, std::string peer)
+        : d_(d), sock_(std::move(s)), id_(id), peer_(std::move(peer)), dec_(d->opt.config.max_message_bytes) {}
+
+    void start() {
+        d_->state.on_connect(id_, peer_, now_ms());
+        spdlog::debug("ingest: connection {} from {}", id_, peer_);
+        read();
+    }
+    void close() override {
+        boost::system::error_code ec;
+        sock_.close(ec);
+    }
+
+private:
+    void read() {
+        sock_.async_read_some(asio::buffer(buf_), [self = this->shared_from_this()](
+                                                      const boost::system::error_code& ec, size_t n) {
+            self->on_read(ec, n);
+        });
+    }
+
+    void on_read(const boost::system::error_code& ec, size_t n) {
+        if (ec) {
+            if (ec != asio::error::operation_aborted && !d_->stopping)
+                spdlog::info("ingest: connection {} ({}) closed{}", id_, peer_,
+                             ec == asio::error::eof ? "" : ": " + ec.message());
+            finish();
+            return;
+        }
+        try {
+            dec_.feed(buf_.data(), n);
+            while (auto m = dec_.next()) {
+                const auto type = wire::type_of(*m);
+                if (!d_->dispatch(id_, std::move(*m)))
+                    throw wire::Error(std::string(wire::to_string(type)) + " before Hello");
+            }
+        } catch (const std::exception& e) {
+            spdlog::warn("ingest: connection {} ({}) dropped: {}", id_, peer_, e.what());
+            d_->state.on_ingest_error(id_);
+            finish();
+            return;
+        }
+        read();
+    }
+
+    void finish() {
+        if (done_) return;
+        done_ = true;
+        close();
+        d_->state.on_disconnect(id_, now_ms());
+        d_->open.erase(id_);
+    }
+
+    Daemon::Impl* d_;
+    Sock sock_;
+    ConnId id_;
+    std::string peer_;
+    wire::Decoder dec_;
+    std::array<char, 64 * 1024> buf_;
+    bool done_ = false;
+};
+
+// One HTTP client connection (keep-alive), requests answered by handle_api().
+class HttpSession : public Closable, public std::enable_shared_from_this<HttpSession> {
+public:
+    HttpSession(Daemon::Impl* d, tcp::socket s, uint64_t id) : d_(d), stream_(std::move(s)), id_(id) {}
+    void start() { read(); }
+    void close() override {
+        boost::system::error_code ec;
+        stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+        stream_.close();
+    }
+
+private:
+    void read() {
+        parser_.emplace();
+        parser_->body_limit(d_->opt.config.max_request_bytes);
+        parser_->header_limit(static_cast<uint32_t>(std::min<size_t>(d_->opt.config.max_request_bytes, 64 * 1024)));
+        stream_.expires_after(std::chrono::seconds(30));
+        http::async_read(stream_, buf_, *parser_,
+                         [self = shared_from_this()](const boost::system::error_code& ec, size_t) { self->on_read(ec); });
+    }
+
+    void on_read(const boost::system::error_code& ec) {
+        if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::operation_aborted ||
+            ec == beast::error::timeout || ec == asio::error::connection_reset) {
+            finish();
+            return;
+        }
+        if (ec) {
+            // Malformed or oversized request: answer 400 and close.
+            ApiResponse r = api_error(400, "bad request: " + ec.message());
+            write(r, false, 11);
+            return;
+        }
+        const auto& req = parser_->get();
+        ApiRequest ar;
+        ar.method = std::string(req.method_string());
+        ar.target = std::string(req.target());
+        if (auto it = req.find(http::field::authorization); it != req.end()) ar.authorization = std::string(it->value());
+        ar.body = req.body();
+        ApiResponse r = handle_api(ar, d_->api_context());
+        spdlog::debug("http: {} {} -> {}", ar.method, ar.target, r.status);
+        write(r, req.keep_alive(), req.version());
+    }
+
+    void write(const ApiResponse& r, bool keep_alive, unsigned version) {
+        res_ = {};
+        res_.version(version);
+        res_.result(static_cast<http::status>(r.status));
+        res_.set(http::field::server, "ibfabricd");
+        res_.set(http::field::content_type, r.content_type);
+        if (!r.allow.empty()) res_.set(http::field::allow, r.allow);
+        res_.body() = r.body;
+        res_.keep_alive(keep_alive);
+        res_.prepare_payload();
+        stream_.expires_after(std::chrono::seconds(30));
+        http::async_write(stream_, res_, [self = shared_from_this(), keep_alive](const boost::system::error_code& ec, size_t) {
+            if (ec || !keep_alive || self->d_->stopping) {
+                self->close();
+                self->finish();
+                return;
+            }
+            self->read();
+        });
+    }
+
+    void finish() {
+        if (done_) return;
+        done_ = true;
+        d_->open.erase(id_);
+    }
+
+    Daemon::Impl* d_;
+    beast::tcp_stream stream_;
+    uint64_t id_;
+    beast::flat_buffer buf_{8192};
+    std::optional<http::request_parser<http::string_body>> parser_;
+    http::response<http::string_body> res_;
+    bool done_ = false;
+};
+
+}  // namespace
+
+Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
+    const DaemonConfig& c = opt.config;
+    validate_socket_mode(c.socket_mode, c.source, 0, 0);
+    topo = load_topology(c);
+    token = load_token(c);
+    if (topo.plan)
+        spdlog::info("topology {}: {} planned nodes, {} planned links", c.topology, topo.plan->nodes.size(),
+                     topo.plan->links.size());
+    else
+        spdlog::warn("no topology configured: snapshots are ingested but not checked");
+    if (!token) spdlog::info("no token_file configured: POST /api/v1/reload is refused (403)");
+    if (!c.history_db.empty()) {
+        history = std::make_unique<HistoryStore>(c.history_db);
+        spdlog::info("history: {} ({} rows)", c.history_db, history->count());
+    }
+
+    // HTTP API
+    {
+        boost::system::error_code ec;
+        auto addr = asio::ip::make_address(c.http_bind, ec);
+        if (ec) throw InputError(c.source, 0, 0, "http bind address '" + c.http_bind + "' is not an IP address");
+        tcp::endpoint ep(addr, c.http_port);
+        http_acc.open(ep.protocol());
+        http_acc.set_option(asio::socket_base::reuse_address(true));
+        http_acc.bind(ep, ec);
+        if (ec) throw std::runtime_error("cannot bind HTTP " + endpoint_string(ep) + ": " + ec.message());
+        http_acc.listen();
+        http_port = http_acc.local_endpoint().port();
+        spdlog::info("http: listening on {}", endpoint_string(http_acc.local_endpoint()));
+    }
+    // Optional TCP ingest
+    if (!c.tcp_bind.empty()) {
+        boost::system::error_code ec;
+        auto addr = asio::ip::make_address(c.tcp_bind, ec);
+        if (ec) throw InputError(c.source, 0, 0, "tcp bind address '" + c.tcp_bind + "' is not an IP address");
+        tcp::endpoint ep(addr, c.tcp_port);
+        tcp_acc.open(ep.protocol());
+        tcp_acc.set_option(asio::socket_base::reuse_address(true));
+        tcp_acc.bind(ep, ec);
+        if (ec) throw std::runtime_error("cannot bind TCP ingest " + endpoint_string(ep) + ": " + ec.message());
+        tcp_acc.listen();
+        tcp_port = tcp_acc.local_endpoint().port();
+        spdlog::info("ingest: listening on tcp {}", endpoint_string(tcp_acc.local_endpoint()));
+    }
+    bind_unix();
+
+    if (!opt.port_file.empty()) {
+        const std::string tmp = opt.port_file + ".tmp";
+        {
+            std::ofstream pf(tmp, std::ios::trunc);
+            pf << http_port << "\n";
+            if (!pf) throw std::runtime_error(opt.port_file + ": cannot write the port file");
+        }
+        std::filesystem::rename(tmp, opt.port_file);
+    }
+    worker = std::thread([this] { worker_loop(); });
+}
+
+Daemon::Impl::~Impl() {
+    {
+        std::lock_guard lk(mu);
+        worker_stop = true;
+    }
+    cv.notify_all();
+    if (worker.joinable()) worker.join();
+    remove_socket_file();
+}
+
+void Daemon::Impl::bind_unix() {
+    const DaemonConfig& c = opt.config;
+    const std::string& path = c.socket_path;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode))
+            throw std::runtime_error(path + ": exists and is not a socket; refusing to replace it");
+        unix_proto::socket probe(io);
+        boost::system::error_code ec;
+        probe.connect(unix_proto::endpoint(path), ec);
+        if (!ec) throw std::runtime_error(path + ": another daemon is listening on this socket");
+        if (::unlink(path.c_str()) != 0)
+            throw std::runtime_error(path + ": cannot remove the stale socket: " + std::strerror(errno));
+        spdlog::info("ingest: removed stale socket {}", path);
+    }
+    boost::system::error_code ec;
+    unix_proto::endpoint ep(path);
+    unix_acc.open(ep.protocol());
+    const mode_t old = ::umask(static_cast<mode_t>(0777 & ~c.socket_mode));
+    unix_acc.bind(ep, ec);
+    ::umask(old);
+    if (ec) throw std::runtime_error(path + ": cannot bind the ingest socket: " + ec.message());
+    socket_created = true;
+    if (::chmod(path.c_str(), static_cast<mode_t>(c.socket_mode)) != 0)
+        throw std::runtime_error(path + ": cannot chmod: " + std::strerror(errno));
+    if (::lstat(path.c_str(), &st) == 0) socket_ino = st.st_ino;
+    unix_acc.listen();
+    spdlog::info("ingest: listening on unix {} (mode {:04o})", path, c.socket_mode);
+}
+
+void Daemon::Impl::remove_socket_file() {
+    if (!socket_created) return;
+    socket_created = false;
+    struct stat st {};
+    const std::string& path = opt.config.socket_path;
+    // Only our own socket: another daemon may have replaced it meanwhile.
+    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == socket_ino) ::unlink(path.c_str());
+}
+
+template <class Sock>
+void Daemon::Impl::start_ingest(Sock sock, std::string peer) {
+    const uint64_t id = next_id++;
+    auto conn = std::make_shared<IngestConn<Sock>>(this, std::move(sock), id, std::move(peer));
+    open[id] = conn;
+    conn->start();
+}
+
+void Daemon::Impl::accept_unix() {
+    unix_acc.async_accept([this](const boost::system::error_code& ec, unix_proto::socket s) {
+        if (ec == asio::error::operation_aborted || stopping) return;
+        if (!ec) start_ingest(std::move(s), "unix");
+        else spdlog::warn("ingest: accept failed: {}", ec.message());
+        accept_unix();
+    });
+}
+
+void Daemon::Impl::accept_tcp() {
+    tcp_acc.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
+        if (ec == asio::error::operation_aborted || stopping) return;
+        if (!ec) {
+            boost::system::error_code e2;
+            auto ep = s.remote_endpoint(e2);
+            start_ingest(std::move(s), e2 ? std::string("tcp") : endpoint_string(ep));
+        } else {
+            spdlog::warn("ingest: tcp accept failed: {}", ec.message());
+        }
+        accept_tcp();
+    });
+}
+
+void Daemon::Impl::accept_http() {
+    http_acc.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
+        if (ec == asio::error::operation_aborted || stopping) return;
+        if (!ec) {
+            const uint64_t id = next_id++;
+            auto sess = std::make_shared<HttpSession>(this, std::move(s), id);
+            open[id] = sess;
+            sess->start();
+        } else {
+            spdlog::warn("http: accept failed: {}", ec.message());
+        }
+        accept_http();
+    });
+}
+
+void Daemon::Impl::wait_signal() {
+    signals.async_wait([this](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        if (sig == SIGHUP) {
+            spdlog::info("SIGHUP: reloading the topology");
+            try {
+                reload();
+            } catch (const std::exception& e) {
+                spdlog::error("reload failed, the previous topology stays: {}", e.what());
+            }
+            wait_signal();
+            return;
+        }
+        spdlog::info("{}: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        shutdown();
+    });
+}
+
+void Daemon::Impl::shutdown() {
+    if (stopping) return;
+    stopping = true;
+    boost::system::error_code ec;
+    signals.cancel(ec);
+    unix_acc.close(ec);
+    tcp_acc.close(ec);
+    http_acc.close(ec);
+    for (auto& [id, w] : open)
+        if (auto p = w.lock()) p->close();
+    remove_socket_file();
+    io.stop();
+}
+
+bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m) {
+    const int64_t now = now_ms();
+    return std::visit(
+        [&](auto&& msg) -> bool {
+            using T = std::decay_t<decltype(msg)>;
+            if constexpr (std::is_same_v<T, wire::Hello>) {
+                if (!state.on_hello(id, msg, now)) return false;
+                spdlog::info("ingest: connection {}: SM {} (LID {}, priority {}, {}) says hello: {}, plugin {}, pid {}",
+                             id, guid_hex(msg.sm.port_guid), msg.sm.lid, msg.sm.priority, to_string(msg.sm.state),
+                             msg.osm_version, msg.plugin_version, msg.pid);
+                return true;
+            } else if constexpr (std::is_same_v<T, wire::Heartbeat>) {
+                return state.on_heartbeat(id, msg, now);
+            } else if constexpr (std::is_same_v<T, wire::Counters>) {
+                return state.on_counters(id, msg, now);
+            } else if constexpr (std::is_same_v<T, wire::Event>) {
+                return state.on_event(id, msg, now);
+            } else {
+                const auto received = steady::now();
+                const uint64_t seq = msg.sweep_seq;
+                const size_t nodes = msg.fabric.size();
+                bool proto_err = false;
+                auto job = state.on_snapshot(id, std::move(msg), now, &proto_err);
+                if (proto_err) return false;
+                if (job) {
+                    spdlog::debug("ingest: snapshot seq {} ({} nodes) from connection {} becomes the fabric", seq,
+                                  nodes, id);
+                    submit(std::move(*job), received);
+                } else {
+                    spdlog::debug("ingest: snapshot seq {} from connection {} kept (not the master)", seq, id);
+                }
+                return true;
+            }
+        },
+        std::move(m));
+}
+
+void Daemon::Impl::submit(CheckJob job, steady::time_point received) {
+    WorkItem w{std::move(job), topo.plan, topo.names, CheckOptions{opt.config.check_rate_below_capability}, received};
+    {
+        std::lock_guard lk(mu);
+        if (queue.size() >= kMaxQueued) {
+            ++jobs_dropped;
+            spdlog::warn("check: queue full, dropping the check of sweep {}", queue.front().job.snapshot->sweep_seq);
+            queue.pop_front();
+        }
+        queue.push_back(std::move(w));
+    }
+    cv.notify_one();
+}
+
+void Daemon::Impl::worker_loop() {
+    for (;;) {
+        WorkItem w;
+        {
+            std::unique_lock lk(mu);
+            cv.wait(lk, [&] { return worker_stop || !queue.empty(); });
+            if (worker_stop) return;
+            w = std::move(queue.front());
+            queue.pop_front();
+        }
+        const double wait_ms = ms_since(w.received);
+        CheckResult r;
+        r.generation = w.job.generation;
+        r.snapshot = w.job.snapshot;
+        const auto t0 = steady::now();
+        try {
+            if (w.plan) {
+                if (w.names && !w.names->empty()) {
+                    Fabric f = w.job.snapshot->fabric;  // the map applies to a copy: snapshots stay as sent
+                    apply_node_name_map(f, *w.names);
+                    r.findings = check(*w.plan, f, w.options);
+                } else {
+                    r.findings = check(*w.plan, w.job.snapshot->fabric, w.options);
+                }
+                r.checked = true;
+            }
+            r.findings_json = findings_to_json(r.findings);
+        } catch (const std::exception& e) {
+            spdlog::error("check of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
+            continue;
+        }
+        r.check_ms = ms_since(t0);
+
+        HistoryRow row;
+        const bool record = history && w.job.new_sweep;
+        if (record) {
+            const Snapshot& s = *w.job.snapshot;
+            row.sweep_seq = s.sweep_seq;
+            row.taken_unix_ms = s.taken_unix_ms ? s.taken_unix_ms : w.job.received_ms;
+            row.published_unix_ms = now_ms();
+            row.sm_guid = s.self.port_guid;
+            row.nodes = s.fabric.size();
+            row.switches = s.fabric.count(NodeType::Switch);
+            row.cas = s.fabric.count(NodeType::CA);
+            row.links = s.fabric.link_count();
+            row.findings = r.findings.size();
+            row.checked = r.checked;
+            row.check_ms = r.check_ms;
+            row.findings_json = r.findings_json.dump();
+        }
+        asio::post(io, [this, r = std::move(r), received = w.received, wait_ms]() mutable {
+            on_result(std::move(r), received, wait_ms);
+        });
+        if (record) {
+            try {
+                history->append(row);
+            } catch (const std::exception& e) {
+                spdlog::error("history: {}", e.what());
+            }
+        }
+    }
+}
+
+void Daemon::Impl::on_result(CheckResult r, steady::time_point received, double wait_ms) {
+    const double check_ms = r.check_ms;
+    const size_t n = r.findings.size();
+    const uint64_t seq = r.snapshot ? r.snapshot->sweep_seq : 0;
+    const Guid sm = r.snapshot ? r.snapshot->self.port_guid : 0;
+    const bool checked = r.checked;
+    std::string summary;
+    if (r.findings_json.contains("summary"))
+        for (auto& [k, v] : r.findings_json["summary"].items())
+            summary += (summary.empty() ? "" : ", ") + v.dump() + " " + k;
+    if (!state.publish(std::move(r), now_ms())) return;
+    const double lag = ms_since(received);
+    state.note_publish_lag(lag);
+    spdlog::info("sweep {} from SM {}: {}, check {:.2f} ms, queue wait {:.2f} ms, snapshot received -> findings "
+                 "published {:.2f} ms",
+                 seq, guid_hex(sm),
+                 checked ? (n ? std::to_string(n) + " findings (" + summary + ")" : std::string("no findings"))
+                         : std::string("not checked (no topology)"),
+                 check_ms, wait_ms, lag);
+}
+
+nlohmann::json Daemon::Impl::reload() {
+    Topology t = load_topology(opt.config);  // throws: the old topology stays
+    auto new_token = load_token(opt.config);
+    topo = std::move(t);
+    token = std::move(new_token);
+    spdlog::info("topology reloaded: {} planned nodes, {} planned links",
+                 topo.plan ? topo.plan->nodes.size() : 0, topo.plan ? topo.plan->links.size() : 0);
+    auto job = state.recheck(now_ms());
+    if (job) submit(std::move(*job), steady::now());
+    return nlohmann::json{{"reloaded", true},
+                          {"topology", opt.config.topology.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.config.topology)},
+                          {"plan_nodes", topo.plan ? topo.plan->nodes.size() : 0},
+                          {"plan_links", topo.plan ? topo.plan->links.size() : 0},
+                          {"rechecking", job.has_value()}};
+}
+
+ApiContext Daemon::Impl::api_context() {
+    ApiContext c;
+    c.state = &state;
+    c.now_ms = now_ms();
+    c.token = token;
+    c.topology = opt.config.topology;
+    c.plan_nodes = topo.plan ? topo.plan->nodes.size() : 0;
+    c.plan_links = topo.plan ? topo.plan->links.size() : 0;
+    if (history) c.history = [h = history.get()](int limit) { return h->recent(limit); };
+    c.reload = [this] { return reload(); };
+    return c;
+}
+
+Daemon::Daemon(DaemonOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}
+Daemon::~Daemon() = default;
+
+void Daemon::run() {
+    Impl& d = *impl_;
+    if (d.ran) throw std::logic_error("Daemon::run() called twice");
+    d.ran = true;
+    d.accept_unix();
+    if (d.tcp_acc.is_open()) d.accept_tcp();
+    d.accept_http();
+    if (d.opt.handle_signals) {
+        d.signals.add(SIGTERM);
+        d.signals.add(SIGINT);
+        d.signals.add(SIGHUP);
+        d.wait_signal();
+    }
+    d.io.run();
+    d.remove_socket_file();
+    spdlog::info("stopped");
+}
+
+void Daemon::stop() {
+    asio::post(impl_->io, [d = impl_.get()] { d->shutdown(); });
+}
+
+uint16_t Daemon::http_port() const { return impl_->http_port; }
+uint16_t Daemon::tcp_port() const { return impl_->tcp_port; }
+const std::string& Daemon::socket_path() const { return impl_->opt.config.socket_path; }
+
+}  // namespace ibf

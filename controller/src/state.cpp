@@ -1,0 +1,152 @@
+// ControllerState: pure bookkeeping of SMs, the current fabric and the findings.
+#include "ibf/controller_state.h"
+
+namespace ibf {
+
+void ControllerState::on_connect(ConnId c, const std::string& peer, int64_t) {
+    conn_peer_[c] = peer;
+    ++ingest_.connections_total;
+    ++ingest_.connections_open;
+}
+
+void ControllerState::on_disconnect(ConnId c, int64_t) {
+    if (conn_peer_.erase(c) && ingest_.connections_open > 0) --ingest_.connections_open;
+    auto it = conn_sm_.find(c);
+    if (it == conn_sm_.end()) return;
+    auto sm = sms_.find(it->second);
+    if (sm != sms_.end() && sm->second.open_connections > 0) --sm->second.open_connections;
+    conn_sm_.erase(it);
+}
+
+void ControllerState::on_ingest_error(ConnId) { ++ingest_.ingest_errors; }
+
+SmRecord* ControllerState::sm_of(ConnId c) {
+    auto it = conn_sm_.find(c);
+    if (it == conn_sm_.end()) return nullptr;
+    auto sm = sms_.find(it->second);
+    return sm == sms_.end() ? nullptr : &sm->second;
+}
+
+void ControllerState::set_state(SmRecord& r, SmState s, int64_t now_ms) {
+    if (r.info.state != s || r.state_changed_ms == 0) r.state_changed_ms = now_ms;
+    r.info.state = s;
+}
+
+bool ControllerState::on_hello(ConnId c, const wire::Hello& h, int64_t now_ms) {
+    ++ingest_.messages[static_cast<size_t>(wire::MsgType::Hello)];
+    if (conn_sm_.count(c)) {
+        // A second Hello on the same connection: accept it only for the same SM.
+        if (conn_sm_[c] != h.sm.port_guid) return false;
+    } else {
+        conn_sm_[c] = h.sm.port_guid;
+        auto [it, fresh] = sms_.try_emplace(h.sm.port_guid);
+        if (fresh) it->second.first_seen_ms = now_ms;
+        ++it->second.open_connections;
+    }
+    SmRecord& r = sms_[h.sm.port_guid];
+    const SmState prev = r.info.state;
+    r.info = h.sm;
+    r.info.state = prev;
+    set_state(r, h.sm.state, now_ms);
+    r.osm_version = h.osm_version;
+    r.plugin_version = h.plugin_version;
+    r.pid = h.pid;
+    if (auto p = conn_peer_.find(c); p != conn_peer_.end()) r.peer = p->second;
+    return true;
+}
+
+bool ControllerState::on_heartbeat(ConnId c, const wire::Heartbeat& hb, int64_t now_ms) {
+    ++ingest_.messages[static_cast<size_t>(wire::MsgType::Heartbeat)];
+    SmRecord* r = sm_of(c);
+    if (!r) return false;
+    r->info.lid = hb.sm.lid;
+    r->info.priority = hb.sm.priority;
+    r->info.act_count = hb.sm.act_count;
+    set_state(*r, hb.sm.state, now_ms);
+    r->last_heartbeat_ms = now_ms;
+    r->heartbeat_sweep_seq = hb.sweep_seq;
+    return true;
+}
+
+bool ControllerState::on_counters(ConnId c, const wire::Counters& k, int64_t) {
+    ++ingest_.messages[static_cast<size_t>(wire::MsgType::Counters)];
+    SmRecord* r = sm_of(c);
+    if (!r) return false;
+    r->counters = k;
+    return true;
+}
+
+bool ControllerState::on_event(ConnId c, const wire::Event& e, int64_t now_ms) {
+    ++ingest_.messages[static_cast<size_t>(wire::MsgType::Event)];
+    SmRecord* r = sm_of(c);
+    if (!r) return false;
+    ++r->events_received;
+    if (e.kind == wire::EventKind::StateChange) set_state(*r, e.state, now_ms);
+    return true;
+}
+
+std::optional<Guid> ControllerState::master() const {
+    std::optional<Guid> best;
+    const SmRecord* b = nullptr;
+    for (const auto& [guid, r] : sms_) {
+        if (r.info.state != SmState::Master || !r.connected()) continue;
+        if (!b || r.state_changed_ms > b->state_changed_ms) {
+            b = &r;
+            best = guid;
+        }
+    }
+    return best;
+}
+
+std::optional<CheckJob> ControllerState::on_snapshot(ConnId c, Snapshot s, int64_t now_ms, bool* protocol_error) {
+    ++ingest_.messages[static_cast<size_t>(wire::MsgType::Snapshot)];
+    if (protocol_error) *protocol_error = false;
+    SmRecord* r = sm_of(c);
+    if (!r) {
+        if (protocol_error) *protocol_error = true;
+        return std::nullopt;
+    }
+    const Guid guid = conn_sm_[c];
+    r->info.lid = s.self.lid ? s.self.lid : r->info.lid;
+    r->info.priority = s.self.priority;
+    r->info.act_count = s.self.act_count;
+    set_state(*r, s.self.state, now_ms);
+    r->last_snapshot_ms = now_ms;
+    ++r->snapshots_received;
+    auto snap = std::make_shared<const Snapshot>(std::move(s));
+    r->latest = snap;
+
+    const std::optional<Guid> m = master();
+    const bool from_master = m && *m == guid;
+    if (m && !from_master) {
+        ++ingest_.snapshots_ignored;
+        return std::nullopt;
+    }
+    current_ = snap;
+    current_source_ = guid;
+    ++sweeps_ingested_;
+    last_sweep_seq_ = snap->sweep_seq;
+    last_sweep_ms_ = snap->taken_unix_ms ? snap->taken_unix_ms : now_ms;
+    return CheckJob{++generation_, snap, now_ms, true};
+}
+
+std::optional<CheckJob> ControllerState::recheck(int64_t now_ms) {
+    if (!current_) return std::nullopt;
+    return CheckJob{++generation_, current_, now_ms, false};
+}
+
+bool ControllerState::publish(CheckResult r, int64_t now_ms) {
+    if (r.generation <= published_generation_) return false;
+    published_generation_ = r.generation;
+    ++checks_run_;
+    last_check_ms_ = r.check_ms;
+    check_ms_sum_ += r.check_ms;
+    checked_ = r.checked;
+    findings_ = std::move(r.findings);
+    findings_json_ = std::move(r.findings_json);
+    findings_seq_ = r.snapshot ? r.snapshot->sweep_seq : 0;
+    findings_ms_ = now_ms;
+    return true;
+}
+
+}  // namespace ibf
