@@ -329,9 +329,16 @@ private:
             if (link_done_[i]) continue;
             const PlannedLink& l = plan_.links[i];
             if (!both_resolved(l)) continue;
+            // Try the host end first (the cable stays on the host; it moves at the switch), else the
+            // end that sorts first, so the finding does not depend on how the plan orders a link's ends.
+            NodeId ra = resolved_[l.a.node], rb = resolved_[l.b.node];
+            bool a_sw = is_switch_end(f_, ra), b_sw = is_switch_end(f_, rb);
+            bool b_first = (a_sw && !b_sw) ||
+                           (a_sw == b_sw && compare_endpoint(actual_end(rb, l.b.port), actual_end(ra, l.a.port)) < 0);
             for (int side = 0; side < 2; ++side) {
-                const PlannedEnd& shared = side == 0 ? l.a : l.b;
-                const PlannedEnd& far = side == 0 ? l.b : l.a;
+                const bool use_a = (side == 0) != b_first;
+                const PlannedEnd& shared = use_a ? l.a : l.b;
+                const PlannedEnd& far = use_a ? l.b : l.a;
                 NodeId n = resolved_[shared.node];
                 const Port* p = f_.node(n).port(shared.port);
                 if (!p || !p->linked() || used_[slot(n, shared.port)]) continue;
