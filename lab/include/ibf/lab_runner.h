@@ -1,0 +1,118 @@
+// The lab's processes: ibsim, OpenSM (under umad2sim, with the ibfabric plugin) and ibfabricd,
+// started in one lab directory and stopped by PID. This is the part of lab/ that does I/O.
+//
+//   ibf::LabOptions o{.dir = "/tmp/ibfabric-lab-me", .bin_dir = ".../build/bin", ...};
+//   ibf::LabState s = ibf::lab_up(net, o);      // throws ibf::LabError (with a log tail)
+//   ibf::lab_console(s, "Unlink \"leaf01\"[3]");
+//   ibf::lab_down(s.dir);                       // kills exactly the PIDs in <dir>/state.json
+//
+// Never runs a shell: children are fork()+execve() with an argv. Every child is in its own
+// session (setsid) so it survives the CLI that started it; its PID goes into <dir>/state.json.
+// ibsim reads its console from <dir>/console (a FIFO the lab keeps open read-write in ibsim's
+// own stdin, so ibsim never sees EOF); answers go to <dir>/ibsim.log.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ibf/lab_net.h"
+
+namespace ibf {
+
+// A lab process failed to start or the lab is not usable. `log_tail` holds the end of the
+// failing process's log (may be empty).
+class LabError : public std::runtime_error {
+public:
+    LabError(const std::string& what, std::string log_tail = {})
+        : std::runtime_error(what), log_tail_(std::move(log_tail)) {}
+    const std::string& log_tail() const { return log_tail_; }
+
+private:
+    std::string log_tail_;
+};
+
+struct LabOptions {
+    std::string dir;                  // lab directory (created; must not hold a running lab)
+    std::string opensm_template;      // config/templates/opensm.conf
+    std::string ibfabricd;            // path of ibfabricd; "" = no daemon and no plugin
+    std::string plugin_dir;           // directory holding libibfabric_osm.so ("" = no plugin)
+    std::string expected;             // plan or dump the daemon checks against ("" = none)
+    std::string sm_host;              // ibsim node id OpenSM attaches to; "" = net.default_sm_host()
+    int sweep_interval_s = 2;         // OpenSM light sweep period
+    double start_timeout_s = 60;      // per step
+    std::string umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+    std::function<void(const std::string&)> progress;  // one line per step, may be empty
+};
+
+struct LabState {
+    std::string dir;
+    std::string sockname;     // IBSIM_SOCKNAME
+    std::string sm_host;      // SIM_HOST of OpenSM and of lab clients
+    int ibsim_pid = 0, opensm_pid = 0, daemon_pid = 0;  // 0 = not started
+    int api_port = 0;         // ibfabricd's HTTP port, 0 = no daemon
+    std::string ingest_socket;  // the plugin -> daemon socket
+    std::string expected;     // what findings are checked against
+    std::string source;       // plan or dump the lab was built from
+    std::vector<std::string> faults;  // --fault specs applied at generation
+    int64_t started_unix_ms = 0;
+
+    std::string path(const std::string& name) const { return dir + "/" + name; }
+};
+
+// Default lab directory: /tmp/ibfabric-lab-<user>.
+std::string default_lab_dir();
+
+// Writes net.txt, opensm.conf (and ibfabricd.yaml), starts ibsim, OpenSM and ibfabricd, waits
+// for OpenSM's SUBNET UP (and the daemon's HTTP port). On failure stops what it started and
+// throws LabError with the failing log's tail.
+LabState lab_up(const Net& net, const LabOptions& opt);
+
+// Reads <dir>/state.json; nullopt when there is none. InputError when it is unreadable.
+std::optional<LabState> lab_load_state(const std::string& dir);
+void lab_save_state(const LabState& s);
+
+struct LabProcessStatus {
+    std::string name;  // "ibsim", "opensm", "ibfabricd"
+    int pid = 0;
+    bool alive = false;
+    std::string log;   // its log file
+};
+std::vector<LabProcessStatus> lab_status(const LabState& s);
+
+// SIGTERM, then SIGKILL after `grace_s`, to each PID in the state that still runs the program it
+// started (checked through /proc/<pid>/exe, so a reused PID is left alone); removes state.json
+// and the console FIFO. Returns the names of the processes it stopped.
+std::vector<std::string> lab_down(const LabState& s, double grace_s = 3.0);
+
+// Writes one console line to ibsim (<= 128 characters) and returns what ibsim printed in
+// answer within `wait_s` (read from ibsim.log).
+std::string lab_console(const LabState& s, const std::string& line, double wait_s = 0.3);
+
+// Count of "SUBNET UP" lines in OpenSM's log (osm.log), and waiting for it to grow.
+int lab_subnet_up_count(const LabState& s);
+bool lab_wait_subnet_up(const LabState& s, int more_than, double timeout_s);
+
+// Runs a diagnostic client (e.g. {"ibnetdiscover"}) attached at the lab's SM host under
+// umad2sim, in <dir>/work; returns its stdout. LabError on timeout or non-zero exit.
+std::string lab_run_client(const LabState& s, const std::vector<std::string>& argv, double timeout_s = 30,
+                           const std::string& umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so");
+
+// GET http://127.0.0.1:<port><target>: {status, body}. LabError when nothing answers.
+struct HttpReply {
+    int status = 0;
+    std::string body;
+};
+HttpReply http_get(int port, const std::string& target, double timeout_s = 5);
+
+// The last `max_lines` lines of a file ("" when it cannot be read).
+std::string tail_file(const std::string& path, int max_lines = 20);
+
+// Fills `{{KEY}}` placeholders in a template; InputError for a placeholder without a value.
+std::string fill_template(const std::string& text, const std::vector<std::pair<std::string, std::string>>& vars,
+                          const std::string& file);
+
+}  // namespace ibf

@@ -1,0 +1,36 @@
+// Process helpers for the lab runner (internal). fork()+execve() with an argv: never a shell.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ibf::lab_detail {
+
+struct SpawnSpec {
+    std::vector<std::string> argv;   // argv[0] is resolved through PATH when it has no '/'
+    std::vector<std::pair<std::string, std::string>> env;  // added to / replacing the environment
+    std::string cwd;
+    std::string stdin_path = "/dev/null";
+    bool stdin_rdwr = false;         // open stdin read-write (keeps a FIFO from ever reaching EOF)
+    std::string out_path;            // stdout and stderr, appended; "" = /dev/null
+    bool new_session = true;         // setsid(): survives the CLI that started it
+};
+
+// Starts the process; throws std::runtime_error when it cannot be executed.
+int spawn(const SpawnSpec& s);
+
+// Runs to completion with stdout captured (stderr to `err_path` or /dev/null); kills it after
+// `timeout_s`. Returns the exit status (128+signal when killed), -1 on timeout.
+int run_capture(const SpawnSpec& s, double timeout_s, std::string& out);
+
+std::string which(const std::string& prog);  // "" when not found
+// The process exists, is not a zombie, and its executable's file name is `exe_name`
+// (empty = any). Reaps it first when it is our own exited child.
+bool alive(int pid, const std::string& exe_name = {});
+// SIGTERM, wait up to grace_s, then SIGKILL. Returns true when it was running.
+bool stop(int pid, const std::string& exe_name, double grace_s);
+long rss_kb(int pid);  // VmRSS from /proc/<pid>/status, -1 when unknown
+void sleep_s(double s);
+double now_s();        // monotonic seconds
+
+}  // namespace ibf::lab_detail
