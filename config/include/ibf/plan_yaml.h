@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ibf/fabric.h"
 #include "ibf/plan.h"
@@ -26,5 +27,15 @@ Plan plan_from_fabric(const Fabric& f, const std::string& source);
 
 // YAML plan or dump (detected), whichever `text` is.
 Plan load_plan(std::string_view text, const std::string& file);
+
+// True when `text` looks like a YAML plan (a top-level `version:` key) rather than a dump.
+bool looks_like_plan_yaml(std::string_view text);
+
+// Expands a name pattern as plans write them: "leaf[01-18]" -> leaf01..leaf18 (zero-padded when
+// the range start is), "r[1-2]n[1-3]" -> r1n1, r1n2, ..., "sw[1-2,5]" -> sw1, sw2, sw5; a name
+// without brackets is itself. Errors (bad pattern, bad range, more than `max_names` names) are
+// InputError at file:line:column (pass the scalar's position; 0 = unknown).
+std::vector<std::string> expand_name_pattern(std::string_view pattern, const std::string& file = "",
+                                             int line = 0, int column = 0, size_t max_names = 1000000);
 
 }  // namespace ibf

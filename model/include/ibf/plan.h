@@ -49,6 +49,8 @@ struct Plan {
     std::vector<PlannedNode> nodes;
     std::vector<PlannedLink> links;
     std::string source;            // file it came from, for messages
+    std::string node_name_map;     // `node_name_map:` path as written in a YAML plan ("" = none);
+                                   // the caller resolves it (relative to the plan) and loads it
 };
 
 }  // namespace ibf
