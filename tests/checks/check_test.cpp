@@ -218,6 +218,18 @@ TEST(Check, RateBelowCapabilityIsAWarning) {
     f.node(id(f, "spine0002")).port(1)->speed_supported = 0;
     EXPECT_TRUE(check(p, f).empty());
 
+    // A plan that asks for exactly the active rate (as a golden dump does) is met: no warning.
+    Plan at_edr = plan_of(f);
+    f.node(id(f, "spine0002")).port(1)->speed_enabled = spec.speed_supported;
+    f.node(id(f, "spine0002")).port(1)->speed_supported = spec.speed_supported;
+    ASSERT_EQ(check(p, f).size(), 1u);
+    EXPECT_TRUE(check(at_edr, f).empty()) << dump(check(at_edr, f));
+    // A plan that gives only the width still gets the warning.
+    for (auto& l : at_edr.links) l.rate->speed = Speed::Unknown;
+    fs = check(at_edr, f);
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::rate_below_capability);
+
     // Below the plan: only the rate_mismatch, not also the warning.
     Fabric g = small_tree(spec);
     Plan pg = plan_of(g);

@@ -1,0 +1,120 @@
+// `ibfabric check`: compare a fabric dump with its plan (a YAML plan or a known-good dump).
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "commands.h"
+#include "ibf/check.h"
+#include "ibf/dumps.h"
+#include "ibf/error.h"
+#include "ibf/plan_yaml.h"
+#include "ibf/report.h"
+
+namespace ibf::cli {
+namespace {
+
+struct CheckArgs {
+    std::string expected;
+    std::string actual;
+    std::string node_name_map;
+    bool json = false;
+    bool no_color = false;
+    bool no_capability = false;
+};
+
+std::string read_file(const std::string& path, const char* what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, 0, 0, std::string("cannot read the ") + what + ": " + std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw InputError(path, 0, 0, std::string("cannot read the ") + what + ": " + std::strerror(errno));
+    return ss.str();
+}
+
+int run_check(const CheckArgs& a) {
+    NodeNameMap map;
+    if (!a.node_name_map.empty()) map = parse_node_name_map(read_file(a.node_name_map, "node-name-map"), a.node_name_map);
+
+    // The plan: a known-good dump (the map applies to it too, so names match) or a YAML plan.
+    const std::string expected_text = read_file(a.expected, "plan");
+    Plan plan;
+    if (detect_dump_format(expected_text)) {
+        Fabric golden = parse_dump(expected_text, a.expected);
+        if (!map.empty()) apply_node_name_map(golden, map);
+        plan = plan_from_fabric(golden, a.expected);
+    } else {
+        plan = load_plan(expected_text, a.expected);
+    }
+
+    Fabric actual = parse_dump(read_file(a.actual, "dump"), a.actual);
+    if (!map.empty()) apply_node_name_map(actual, map);
+
+    CheckOptions opt;
+    opt.rate_below_capability = !a.no_capability;
+    const std::vector<Finding> fs = check(plan, actual, opt);
+
+    if (a.json) {
+        std::cout << findings_to_json(fs).dump(2) << "\n";
+    } else {
+        const bool color = !a.no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) == 1;
+        std::cout << "checked " << a.actual << " (" << actual.size() << " nodes, " << actual.link_count()
+                  << " links) against " << a.expected << " (" << plan.nodes.size() << " nodes, " << plan.links.size()
+                  << " links)\n"
+                  << render_text(fs, color);
+    }
+    std::cout.flush();
+    return fs.empty() ? kExitClean : kExitFindings;
+}
+
+}  // namespace
+
+void register_check(CLI::App& app, Runner& run) {
+    auto args = std::make_shared<CheckArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "check",
+        "Compare a fabric dump with its plan, port by port: cabling (missing, unexpected and miswired\n"
+        "cables, missing and unexpected nodes), link rate (width x speed) and MTU.");
+    cmd->add_option("-e,--expected", args->expected,
+                    "The plan: a YAML plan file (docs/plan.md), or a dump of the fabric when it was known to be\n"
+                    "good (ibnetdiscover, iblinkinfo or ibdiagnet .net; nodes are then matched by GUID)")
+        ->required()
+        ->type_name("PLAN|DUMP");
+    cmd->add_option("-a,--actual", args->actual,
+                    "The fabric as it is now: output of `ibnetdiscover`, `iblinkinfo` or ibdiagnet's .net dump")
+        ->required()
+        ->type_name("DUMP");
+    cmd->add_option("--node-name-map", args->node_name_map,
+                    "OpenSM/infiniband-diags node-name-map (lines `<guid> \"<name>\"`) applied to the dumps,\n"
+                    "so nodes carry the names the plan uses")
+        ->type_name("FILE");
+    cmd->add_flag("--json", args->json, "Print the findings as JSON (schema: docs/findings.md) instead of text");
+    cmd->add_flag("--no-color", args->no_color,
+                  "Never colour the text report (it is coloured only when stdout is a terminal; NO_COLOR works too)");
+    cmd->add_flag("--no-capability", args->no_capability,
+                  "Do not warn about links that run slower than both ends could (rate_below_capability)");
+    cmd->footer(
+        "Examples:\n"
+        "  # after an expansion: does the fabric match the plan?\n"
+        "  ibnetdiscover > now.txt\n"
+        "  ibfabric check --expected plan.yaml --actual now.txt\n"
+        "\n"
+        "  # what changed since the fabric was last known good? (machine-readable)\n"
+        "  ibfabric check --expected golden-ibnetdiscover.txt --actual now.txt --json\n"
+        "\n"
+        "  # hosts are named by a node-name-map, as OpenSM does\n"
+        "  ibfabric check -e plan.yaml -a now.txt --node-name-map /etc/opensm/ib-node-name-map\n"
+        "\n"
+        "Exit status: 0 no findings, 1 findings reported, 2 bad input or usage (the message names\n"
+        "file:line:column).");
+    cmd->callback([&run, args] { run = [args] { return run_check(*args); }; });
+}
+
+}  // namespace ibf::cli
