@@ -16,6 +16,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ibf/error.h"
 #include "ibf/fabric.h"
 
 namespace ibf {
