@@ -654,6 +654,16 @@ const SwitchInfo* Analysis::info(NodeId n) const {
 std::string display_name(const Fabric& f, const Analysis& a, NodeId n) {
     const Node& node = f.node(n);
     if (!node.name.empty() && f.find_by_name(node.name).size() == 1) return node.name;
+    if (node.type == NodeType::Switch && !node.name.empty() && chassis_role(node.description) != 0) {
+        // a chassis ASIC: "MF0;sw01:CS7500/L05/U1" -> "sw01/L05/U1"
+        auto colon = node.description.find(':');
+        auto slash = colon == std::string::npos ? std::string::npos : node.description.find('/', colon);
+        if (slash != std::string::npos) {
+            std::string c = node.name + node.description.substr(slash);
+            while (!c.empty() && std::isspace(static_cast<unsigned char>(c.back()))) c.pop_back();
+            if (f.find_by_name(c).empty()) return c;
+        }
+    }
     int t = n < a.tier_of.size() ? a.tier_of[n] : 0;
     std::string prefix = node.type == NodeType::Switch ? (t > 0 ? tier_name(t) : std::string("switch")) : std::string("host");
     char buf[8];

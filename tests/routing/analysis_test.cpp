@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -328,6 +329,67 @@ TEST(AnalysisSynth, HostlessLeafStaysALeaf) {
     Analysis a = analyze(f);
     EXPECT_EQ(a.tier_of[leaf], 1);
     EXPECT_EQ(a.levels(), 2);
+    EXPECT_TRUE(a.findings.empty()) << dump_findings(a);
+}
+
+TEST(AnalysisSharp, AggregationNodesAreNotHostsAndTheDegradedHostIsAnOutlier) {
+    Fabric f = load("synthetic-ibnetdiscover-hdr-sharp.txt");
+    Analysis a = analyze(f);
+    EXPECT_EQ(a.aggregation_nodes.size(), 2u);
+    EXPECT_EQ(a.compute_hosts.size(), 3u);
+    ASSERT_EQ(a.levels(), 2);
+    EXPECT_EQ(a.tier_of[f.find_by_name("spine01").at(0)], 2);
+    ASSERT_EQ(a.findings.size(), 1u) << dump_findings(a);
+    // two ConnectX6 (device 0x101b): one at 4xHDR, one at 4xEDR; the 2xNDR host is another model.
+    EXPECT_EQ(a.findings[0].kind, FindingKind::rate_outlier);
+    EXPECT_EQ(a.findings[0].a.name, "leaf01");
+    EXPECT_EQ(a.findings[0].a.port, 2);
+    EXPECT_EQ(a.findings[0].expected, "4xHDR");
+    EXPECT_EQ(a.findings[0].actual, "4xEDR");
+}
+
+// A director: 4 line-card ASICs (hosts on three of them) and 2 spine ASICs in one chassis.
+Fabric director() {
+    Fabric f;
+    std::vector<NodeId> line, spine;
+    for (int i = 1; i <= 4; ++i) {
+        char d[64];
+        std::snprintf(d, sizeof d, "MF0;dir01:CS7500/L%02d/U1", i);
+        line.push_back(f.add_node({.type = NodeType::Switch, .guid = 0x100u + i, .system_guid = 0x1000, .description = d}, 8));
+    }
+    for (int i = 1; i <= 2; ++i) {
+        char d[64];
+        std::snprintf(d, sizeof d, "MF0;dir01:CS7500/S%02d/U1", i);
+        spine.push_back(f.add_node({.type = NodeType::Switch, .guid = 0x200u + i, .system_guid = 0x1000, .description = d}, 8));
+    }
+    int hostno = 0;
+    for (int l = 0; l < 4; ++l) {
+        for (int s = 0; s < 2; ++s)
+            for (int c = 0; c < 2; ++c) f.connect(line[l], 5 + s * 2 + c, spine[s], 1 + l * 2 + c);
+        if (l == 3) continue;
+        for (int p = 1; p <= 4; ++p) {
+            ++hostno;
+            NodeId h = f.add_node({.type = NodeType::CA, .guid = 0x5000u + hostno, .description = "cn" + std::to_string(hostno) + " mlx5_0"}, 1);
+            f.connect(line[l], p, h, 1);
+        }
+    }
+    for (NodeId n = 0; n < f.size(); ++n)
+        for (Port& p : f.node(n).ports)
+            if (p.linked()) p.width_active = Width::X4, p.speed_active = Speed::HDR;
+    f.finalize();
+    return f;
+}
+
+TEST(AnalysisChassis, LineCardWithoutHostsStaysALeafAndAsicsGetChassisNames) {
+    Fabric f = director();
+    Analysis a = analyze(f);
+    EXPECT_EQ(a.levels(), 2);
+    NodeId l4 = *f.find(0x104);
+    EXPECT_EQ(a.tier_of[l4], 1);
+    EXPECT_EQ(a.tier_of[*f.find(0x201)], 2);
+    EXPECT_EQ(a.info(l4)->chassis, "0x0000000000001000");
+    EXPECT_EQ(display_name(f, a, l4), "dir01/L04/U1");
+    EXPECT_EQ(a.tiers[0].bundle_sizes, (std::map<int, int>{{2, 8}}));
     EXPECT_TRUE(a.findings.empty()) << dump_findings(a);
 }
 

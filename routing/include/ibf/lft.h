@@ -1,0 +1,57 @@
+// LFT balance: how evenly a switch's linear forwarding table spreads the compute hosts over its
+// uplinks. Input is plain data (what the OpenSM plugin will export): per switch, the egress port
+// for every destination LID. Pure: no I/O.
+//
+//   std::vector<ibf::SwitchLft> lfts = ...;           // {switch node GUID, port_by_lid}
+//   ibf::LftReport r = ibf::lft_balance(fabric, ibf::analyze(fabric), lfts);
+//   for (const ibf::LftBalance& b : r.switches) ...   // routes per uplink port
+//   r.findings;                                       // lft_imbalance, one per unbalanced switch
+//
+// Counted: destination LIDs of compute-host ports (base LID .. base + 2^LMC - 1) that the switch
+// sends up (to a port of one of its uplink bundles). A switch is unbalanced when the most and
+// least loaded uplinks differ by at least `min_spread` routes and by more than `tolerance` x the
+// mean. ftree on an intact tree differs by at most 1.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ibf/analysis.h"
+#include "ibf/fabric.h"
+#include "ibf/finding.h"
+
+namespace ibf {
+
+struct SwitchLft {
+    Guid switch_guid = 0;                // node GUID of the switch
+    std::vector<uint8_t> port_by_lid;    // index = destination LID; 255 = unreachable
+};
+
+struct PortLoad {
+    int port = 0;
+    NodeId peer = kNoNode;  // the upper switch this port leads to
+    int routes = 0;         // compute-host destination LIDs routed through this port
+};
+
+struct LftBalance {
+    NodeId node = kNoNode;
+    int tier = 0;
+    std::vector<PortLoad> up_ports;  // every uplink port, ascending
+    int min_routes = 0, max_routes = 0;
+    double mean = 0;
+    bool imbalanced = false;
+};
+
+struct LftOptions {
+    double tolerance = 0.25;
+    int min_spread = 2;
+};
+
+struct LftReport {
+    std::vector<LftBalance> switches;  // one per known switch with uplinks, in input order
+    std::vector<Finding> findings;     // lft_imbalance
+};
+
+LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const LftOptions& opt = {});
+
+}  // namespace ibf
