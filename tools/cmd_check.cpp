@@ -39,19 +39,31 @@ std::string read_file(const std::string& path, const char* what) {
     return ss.str();
 }
 
+// The directory part of `path` ("" when none), to resolve files a plan names relative to it.
+std::string dir_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
 int run_check(const CheckArgs& a) {
     NodeNameMap map;
     if (!a.node_name_map.empty()) map = parse_node_name_map(read_file(a.node_name_map, "node-name-map"), a.node_name_map);
 
-    // The plan: a known-good dump (the map applies to it too, so names match) or a YAML plan.
+    // The plan: a YAML plan, or a known-good dump (the map applies to it too, so names match).
     const std::string expected_text = read_file(a.expected, "plan");
     Plan plan;
-    if (detect_dump_format(expected_text)) {
+    if (!looks_like_plan_yaml(expected_text) && detect_dump_format(expected_text)) {
         Fabric golden = parse_dump(expected_text, a.expected);
         if (!map.empty()) apply_node_name_map(golden, map);
         plan = plan_from_fabric(golden, a.expected);
     } else {
         plan = load_plan(expected_text, a.expected);
+        // A plan may name its node-name-map (relative to the plan file); --node-name-map wins.
+        if (a.node_name_map.empty() && !plan.node_name_map.empty()) {
+            std::string path = plan.node_name_map;
+            if (path.front() != '/') path = dir_of(a.expected) + path;
+            map = parse_node_name_map(read_file(path, "node-name-map named by the plan"), path);
+        }
     }
 
     Fabric actual = parse_dump(read_file(a.actual, "dump"), a.actual);
@@ -93,7 +105,7 @@ void register_check(CLI::App& app, Runner& run) {
         ->type_name("DUMP");
     cmd->add_option("--node-name-map", args->node_name_map,
                     "OpenSM/infiniband-diags node-name-map (lines `<guid> \"<name>\"`) applied to the dumps,\n"
-                    "so nodes carry the names the plan uses")
+                    "so nodes carry the names the plan uses (default: the plan's `node_name_map:`, if any)")
         ->type_name("FILE");
     cmd->add_flag("--json", args->json, "Print the findings as JSON (schema: docs/findings.md) instead of text");
     cmd->add_flag("--no-color", args->no_color,
