@@ -1,0 +1,41 @@
+// Options of the OpenSM event plugin (libibfabric_osm.so), read from opensm.conf's
+// `event_plugin_options` line, and the OpenSM version check. Pure: no I/O. docs/plugin.md.
+//
+//   auto r = ibf::osm::parse_options("socket=/run/ibfabric/osm.sock queue=256 log=info");
+//   if (auto* err = std::get_if<std::string>(&r)) { /* refuse to load, log *err */ }
+//   const ibf::osm::Options& o = std::get<ibf::osm::Options>(r);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace ibf::osm {
+
+enum class LogLevel : uint8_t { error = 0, warn = 1, info = 2, debug = 3 };
+
+struct Options {
+    // Exactly one endpoint: a Unix socket path, or TCP host:port (IPv4 literal or "localhost").
+    std::string socket_path = "/run/ibfabric/osm.sock";
+    std::string tcp_host;                 // set when tcp= is given (socket_path is then cleared)
+    uint16_t tcp_port = 0;
+    size_t queue = 256;                   // event queue capacity (1..65536); overflow is counted, not blocked
+    LogLevel log = LogLevel::info;
+    int heartbeat_ms = 1000;              // Heartbeat + Counters period (100..60000)
+    int send_timeout_ms = 5000;           // a controller that reads nothing for this long is dropped (100..600000)
+    int backoff_max_ms = 2000;            // reconnect backoff cap (10..60000)
+
+    bool tcp() const { return !tcp_host.empty(); }
+    std::string endpoint() const;         // "unix:/path" or "tcp:host:port", for log lines
+};
+
+// Parses "key=value" items separated by spaces or commas. A null or empty text gives the defaults.
+// Returns the error text (naming the item) for an unknown key, a bad value, or both socket= and tcp=.
+std::variant<Options, std::string> parse_options(const char* text);
+
+// nullopt when the running OpenSM is the one the plugin was built against, else the reason.
+std::optional<std::string> check_version(const char* running, const char* built);
+
+}  // namespace ibf::osm

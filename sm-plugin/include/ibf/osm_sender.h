@@ -1,0 +1,78 @@
+// The plugin's sender: a bounded hand-off from OpenSM's threads to one sender thread that owns
+// the socket to ibfabricd. No OpenSM dependency, so it is tested on its own. docs/plugin.md
+// ("Threading model") explains who owns what.
+//
+//   ibf::osm::Sender s(opts, {.hello = ..., .heartbeat = ..., .log = ...});
+//   s.start();                                   // spawns the sender thread
+//   s.submit_snapshot(std::move(snap), copy_us); // from OpenSM's sweeper: O(1), never waits on I/O
+//   s.submit_event(ev);                          // from any OpenSM thread: O(1), drops when full
+//   s.stop();                                    // joins within ~0.2 s even if the peer hangs
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "ibf/osm_plugin_options.h"
+#include "ibf/wire.h"
+
+namespace ibf::osm {
+
+struct SenderHooks {
+    std::function<wire::Hello()> hello;          // called by the sender thread at each connect
+    std::function<wire::Heartbeat()> heartbeat;  // called by the sender thread every heartbeat_ms
+    std::function<void(LogLevel, const std::string&)> log;  // any thread; may be empty
+};
+
+class Sender {
+public:
+    Sender(Options opts, SenderHooks hooks);
+    ~Sender();
+    Sender(const Sender&) = delete;
+    Sender& operator=(const Sender&) = delete;
+
+    void start();
+    void stop();  // idempotent; bounded wait (poll slices of 100 ms)
+
+    // Thread-safe, never blocks on I/O: holds an internal mutex for a pointer swap. The newest
+    // snapshot supersedes an unsent older one. `copy_us`: time spent under OpenSM's lock.
+    void submit_snapshot(std::shared_ptr<const Snapshot> s, uint64_t copy_us);
+    // Thread-safe, O(1): queued up to Options::queue events, then counted as dropped.
+    void submit_event(wire::Event e);
+
+    wire::Counters counters() const;
+    bool connected() const;
+
+private:
+    using Clock = std::chrono::steady_clock;
+    void run();
+    int connect_once(std::string& err);
+    bool send_all(int fd, const std::string& bytes);
+    bool send_msg(int fd, const wire::Message& m);
+    bool send_snapshot(int fd, const Snapshot& s);
+    bool send_bytes(int fd, const std::string& bytes);
+    void log(LogLevel l, const std::string& msg) const;
+
+    Options opts_;
+    SenderHooks hooks_;
+
+    mutable std::mutex mu_;  // guards everything below; never held across I/O or encoding
+    std::condition_variable cv_;
+    bool stop_ = false;
+    bool connected_ = false;
+    std::shared_ptr<const Snapshot> latest_;
+    uint64_t latest_gen_ = 0;   // +1 per submitted snapshot
+    uint64_t picked_gen_ = 0;   // last generation the sender thread took (for "superseded")
+    Clock::time_point latest_at_{};
+    std::deque<wire::Event> events_;
+    wire::Counters c_;
+
+    std::thread thread_;
+};
+
+}  // namespace ibf::osm

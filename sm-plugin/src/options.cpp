@@ -1,0 +1,101 @@
+#include "ibf/osm_plugin_options.h"
+
+#include <charconv>
+#include <cstring>
+#include <vector>
+
+namespace ibf::osm {
+
+std::string Options::endpoint() const {
+    if (tcp()) return "tcp:" + tcp_host + ":" + std::to_string(tcp_port);
+    return "unix:" + socket_path;
+}
+
+namespace {
+
+std::optional<long> to_long(std::string_view v) {
+    long x = 0;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (r.ec != std::errc() || r.ptr != v.data() + v.size()) return std::nullopt;
+    return x;
+}
+
+}  // namespace
+
+std::variant<Options, std::string> parse_options(const char* text) {
+    Options o;
+    if (!text) return o;
+    std::string_view s(text);
+    bool have_socket = false, have_tcp = false;
+    size_t i = 0;
+    while (i < s.size()) {
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == ',')) ++i;
+        size_t j = i;
+        while (j < s.size() && s[j] != ' ' && s[j] != '\t' && s[j] != ',') ++j;
+        if (j == i) break;
+        std::string_view item = s.substr(i, j - i);
+        i = j;
+        auto eq = item.find('=');
+        if (eq == std::string_view::npos || eq == 0)
+            return "event_plugin_options: \"" + std::string(item) + "\" is not key=value";
+        std::string_view key = item.substr(0, eq), val = item.substr(eq + 1);
+        auto bad = [&](const char* why) {
+            return "event_plugin_options: " + std::string(key) + "=\"" + std::string(val) + "\": " + why;
+        };
+        auto ranged = [&](long lo, long hi) -> std::optional<long> {
+            auto x = to_long(val);
+            if (!x || *x < lo || *x > hi) return std::nullopt;
+            return x;
+        };
+        if (key == "socket") {
+            if (val.empty() || val.size() >= 108) return bad("needs a path shorter than 108 bytes");
+            o.socket_path = std::string(val);
+            have_socket = true;
+        } else if (key == "tcp") {
+            auto colon = val.rfind(':');
+            if (colon == std::string_view::npos || colon == 0) return bad("needs host:port");
+            auto port = to_long(val.substr(colon + 1));
+            if (!port || *port < 1 || *port > 65535) return bad("port must be 1..65535");
+            o.tcp_host = std::string(val.substr(0, colon));
+            o.tcp_port = static_cast<uint16_t>(*port);
+            have_tcp = true;
+        } else if (key == "queue") {
+            auto x = ranged(1, 65536);
+            if (!x) return bad("must be an integer 1..65536");
+            o.queue = static_cast<size_t>(*x);
+        } else if (key == "log") {
+            if (val == "error") o.log = LogLevel::error;
+            else if (val == "warn") o.log = LogLevel::warn;
+            else if (val == "info") o.log = LogLevel::info;
+            else if (val == "debug") o.log = LogLevel::debug;
+            else return bad("must be error, warn, info or debug");
+        } else if (key == "heartbeat_ms") {
+            auto x = ranged(100, 60000);
+            if (!x) return bad("must be an integer 100..60000");
+            o.heartbeat_ms = static_cast<int>(*x);
+        } else if (key == "send_timeout_ms") {
+            auto x = ranged(100, 600000);
+            if (!x) return bad("must be an integer 100..600000");
+            o.send_timeout_ms = static_cast<int>(*x);
+        } else if (key == "backoff_max_ms") {
+            auto x = ranged(10, 60000);
+            if (!x) return bad("must be an integer 10..60000");
+            o.backoff_max_ms = static_cast<int>(*x);
+        } else {
+            return "event_plugin_options: unknown option \"" + std::string(key) +
+                   "\" (known: socket, tcp, queue, log, heartbeat_ms, send_timeout_ms, backoff_max_ms)";
+        }
+    }
+    if (have_socket && have_tcp) return std::string("event_plugin_options: give socket= or tcp=, not both");
+    if (have_tcp) o.socket_path.clear();
+    return o;
+}
+
+std::optional<std::string> check_version(const char* running, const char* built) {
+    if (!running || !built) return std::string("OpenSM version unknown");
+    if (std::strcmp(running, built) != 0)
+        return "built for \"" + std::string(built) + "\" but loaded into \"" + std::string(running) + "\"";
+    return std::nullopt;
+}
+
+}  // namespace ibf::osm

@@ -1,0 +1,188 @@
+// The subnet walk. Runs on OpenSM's sweeper thread under osm->lock: a copy and nothing more.
+#include "ibf/osm_copy.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "osm_headers.h"
+
+namespace ibf::osm {
+
+namespace {
+
+SpeedMask base_speeds(unsigned bits) {  // PortInfo LinkSpeed{Supported,Enabled}: 1 SDR, 2 DDR, 4 QDR
+    SpeedMask m = 0;
+    if (bits & 1) m |= speed_bit(Speed::SDR);
+    if (bits & 2) m |= speed_bit(Speed::DDR);
+    if (bits & 4) m |= speed_bit(Speed::QDR);
+    return m;
+}
+
+SpeedMask ext_speeds_mask(unsigned bits) {  // LinkSpeedExt*: 1 FDR, 2 EDR, 4 HDR, 8 NDR
+    SpeedMask m = 0;
+    if (bits & 1) m |= speed_bit(Speed::FDR);
+    if (bits & 2) m |= speed_bit(Speed::EDR);
+    if (bits & 4) m |= speed_bit(Speed::HDR);
+    if (bits & 8) m |= speed_bit(Speed::NDR);
+    return m;
+}
+
+Speed active_speed(const ib_port_info_t& pi, const ib_mlnx_ext_port_info_t& epi, bool ext) {
+    if (ext) {
+        switch (ib_port_info_get_link_speed_ext_active(&pi)) {
+            case 1: return Speed::FDR;
+            case 2: return Speed::EDR;
+            case 4: return Speed::HDR;
+            case 8: return Speed::NDR;
+            default: break;
+        }
+    }
+    if (epi.link_speed_active & kMlnxFdr10Bit) return Speed::FDR10;
+    switch (ib_port_info_get_link_speed_active(&pi)) {
+        case 1: return Speed::SDR;
+        case 2: return Speed::DDR;
+        case 4: return Speed::QDR;
+        default: return Speed::Unknown;
+    }
+}
+
+Width active_width(uint8_t w) {
+    switch (w) {
+        case 1: case 2: case 4: case 8: case 16: return static_cast<Width>(w);
+        default: return Width::Unknown;
+    }
+}
+
+SmState sm_state(unsigned s) { return s <= 3 ? static_cast<SmState>(s) : SmState::NotActive; }
+
+}  // namespace
+
+void copy_port(const osm_physp_t* p, bool ext, bool is_switch, Port& out) {
+    const ib_port_info_t& pi = p->port_info;
+    const ib_mlnx_ext_port_info_t& epi = p->ext_port_info;
+    out.guid = cl_ntoh64(p->port_guid);
+    if (!is_switch || p->port_num == 0) {
+        out.lid = cl_ntoh16(pi.base_lid);
+        out.lmc = ib_port_info_get_lmc(&pi);
+    }
+    unsigned st = ib_port_info_get_port_state(&pi);
+    out.state = st <= 4 ? static_cast<PortState>(st) : PortState::Unknown;
+    unsigned ph = ib_port_info_get_port_phys_state(&pi);
+    out.phys = ph <= 7 ? static_cast<PhysState>(ph) : PhysState::Unknown;
+    out.width_active = active_width(pi.link_width_active);
+    out.width_enabled = pi.link_width_enabled & 0x1F;
+    out.width_supported = pi.link_width_supported & 0x1F;
+    out.speed_active = active_speed(pi, epi, ext);
+    out.speed_supported = base_speeds(ib_port_info_get_link_speed_sup(&pi));
+    out.speed_enabled = base_speeds(ib_port_info_get_link_speed_enabled(&pi));
+    if (ext) {
+        out.speed_supported |= ext_speeds_mask(ib_port_info_get_link_speed_ext_sup(&pi));
+        unsigned en = ib_port_info_get_link_speed_ext_enabled(&pi);
+        if (en < IB_LINK_SPEED_EXT_DISABLE) out.speed_enabled |= ext_speeds_mask(en);
+    }
+    if (epi.link_speed_supported & kMlnxFdr10Bit) out.speed_supported |= speed_bit(Speed::FDR10);
+    if (epi.link_speed_enabled & kMlnxFdr10Bit) out.speed_enabled |= speed_bit(Speed::FDR10);
+    out.mtu_cap = mtu_from_code(ib_port_info_get_mtu_cap(&pi));
+    out.mtu_active = mtu_from_code(ib_port_info_get_neighbor_mtu(&pi));
+}
+
+void copy_subnet(osm_opensm_t* osm, Snapshot& out) {
+    osm_subn_t& subn = osm->subn;
+    out.osm_version = osm->osm_version ? osm->osm_version : OSM_VERSION;
+    out.self.port_guid = cl_ntoh64(subn.sm_port_guid);
+    out.self.lid = cl_ntoh16(subn.sm_base_lid);
+    out.self.priority = subn.opt.sm_priority;
+    out.self.state = sm_state(subn.sm_state);
+    out.self.act_count = static_cast<uint32_t>(osm->stats.qp0_mads_sent);
+    out.master_lid = cl_ntoh16(subn.master_sm_base_lid);
+    out.initialization_error = subn.subnet_initialization_error;
+    out.routing_engine = osm->routing_engine_used && osm->routing_engine_used->name ? osm->routing_engine_used->name : "";
+
+    for (cl_map_item_t* it = cl_qmap_head(&subn.sm_guid_tbl); it != cl_qmap_end(&subn.sm_guid_tbl); it = cl_qmap_next(it)) {
+        const auto* rsm = reinterpret_cast<const osm_remote_sm_t*>(it);
+        SmInfo s;
+        s.port_guid = cl_ntoh64(rsm->smi.guid);
+        s.priority = ib_sminfo_get_priority(&rsm->smi);
+        s.state = sm_state(ib_sminfo_get_state(&rsm->smi));
+        s.act_count = cl_ntoh32(rsm->smi.act_count);
+        cl_map_item_t* pit = cl_qmap_get(&subn.port_guid_tbl, rsm->smi.guid);
+        if (pit != cl_qmap_end(&subn.port_guid_tbl))
+            s.lid = cl_ntoh16(osm_port_get_base_lid(reinterpret_cast<const osm_port_t*>(pit)));
+        out.other_sms.push_back(s);
+    }
+
+    Fabric& f = out.fabric;
+    std::unordered_map<const osm_node_t*, NodeId> ids;
+    ids.reserve(cl_qmap_count(&subn.node_guid_tbl));
+    cl_qmap_t* nodes = &subn.node_guid_tbl;
+    for (cl_map_item_t* it = cl_qmap_head(nodes); it != cl_qmap_end(nodes); it = cl_qmap_next(it)) {
+        auto* n = reinterpret_cast<osm_node_t*>(it);
+        Node node;
+        uint8_t type = osm_node_get_type(n);
+        node.type = type <= 3 ? static_cast<NodeType>(type) : NodeType::Unknown;
+        node.guid = cl_ntoh64(n->node_info.node_guid);
+        node.system_guid = cl_ntoh64(n->node_info.sys_guid);
+        const char* desc = reinterpret_cast<const char*>(n->node_desc.description);
+        node.description.assign(desc, strnlen(desc, IB_NODE_DESCRIPTION_SIZE));
+        if (n->print_desc && node.description != n->print_desc) node.name = n->print_desc;  // node-name-map
+        node.vendor_id = static_cast<uint16_t>(cl_ntoh32(ib_node_info_get_vendor_id(&n->node_info)));
+        node.device_id = cl_ntoh16(n->node_info.device_id);
+        const bool is_switch = node.type == NodeType::Switch;
+        int nphysp = osm_node_get_num_physp(n);
+        if (f.find(node.guid)) continue;  // cannot happen in OpenSM's GUID-keyed table; keep Fabric sane
+        NodeId id = f.add_node(std::move(node), nphysp - 1);
+        ids.emplace(n, id);
+        Node& dst = f.node(id);
+        bool ext = false;
+        if (is_switch) {
+            const osm_physp_t* p0 = osm_node_get_physp_ptr(n, 0);
+            ext = p0 && (p0->port_info.capability_mask & IB_PORT_CAP_HAS_EXT_SPEEDS);
+        }
+        uint16_t first_lid = 0, linked_lid = 0;
+        for (int pn = is_switch ? 0 : 1; pn < nphysp; ++pn) {
+            const osm_physp_t* p = osm_node_get_physp_ptr(n, static_cast<uint32_t>(pn));
+            Port& port = dst.ports[static_cast<size_t>(pn)];
+            if (!p || !osm_physp_is_valid(p)) {
+                port.valid = false;
+                continue;
+            }
+            bool port_ext = is_switch ? ext : (p->port_info.capability_mask & IB_PORT_CAP_HAS_EXT_SPEEDS) != 0;
+            copy_port(p, port_ext, is_switch, port);
+            if (!first_lid) first_lid = port.lid;
+            if (!linked_lid && p->p_remote_physp) linked_lid = port.lid;
+        }
+        dst.lid = is_switch ? dst.ports[0].lid : (linked_lid ? linked_lid : first_lid);
+    }
+
+    for (const auto& [n, id] : ids) {
+        const Node& node = f.node(id);
+        for (int pn = 1; pn <= node.num_ports(); ++pn) {
+            if (!node.ports[static_cast<size_t>(pn)].valid) continue;
+            const osm_physp_t* p = osm_node_get_physp_ptr(const_cast<osm_node_t*>(n), static_cast<uint32_t>(pn));
+            const osm_physp_t* r = p ? p->p_remote_physp : nullptr;
+            if (!r || !r->p_node) continue;
+            auto rit = ids.find(r->p_node);
+            if (rit == ids.end()) continue;
+            NodeId rid = rit->second;
+            int rpn = r->port_num;
+            if (std::pair(id, pn) >= std::pair(rid, rpn)) continue;  // each cable once
+            const Node& rnode = f.node(rid);
+            if (!rnode.port(rpn)) continue;
+            f.connect(id, pn, rid, rpn);
+        }
+    }
+    f.finalize();
+}
+
+SmInfo poll_self(osm_opensm_t* osm) {
+    osm_subn_t& subn = osm->subn;
+    SmInfo s;
+    s.port_guid = cl_ntoh64(__atomic_load_n(&subn.sm_port_guid, __ATOMIC_RELAXED));
+    s.lid = cl_ntoh16(__atomic_load_n(&subn.sm_base_lid, __ATOMIC_RELAXED));
+    s.priority = __atomic_load_n(&subn.opt.sm_priority, __ATOMIC_RELAXED);
+    s.state = sm_state(__atomic_load_n(&subn.sm_state, __ATOMIC_RELAXED));
+    s.act_count = static_cast<uint32_t>(osm->stats.qp0_mads_sent);
+    return s;
+}
+
+}  // namespace ibf::osm

@@ -1,0 +1,172 @@
+// libibfabric_osm.so: the OpenSM event plugin. OpenSM dlopen()s it for `event_plugin_name
+// ibfabric_osm` and calls create() / report() / delete() through the exported `osm_event_plugin`.
+// Threading model: docs/plugin.md. In short: report() runs on OpenSM's threads, copies at
+// SUBNET_UP under osm->lock (shared), and hands off to the Sender's own thread; it never does I/O.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "ibf/osm_copy.h"
+#include "ibf/osm_plugin_options.h"
+#include "ibf/osm_sender.h"
+#include "osm_headers.h"
+
+#ifndef IBF_VERSION
+#define IBF_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using namespace ibf;
+using namespace ibf::osm;
+using Clock = std::chrono::steady_clock;
+
+int64_t unix_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The plugin's own `log=` option is the filter (Sender::log, below); what passes goes to OpenSM's
+// log at INFO (errors at ERROR), because OpenSM's DEBUG level is far too verbose to turn on.
+void osm_say(osm_opensm_t* osm, LogLevel l, const std::string& msg) {
+    osm_log_level_t lvl = l == LogLevel::error ? OSM_LOG_ERROR : OSM_LOG_INFO;
+    osm_log(&osm->log, lvl, "ibfabric_osm: %s%s\n", l == LogLevel::warn ? "WARNING: " : "", msg.c_str());
+}
+
+struct Plugin {
+    osm_opensm_t* osm = nullptr;
+    Options opts;
+    std::atomic<uint64_t> seq{0};
+    std::unique_ptr<Sender> sender;
+};
+
+void* plugin_create(osm_opensm_t* osm) {
+    try {
+        if (auto err = check_version(osm->osm_version, OSM_VERSION)) {
+            osm_say(osm, LogLevel::error, "refusing to load: " + *err);
+            return nullptr;
+        }
+        auto parsed = parse_options(osm->subn.opt.event_plugin_options);
+        if (auto* err = std::get_if<std::string>(&parsed)) {
+            osm_say(osm, LogLevel::error, "refusing to load: " + *err);
+            return nullptr;
+        }
+        auto p = std::make_unique<Plugin>();
+        p->osm = osm;
+        p->opts = std::get<Options>(parsed);
+        Plugin* raw = p.get();
+        SenderHooks hooks;
+        hooks.hello = [raw] {
+            return wire::Hello{OSM_VERSION, IBF_VERSION, poll_self(raw->osm), static_cast<uint32_t>(::getpid())};
+        };
+        hooks.heartbeat = [raw] { return wire::Heartbeat{poll_self(raw->osm), raw->seq.load(), unix_ms()}; };
+        hooks.log = [raw](LogLevel l, const std::string& m) { osm_say(raw->osm, l, m); };
+        p->sender = std::make_unique<Sender>(p->opts, std::move(hooks));
+        p->sender->start();
+        osm_say(osm, LogLevel::info, std::string("loaded (ibfabric " IBF_VERSION ", ") + OSM_VERSION + "), sending to " +
+                                         p->opts.endpoint() + ", event queue " + std::to_string(p->opts.queue));
+        return p.release();
+    } catch (const std::exception& e) {
+        osm_say(osm, LogLevel::error, std::string("refusing to load: ") + e.what());
+    } catch (...) {
+        osm_say(osm, LogLevel::error, "refusing to load: unknown error");
+    }
+    return nullptr;
+}
+
+void plugin_delete(void* data) {
+    auto* p = static_cast<Plugin*>(data);
+    if (!p) return;
+    try {
+        auto t0 = Clock::now();
+        p->sender->stop();
+        auto c = p->sender->counters();
+        osm_say(p->osm, LogLevel::info,
+                "stopped in " +
+                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()) +
+                    " ms; snapshots taken " + std::to_string(c.snapshots_taken) + ", sent " +
+                    std::to_string(c.snapshots_sent) + ", superseded " + std::to_string(c.snapshots_superseded) +
+                    ", events dropped " + std::to_string(c.events_dropped));
+    } catch (...) {
+    }
+    delete p;
+}
+
+void take_snapshot(Plugin* p) {
+    osm_opensm_t* osm = p->osm;
+    auto snap = std::make_shared<Snapshot>();
+    auto t0 = Clock::now();
+    cl_plock_acquire(&osm->lock);
+    try {
+        ibf::osm::copy_subnet(osm, *snap);
+    } catch (...) {
+        cl_plock_release(&osm->lock);
+        throw;
+    }
+    cl_plock_release(&osm->lock);
+    auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+    snap->sweep_seq = ++p->seq;
+    snap->taken_unix_ms = unix_ms();
+    if (p->opts.log >= LogLevel::debug || (snap->initialization_error && p->opts.log >= LogLevel::info)) {
+        size_t n = snap->fabric.size();
+        osm_say(osm, LogLevel::info,
+                "snapshot " + std::to_string(snap->sweep_seq) + ": " + std::to_string(n) + " nodes, " +
+                    std::to_string(snap->fabric.link_count()) + " links, " + std::to_string(us) +
+                    " us under the lock (" + std::to_string(n ? us * 1000 / n : 0) + " ns/node)" +
+                    (snap->initialization_error ? ", sweep reported a subnet initialization error" : ""));
+    }
+    p->sender->submit_snapshot(std::move(snap), us);
+}
+
+// Runs on OpenSM's sweeper and MAD dispatcher threads, sometimes with osm->lock held (TRAP,
+// LFT_CHANGE): only SUBNET_UP (lock not held by the caller) may take the lock.
+void plugin_report(void* data, osm_epi_event_id_t id, void* ev) {
+    auto* p = static_cast<Plugin*>(data);
+    if (!p) return;
+    try {
+        switch (id) {
+            case OSM_EVENT_ID_SUBNET_UP: take_snapshot(p); break;
+            case OSM_EVENT_ID_TRAP: {
+                wire::Event e;
+                e.kind = wire::EventKind::Trap;
+                e.unix_ms = unix_ms();
+                e.state = poll_self(p->osm).state;
+                if (const auto* ntc = static_cast<const ib_mad_notice_attr_t*>(ev)) {
+                    if (ib_notice_is_generic(ntc)) e.trap_num = cl_ntoh16(ntc->g_or_v.generic.trap_num);
+                    e.lid = cl_ntoh16(ntc->issuer_lid);
+                }
+                e.text = "trap " + std::to_string(e.trap_num) + " from lid " + std::to_string(e.lid);
+                p->sender->submit_event(std::move(e));
+                break;
+            }
+            case OSM_EVENT_ID_STATE_CHANGE: {
+                wire::Event e{wire::EventKind::StateChange, unix_ms(), 0, 0, poll_self(p->osm).state, {}};
+                e.text = "SM state " + std::string(to_string(e.state));
+                p->sender->submit_event(std::move(e));
+                break;
+            }
+            case OSM_EVENT_ID_HEAVY_SWEEP_START:
+                p->sender->submit_event({wire::EventKind::SweepStart, unix_ms(), 0, 0, poll_self(p->osm).state, "heavy sweep start"});
+                break;
+            case OSM_EVENT_ID_UCAST_ROUTING_DONE:
+                p->sender->submit_event({wire::EventKind::RoutingDone, unix_ms(), 0, 0, poll_self(p->osm).state, "unicast routing done"});
+                break;
+            default:  // LFT_CHANGE (caller holds the lock exclusively), counters, SA DB dump: not used
+                break;
+        }
+    } catch (const std::exception& e) {
+        osm_say(p->osm, LogLevel::error, std::string("report: ") + e.what());
+    } catch (...) {
+    }
+}
+
+}  // namespace
+
+extern "C" {
+__attribute__((visibility("default"))) osm_event_plugin_t osm_event_plugin = {
+    OSM_VERSION, plugin_create, plugin_delete, plugin_report};
+}

@@ -1,0 +1,287 @@
+#include "ibf/osm_sender.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ibf::osm {
+
+namespace {
+constexpr int kSliceMs = 100;  // longest the sender thread waits without checking stop_
+}
+
+Sender::Sender(Options opts, SenderHooks hooks) : opts_(std::move(opts)), hooks_(std::move(hooks)) {}
+
+Sender::~Sender() { stop(); }
+
+void Sender::start() {
+    std::lock_guard lk(mu_);
+    if (thread_.joinable()) return;
+    stop_ = false;
+    thread_ = std::thread([this] { run(); });
+}
+
+void Sender::stop() {
+    {
+        std::lock_guard lk(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void Sender::submit_snapshot(std::shared_ptr<const Snapshot> s, uint64_t copy_us) {
+    std::shared_ptr<const Snapshot> old;  // freed after the mutex is released
+    {
+        std::lock_guard lk(mu_);
+        if (latest_ && picked_gen_ != latest_gen_) ++c_.snapshots_superseded;
+        old = std::move(latest_);
+        latest_ = std::move(s);
+        ++latest_gen_;
+        latest_at_ = Clock::now();
+        ++c_.snapshots_taken;
+        c_.last_copy_us = copy_us;
+    }
+    cv_.notify_one();
+}
+
+void Sender::submit_event(wire::Event e) {
+    {
+        std::lock_guard lk(mu_);
+        if (events_.size() >= opts_.queue) {
+            ++c_.events_dropped;
+            return;
+        }
+        events_.push_back(std::move(e));
+    }
+    cv_.notify_one();
+}
+
+wire::Counters Sender::counters() const {
+    std::lock_guard lk(mu_);
+    wire::Counters c = c_;
+    c.queue_depth = events_.size() + (latest_ && picked_gen_ != latest_gen_ ? 1 : 0);
+    return c;
+}
+
+bool Sender::connected() const {
+    std::lock_guard lk(mu_);
+    return connected_;
+}
+
+void Sender::log(LogLevel l, const std::string& msg) const {
+    if (l <= opts_.log && hooks_.log) hooks_.log(l, msg);
+}
+
+// One non-blocking connect attempt, bounded by send_timeout_ms and by stop_.
+int Sender::connect_once(std::string& err) {
+    int fd = -1;
+    int rc;
+    if (opts_.tcp()) {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(opts_.tcp_port);
+        std::string host = opts_.tcp_host == "localhost" ? "127.0.0.1" : opts_.tcp_host;
+        if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) {
+            err = "not an IPv4 address: " + opts_.tcp_host;
+            return -1;
+        }
+        fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) { err = std::strerror(errno); return -1; }
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    } else {
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::strncpy(a.sun_path, opts_.socket_path.c_str(), sizeof a.sun_path - 1);
+        fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) { err = std::strerror(errno); return -1; }
+        rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    }
+    if (rc == 0) return fd;
+    if (errno != EINPROGRESS && errno != EAGAIN) {
+        err = std::strerror(errno);
+        ::close(fd);
+        return -1;
+    }
+    auto deadline = Clock::now() + std::chrono::milliseconds(opts_.send_timeout_ms);
+    while (Clock::now() < deadline) {
+        {
+            std::lock_guard lk(mu_);
+            if (stop_) break;
+        }
+        pollfd p{fd, POLLOUT, 0};
+        int n = ::poll(&p, 1, kSliceMs);
+        if (n > 0) {
+            int so = 0;
+            socklen_t len = sizeof so;
+            ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &len);
+            if (so == 0) return fd;
+            err = std::strerror(so);
+            ::close(fd);
+            return -1;
+        }
+    }
+    err = "connect timed out";
+    ::close(fd);
+    return -1;
+}
+
+// Writes all bytes. Never blocks longer than a slice without checking stop_; gives up when the
+// peer accepted nothing for send_timeout_ms (alive but not reading) or on any socket error.
+bool Sender::send_all(int fd, const std::string& bytes) {
+    size_t off = 0;
+    auto last_progress = Clock::now();
+    while (off < bytes.size()) {
+        ssize_t n = ::send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            off += static_cast<size_t>(n);
+            last_progress = Clock::now();
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            log(LogLevel::warn, std::string("send to ") + opts_.endpoint() + " failed: " + std::strerror(errno));
+            return false;
+        }
+        {
+            std::lock_guard lk(mu_);
+            if (stop_) return false;
+        }
+        if (Clock::now() - last_progress > std::chrono::milliseconds(opts_.send_timeout_ms)) {
+            log(LogLevel::warn, "controller at " + opts_.endpoint() + " accepted nothing for " +
+                                    std::to_string(opts_.send_timeout_ms) + " ms; dropping the connection");
+            return false;
+        }
+        pollfd p{fd, POLLOUT, 0};
+        ::poll(&p, 1, kSliceMs);
+    }
+    return true;
+}
+
+bool Sender::send_msg(int fd, const wire::Message& m) {
+    std::string bytes;
+    try {
+        bytes = wire::encode(m);
+    } catch (const std::exception& e) {
+        log(LogLevel::error, std::string("cannot encode ") + std::string(wire::to_string(wire::type_of(m))) + ": " + e.what());
+        return true;  // skip that message, keep the connection
+    }
+    return send_bytes(fd, bytes);
+}
+
+bool Sender::send_snapshot(int fd, const Snapshot& s) {
+    std::string bytes;
+    try {
+        bytes = wire::encode(s);  // encoded here, on the sender thread, never under OpenSM's lock
+    } catch (const std::exception& e) {
+        log(LogLevel::error, std::string("cannot encode snapshot: ") + e.what());
+        return true;
+    }
+    return send_bytes(fd, bytes);
+}
+
+bool Sender::send_bytes(int fd, const std::string& bytes) {
+    if (send_all(fd, bytes)) return true;
+    std::lock_guard lk(mu_);
+    ++c_.send_errors;
+    return false;
+}
+
+void Sender::run() {
+    auto backoff = std::chrono::milliseconds(50);
+    const auto backoff_max = std::chrono::milliseconds(opts_.backoff_max_ms);
+    const auto hb_period = std::chrono::milliseconds(opts_.heartbeat_ms);
+    bool ever_connected = false;
+    bool failure_logged = false;
+    for (;;) {
+        {
+            std::lock_guard lk(mu_);
+            if (stop_) return;
+        }
+        std::string err;
+        int fd = connect_once(err);
+        if (fd < 0) {
+            if (!failure_logged) {
+                log(LogLevel::warn, "cannot connect to " + opts_.endpoint() + ": " + err +
+                                        " (retrying with backoff up to " + std::to_string(opts_.backoff_max_ms) + " ms)");
+                failure_logged = true;
+            } else {
+                log(LogLevel::debug, "cannot connect to " + opts_.endpoint() + ": " + err);
+            }
+            std::unique_lock lk(mu_);
+            cv_.wait_for(lk, backoff, [this] { return stop_; });
+            backoff = std::min(backoff * 2, backoff_max);
+            continue;
+        }
+        backoff = std::chrono::milliseconds(50);
+        failure_logged = false;
+        uint64_t sent_gen = 0;  // snapshot generation sent on this connection
+        {
+            std::lock_guard lk(mu_);
+            connected_ = true;
+            if (ever_connected) ++c_.reconnects;
+        }
+        ever_connected = true;
+        log(LogLevel::info, "connected to " + opts_.endpoint());
+
+        bool ok = send_msg(fd, hooks_.hello ? hooks_.hello() : wire::Hello{});
+        auto next_hb = Clock::now();
+        while (ok) {
+            std::deque<wire::Event> evs;
+            std::shared_ptr<const Snapshot> snap;
+            uint64_t gen = 0;
+            Clock::time_point at{};
+            {
+                std::unique_lock lk(mu_);
+                cv_.wait_until(lk, next_hb, [&] {
+                    return stop_ || !events_.empty() || (latest_ && latest_gen_ != sent_gen);
+                });
+                if (stop_) break;
+                evs.swap(events_);
+                if (latest_ && latest_gen_ != sent_gen) {
+                    snap = latest_;
+                    gen = latest_gen_;
+                    at = latest_at_;
+                    picked_gen_ = gen;
+                }
+            }
+            for (auto& e : evs) {
+                if (!(ok = send_msg(fd, std::move(e)))) break;
+            }
+            if (ok && snap) {
+                ok = send_snapshot(fd, *snap);
+                if (ok) {
+                    sent_gen = gen;
+                    std::lock_guard lk(mu_);
+                    ++c_.snapshots_sent;
+                    c_.last_send_lag_ms = static_cast<uint64_t>(
+                        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - at).count());
+                }
+            }
+            if (ok && Clock::now() >= next_hb) {
+                ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
+                if (ok) ok = send_msg(fd, counters());
+                next_hb = Clock::now() + hb_period;
+            }
+        }
+        ::close(fd);
+        {
+            std::lock_guard lk(mu_);
+            connected_ = false;
+            if (stop_) return;
+        }
+        log(LogLevel::warn, "lost connection to " + opts_.endpoint() + "; reconnecting");
+    }
+}
+
+}  // namespace ibf::osm
