@@ -623,6 +623,10 @@ private:
         }
 
         // Switch nodes, in tier order.
+        size_t count = 0;
+        for (const Tier& t : tiers) count += t.names.size();
+        by_name_.reserve(by_name_.size() + count);
+        plan_.nodes.reserve(plan_.nodes.size() + count);
         for (Tier& t : tiers) {
             SourceLoc where = loc(t.names_node);
             t.nodes.reserve(t.names.size());
@@ -805,6 +809,8 @@ private:
         if (Node mn = get(g, "mtu")) m = mtu(mn);
         SourceLoc where = loc(names_node);
         plan_.nodes.reserve(plan_.nodes.size() + hosts.size());
+        by_name_.reserve(by_name_.size() + hosts.size());
+        ports_.reserve(ports_.size() + hosts.size());
         plan_.links.reserve(plan_.links.size() + hosts.size());
         for (size_t i = 0; i < hosts.size(); ++i) {
             PlannedNode pn;
