@@ -1,0 +1,265 @@
+// Real OpenSM 3.3.23 on an ibsim fabric, with libibfabric_osm.so loaded as its event plugin and a
+// test listener standing in for ibfabricd. Label: integration. Each test starts its own ibsim
+// (unique IBSIM_SOCKNAME) and opensm in a temp dir and kills both by pid.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "test_proc.h"
+
+using namespace ibf;
+using namespace ibf::test;
+
+namespace {
+
+// 2 switches, 4 HCAs, 6 cables: two parallel ISLs and one HCA link restricted to 1x at both ends.
+const char* kNet = R"(Switch 8 "sw1"
+[1] "h1"[1]
+[2] "h2"[1]
+[3] "sw2"[3]
+[4] "sw2"[4]
+
+Switch 8 "sw2"
+[1] "h3"[1]
+[2] "h4"[1] w=1
+[3] "sw1"[3]
+[4] "sw1"[4]
+
+Hca 1 "h1"
+[1] "sw1"[1]
+
+Hca 1 "h2"
+[1] "sw1"[2]
+
+Hca 1 "h3"
+[1] "sw2"[1]
+
+Hca 1 "h4"
+[1] "sw2"[2] w=1
+)";
+
+const std::string kUmad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+
+std::string unique_simname() {
+    static int n = 0;
+    std::random_device rd;
+    return "ibfpl" + std::to_string(::getpid()) + "x" + std::to_string(++n) + "x" + std::to_string(rd() % 100000);
+}
+
+bool have_tools() {
+    return ::access("/usr/bin/ibsim", X_OK) == 0 && ::access("/usr/sbin/opensm", X_OK) == 0 &&
+           ::access(kUmad2sim.c_str(), R_OK) == 0 &&
+           ::access((std::string(IBF_BIN_DIR) + "/../lib/libibfabric_osm.so").c_str(), R_OK) == 0;
+}
+
+// One simulated fabric plus one opensm on h1 with our plugin.
+struct Lab {
+    TempDir tmp;
+    std::string simname = unique_simname();
+    Child ibsim, opensm;
+    int console_fd = -1;
+
+    ~Lab() {
+        opensm.kill_now();
+        ibsim.kill_now();
+        if (console_fd >= 0) ::close(console_fd);
+    }
+
+    void start_ibsim() {
+        write_file(tmp / "net", kNet);
+        std::string fifo = tmp / "console";
+        ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+        console_fd = ::open(fifo.c_str(), O_RDWR);  // held open: ibsim's stdin never sees EOF
+        ASSERT_GE(console_fd, 0);
+        ibsim = Child({"ibsim", "-s", tmp / "net"}, {"IBSIM_SOCKNAME=" + simname}, tmp.path(), tmp / "ibsim.out", fifo);
+        ASSERT_TRUE(wait_for_text(tmp / "ibsim.out", "Network simulator ready", 10s)) << read_file(tmp / "ibsim.out");
+    }
+
+    void console(const std::string& cmd) {
+        std::string line = cmd + "\n";
+        ASSERT_EQ(::write(console_fd, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+    }
+
+    void start_opensm(const std::string& plugin_options) {
+        write_file(tmp / "opensm.conf", "event_plugin_name ibfabric_osm\nevent_plugin_options " + plugin_options +
+                                            "\nforce_log_flush TRUE\n");
+        opensm = Child({"opensm", "-F", tmp / "opensm.conf", "-f", tmp / "osm.log", "-e"},
+                       {"IBSIM_SOCKNAME=" + simname, "SIM_HOST=h1", "OSM_TMP_DIR=" + tmp.path(),
+                        "OSM_CACHE_DIR=" + tmp.path(), "LD_LIBRARY_PATH=" + std::string(IBF_BIN_DIR) + "/../lib",
+                        "LD_PRELOAD=" + kUmad2sim},
+                       tmp.path(), tmp / "opensm.out");
+    }
+
+    std::string log() { return read_file(tmp / "osm.log"); }
+};
+
+const Node* by_desc(const Fabric& f, const std::string& d) {
+    for (const Node& n : f.nodes())
+        if (n.description == d) return &n;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(PluginOnIbsim, HelloAndSnapshotMatchTheNetFileAndResyncAfterControllerRestart) {
+    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
+    Lab lab;
+    Listener l(lab.tmp / "s.sock");
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
+    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("socket=" + (lab.tmp / "s.sock") + " log=debug heartbeat_ms=500"));
+
+    ASSERT_TRUE(l.accept(10s)) << lab.log();
+    auto first = l.next(5s);
+    ASSERT_TRUE(first);
+    ASSERT_EQ(wire::type_of(*first), wire::MsgType::Hello) << "Hello must come first";
+    const auto& hello = std::get<wire::Hello>(*first);
+    EXPECT_EQ(hello.osm_version, "OpenSM 3.3.23");
+    EXPECT_EQ(hello.pid, static_cast<uint32_t>(lab.opensm.pid()));
+    EXPECT_FALSE(hello.plugin_version.empty());
+
+    auto snap = l.next_of<Snapshot>(10s);
+    ASSERT_TRUE(snap) << lab.log();
+    const Fabric& f = snap->fabric;
+    EXPECT_EQ(snap->osm_version, "OpenSM 3.3.23");
+    EXPECT_FALSE(snap->initialization_error);
+    EXPECT_GE(snap->sweep_seq, 1u);
+    EXPECT_EQ(f.size(), 6u);
+    EXPECT_EQ(f.count(NodeType::Switch), 2u);
+    EXPECT_EQ(f.count(NodeType::CA), 4u);
+    EXPECT_EQ(f.link_count(), 6u);
+
+    // Every node and cable of the net file, with unique non-zero LIDs.
+    std::set<uint16_t> lids;
+    for (const char* d : {"sw1", "sw2", "h1", "h2", "h3", "h4"}) {
+        const Node* n = by_desc(f, d);
+        ASSERT_NE(n, nullptr) << d;
+        EXPECT_NE(n->lid, 0) << d;
+        lids.insert(n->lid);
+        EXPECT_EQ(n->num_ports(), n->type == NodeType::Switch ? 8 : 1) << d;
+    }
+    EXPECT_EQ(lids.size(), 6u);
+    auto peer_of = [&](const char* d, int port) -> std::string {
+        const Node* n = by_desc(f, d);
+        const Port* p = n ? n->port(port) : nullptr;
+        if (!p || !p->linked()) return "-";
+        return f.node(p->peer).description + "/" + std::to_string(p->peer_port);
+    };
+    EXPECT_EQ(peer_of("sw1", 1), "h1/1");
+    EXPECT_EQ(peer_of("sw1", 2), "h2/1");
+    EXPECT_EQ(peer_of("sw1", 3), "sw2/3");
+    EXPECT_EQ(peer_of("sw1", 4), "sw2/4");
+    EXPECT_EQ(peer_of("sw2", 1), "h3/1");
+    EXPECT_EQ(peer_of("sw2", 2), "h4/1");
+    EXPECT_EQ(peer_of("sw1", 5), "-");
+
+    // Rates: every link 4x at the simulator's speed, except h4's, restricted to 1x at both ends.
+    const Port* h1p = by_desc(f, "h1")->port(1);
+    const Port* h4p = by_desc(f, "h4")->port(1);
+    const Port* sw2p2 = by_desc(f, "sw2")->port(2);
+    ASSERT_TRUE(h1p && h4p && sw2p2);
+    EXPECT_EQ(h1p->state, PortState::Active);
+    EXPECT_EQ(h1p->phys, PhysState::LinkUp);
+    EXPECT_EQ(h1p->width_active, Width::X4);
+    EXPECT_NE(h1p->speed_active, Speed::Unknown);
+    EXPECT_EQ(h4p->width_active, Width::X1);
+    EXPECT_EQ(sw2p2->width_active, Width::X1);
+    EXPECT_EQ(h4p->width_enabled, width_bit(Width::X1));
+    EXPECT_EQ(h1p->width_supported & 0x0B, 0x0B);  // ibsim hard-codes (at least) 1x, 4x, 12x
+    EXPECT_NE(h1p->speed_supported, 0);
+    EXPECT_NE(h1p->mtu_cap, 0);
+    EXPECT_NE(h1p->mtu_active, 0);
+    for (const Node& n : f.nodes())
+        for (const Port& p : n.ports)
+            if (p.valid && p.linked()) {
+                EXPECT_EQ(p.speed_active, h1p->speed_active) << n.description << "/" << int(p.num);
+                EXPECT_EQ(p.state, PortState::Active) << n.description << "/" << int(p.num);
+            }
+
+    // The SM is h1's port, master, and knows its own LID.
+    EXPECT_EQ(snap->self.state, SmState::Master);
+    EXPECT_EQ(snap->self.port_guid, h1p->guid);
+    EXPECT_EQ(snap->self.lid, h1p->lid);
+    EXPECT_EQ(snap->master_lid, h1p->lid);
+    EXPECT_FALSE(snap->routing_engine.empty());
+
+    auto hb = l.next_of<wire::Heartbeat>(3s);
+    ASSERT_TRUE(hb);
+    EXPECT_EQ(hb->sm.state, SmState::Master);
+    EXPECT_EQ(hb->sweep_seq, snap->sweep_seq);
+    auto c = l.next_of<wire::Counters>(3s);
+    ASSERT_TRUE(c);
+    EXPECT_GE(c->snapshots_taken, 1u);
+    EXPECT_GE(c->snapshots_sent, 1u);
+    EXPECT_LT(c->last_copy_us, 1'000'000u);
+
+    // A cable pulled in the simulator: trap 128 reaches us as an Event, then a new snapshot.
+    lab.console("Unlink \"sw2\"[1]");
+    std::set<int> traps;
+    bool saw_sweep_start = false;
+    std::optional<Snapshot> after;
+    auto deadline = Clock::now() + 8s;
+    while (Clock::now() < deadline && !after) {
+        auto m = l.next(1s);
+        if (!m) continue;
+        if (auto* e = std::get_if<wire::Event>(&*m)) {
+            if (e->kind == wire::EventKind::Trap) traps.insert(e->trap_num);
+            if (e->kind == wire::EventKind::SweepStart) saw_sweep_start = true;
+        }
+        if (auto* s = std::get_if<Snapshot>(&*m); s && s->sweep_seq > snap->sweep_seq) after = std::move(*s);
+    }
+    EXPECT_TRUE(traps.count(128)) << "trap 128 (link state change) from the switch";
+    EXPECT_TRUE(saw_sweep_start);
+    ASSERT_TRUE(after) << lab.log();
+    EXPECT_EQ(after->fabric.link_count(), 5u);
+    EXPECT_EQ(by_desc(after->fabric, "h3"), nullptr);  // unreachable now
+
+    // Controller restart: drop the connection; the plugin reconnects and resends Hello + the
+    // latest snapshot without a new sweep.
+    l.drop();
+    ASSERT_TRUE(l.accept(10s));
+    auto again = l.next(5s);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(wire::type_of(*again), wire::MsgType::Hello);
+    auto resent = l.next_of<Snapshot>(5s);
+    ASSERT_TRUE(resent);
+    EXPECT_EQ(resent->sweep_seq, after->sweep_seq);
+    EXPECT_EQ(resent->fabric.link_count(), 5u);
+
+    // SIGTERM: OpenSM calls delete(), which stops the sender thread promptly.
+    EXPECT_TRUE(lab.opensm.stop(5s));
+    EXPECT_NE(lab.log().find("ibfabric_osm: stopped in"), std::string::npos) << lab.log();
+    auto log = lab.log();
+    auto pos = log.find("us under the lock (");
+    if (pos != std::string::npos) {
+        auto line_start = log.rfind('\n', pos) + 1;
+        std::printf("[copy] %s\n", log.substr(line_start, log.find('\n', pos) - line_start).c_str());
+    }
+}
+
+TEST(PluginOnIbsim, WithoutAnyListenerOpenSmStillReachesSubnetUp) {
+    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
+    Lab lab;
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
+    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("socket=" + (lab.tmp / "nobody.sock")));
+    ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
+    auto log = lab.log();
+    EXPECT_NE(log.find("ibfabric_osm: loaded"), std::string::npos);
+    EXPECT_NE(log.find("cannot connect to unix:"), std::string::npos);
+    auto t0 = Clock::now();
+    EXPECT_TRUE(lab.opensm.stop(5s));
+    EXPECT_LT(Clock::now() - t0, 5s);
+    EXPECT_NE(lab.log().find("ibfabric_osm: stopped in"), std::string::npos);
+}
+
+TEST(PluginOnIbsim, BadOptionsMakeThePluginRefuseToLoadButOpenSmRuns) {
+    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
+    Lab lab;
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
+    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("queue=0"));
+    ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
+    auto log = lab.log();
+    EXPECT_NE(log.find("ibfabric_osm: refusing to load: event_plugin_options: queue=\"0\""), std::string::npos) << log;
+    EXPECT_EQ(log.find("ibfabric_osm: loaded"), std::string::npos);
+}

@@ -1,0 +1,245 @@
+// ibf::osm::Sender and option parsing, without OpenSM: a real Unix socket and a test listener.
+#include "ibf/osm_sender.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <atomic>
+
+#include "../wire/wire_fixtures.h"
+#include "test_proc.h"
+
+using namespace ibf;
+using namespace ibf::osm;
+using namespace ibf::test;
+
+namespace {
+
+Options opts_for(const std::string& sock) {
+    Options o = std::get<Options>(parse_options(("socket=" + sock).c_str()));
+    o.heartbeat_ms = 200;
+    o.backoff_max_ms = 100;
+    o.send_timeout_ms = 500;
+    o.queue = 8;
+    return o;
+}
+
+SenderHooks hooks(std::atomic<int>* hellos = nullptr) {
+    SenderHooks h;
+    h.hello = [hellos] {
+        if (hellos) ++*hellos;
+        return wire::Hello{"OpenSM 3.3.23", "test", {0x10, 1, 2, SmState::Master, 3}, 99};
+    };
+    h.heartbeat = [] { return wire::Heartbeat{{0x10, 1, 2, SmState::Standby, 4}, 7, 1234}; };
+    return h;
+}
+
+std::shared_ptr<const Snapshot> snap(uint64_t seq) {
+    auto s = std::make_shared<Snapshot>(wire::sample_snapshot());
+    s->sweep_seq = seq;
+    return s;
+}
+
+template <class F>
+double ms_of(F&& f) {
+    auto t0 = Clock::now();
+    f();
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST(PluginOptions, DefaultsAndEveryKey) {
+    auto d = std::get<Options>(parse_options(nullptr));
+    EXPECT_EQ(d.endpoint(), "unix:/run/ibfabric/osm.sock");
+    EXPECT_EQ(d.queue, 256u);
+    EXPECT_EQ(std::get<Options>(parse_options("")).heartbeat_ms, 1000);
+    auto o = std::get<Options>(parse_options(
+        "tcp=127.0.0.1:7700, queue=4 log=debug heartbeat_ms=500,send_timeout_ms=900 backoff_max_ms=300"));
+    EXPECT_TRUE(o.tcp());
+    EXPECT_EQ(o.endpoint(), "tcp:127.0.0.1:7700");
+    EXPECT_EQ(o.queue, 4u);
+    EXPECT_EQ(o.log, LogLevel::debug);
+    EXPECT_EQ(o.heartbeat_ms, 500);
+    EXPECT_EQ(o.send_timeout_ms, 900);
+    EXPECT_EQ(o.backoff_max_ms, 300);
+    EXPECT_EQ(std::get<Options>(parse_options("socket=/tmp/x.sock")).endpoint(), "unix:/tmp/x.sock");
+}
+
+TEST(PluginOptions, BadOptionsAreRefusedWithAReason) {
+    auto err = [](const char* text) {
+        auto r = parse_options(text);
+        return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+    };
+    EXPECT_NE(err("bogus=1").find("unknown option \"bogus\""), std::string::npos);
+    EXPECT_NE(err("queue=0").find("queue=\"0\""), std::string::npos);
+    EXPECT_NE(err("queue=abc").find("1..65536"), std::string::npos);
+    EXPECT_NE(err("queue=99999999").find("1..65536"), std::string::npos);
+    EXPECT_NE(err("log=loud").find("error, warn, info or debug"), std::string::npos);
+    EXPECT_NE(err("tcp=nohost").find("host:port"), std::string::npos);
+    EXPECT_NE(err("tcp=h:0").find("1..65535"), std::string::npos);
+    EXPECT_NE(err("socket=/a tcp=127.0.0.1:1").find("not both"), std::string::npos);
+    EXPECT_NE(err("socket=").find("path"), std::string::npos);
+    EXPECT_NE(err(("socket=/" + std::string(200, 'a')).c_str()).find("108"), std::string::npos);
+    EXPECT_NE(err("justaword").find("not key=value"), std::string::npos);
+    EXPECT_NE(err("heartbeat_ms=5").find("100..60000"), std::string::npos);
+}
+
+TEST(PluginOptions, VersionCheck) {
+    EXPECT_FALSE(check_version("OpenSM 3.3.23", "OpenSM 3.3.23"));
+    auto e = check_version("OpenSM 3.3.24", "OpenSM 3.3.23");
+    ASSERT_TRUE(e);
+    EXPECT_NE(e->find("built for \"OpenSM 3.3.23\" but loaded into \"OpenSM 3.3.24\""), std::string::npos);
+    EXPECT_TRUE(check_version(nullptr, "OpenSM 3.3.23"));
+}
+
+TEST(Sender, HelloThenLatestSnapshotThenHeartbeatAndCounters) {
+    TempDir tmp;
+    Listener l(tmp / "s.sock");
+    Sender s(opts_for(tmp / "s.sock"), hooks());
+    s.start();
+    ASSERT_TRUE(l.accept(3s));
+    auto m = l.next(2s);
+    ASSERT_TRUE(m);
+    ASSERT_EQ(wire::type_of(*m), wire::MsgType::Hello);
+    EXPECT_EQ(std::get<wire::Hello>(*m).pid, 99u);
+    s.submit_snapshot(snap(5), 17);
+    auto got = l.next_of<Snapshot>(2s);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->sweep_seq, 5u);
+    EXPECT_EQ(got->fabric.size(), 4u);
+    auto hb = l.next_of<wire::Heartbeat>(2s);
+    ASSERT_TRUE(hb);
+    EXPECT_EQ(hb->sm.state, SmState::Standby);  // polled through the hook
+    auto c = l.next_of<wire::Counters>(2s);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->snapshots_taken, 1u);
+    EXPECT_EQ(c->snapshots_sent, 1u);
+    EXPECT_EQ(c->last_copy_us, 17u);
+    s.submit_event({wire::EventKind::Trap, 1, 128, 3, SmState::Master, "t"});
+    auto ev = l.next_of<wire::Event>(2s);
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(ev->trap_num, 128);
+    EXPECT_TRUE(s.connected());
+}
+
+TEST(Sender, NewestSnapshotSupersedesUnsentOnesAndIsSentOnConnect) {
+    TempDir tmp;
+    Sender s(opts_for(tmp / "s.sock"), hooks());
+    s.start();  // nobody listening yet
+    for (uint64_t i = 1; i <= 3; ++i) s.submit_snapshot(snap(i), 1);
+    auto c = s.counters();
+    EXPECT_EQ(c.snapshots_taken, 3u);
+    EXPECT_EQ(c.snapshots_superseded, 2u);
+    EXPECT_EQ(c.queue_depth, 1u);
+    Listener l(tmp / "s.sock");
+    ASSERT_TRUE(l.accept(3s));
+    auto m = l.next(2s);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(wire::type_of(*m), wire::MsgType::Hello);
+    auto got = l.next_of<Snapshot>(2s);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->sweep_seq, 3u);
+    EXPECT_EQ(s.counters().snapshots_sent, 1u);
+}
+
+TEST(Sender, RestartedControllerGetsHelloAndTheLatestSnapshotAgain) {
+    TempDir tmp;
+    std::atomic<int> hellos{0};
+    Sender s(opts_for(tmp / "s.sock"), hooks(&hellos));
+    {
+        Listener l(tmp / "s.sock");
+        s.start();
+        ASSERT_TRUE(l.accept(3s));
+        s.submit_snapshot(snap(9), 1);
+        ASSERT_TRUE(l.next_of<Snapshot>(2s));
+    }  // controller goes away
+    Listener l2(tmp / "s.sock");
+    ASSERT_TRUE(l2.accept(5s));
+    auto m = l2.next(2s);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(wire::type_of(*m), wire::MsgType::Hello);
+    auto got = l2.next_of<Snapshot>(2s);  // no new sweep happened: the kept one is resent
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->sweep_seq, 9u);
+    EXPECT_GE(hellos.load(), 2);
+    auto c = l2.next_of<wire::Counters>(2s);
+    ASSERT_TRUE(c);
+    EXPECT_GE(c->reconnects, 1u);
+}
+
+TEST(Sender, ControllerThatNeverReadsBlocksNeitherSubmitNorStop) {
+    TempDir tmp;
+    Listener l(tmp / "s.sock");
+    Options o = opts_for(tmp / "s.sock");
+    o.send_timeout_ms = 300;
+    Sender s(o, hooks());
+    s.start();
+    ASSERT_TRUE(l.accept(3s));  // accepted, but the test never reads
+    auto big = std::make_shared<const Snapshot>(wire::synthetic_snapshot(60, 36, 1500, 0));
+    double worst = 0;
+    for (int i = 0; i < 20; ++i) {
+        worst = std::max(worst, ms_of([&] { s.submit_snapshot(big, 1); }));
+        for (int k = 0; k < 10; ++k)
+            worst = std::max(worst, ms_of([&] { s.submit_event({wire::EventKind::Trap, 1, 128, 1, SmState::Master, "x"}); }));
+    }
+    EXPECT_LT(worst, 50.0) << "submit must not wait for the socket";
+    auto c = s.counters();
+    EXPECT_GT(c.events_dropped, 0u);        // queue of 8 overflowed
+    EXPECT_LE(c.queue_depth, 8u + 1u);      // bounded: 8 events + one snapshot
+    EXPECT_GE(c.snapshots_superseded, 10u);
+    // The stalled connection is dropped after send_timeout_ms and counted.
+    auto deadline = Clock::now() + 5s;
+    while (s.counters().send_errors == 0 && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
+    EXPECT_GE(s.counters().send_errors, 1u);
+    EXPECT_LT(ms_of([&] { s.stop(); }), 500.0);
+}
+
+TEST(Sender, StopIsPromptWhileReconnecting) {
+    TempDir tmp;
+    Options o = opts_for(tmp / "nobody.sock");
+    o.backoff_max_ms = 60000;
+    Sender s(o, hooks());
+    s.start();
+    std::this_thread::sleep_for(300ms);
+    EXPECT_LT(ms_of([&] { s.stop(); }), 300.0);
+    EXPECT_FALSE(s.connected());
+}
+
+TEST(Sender, TcpEndpoint) {
+    int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::listen(lfd, 1);
+    int port = ntohs(a.sin_port);
+    Options o = std::get<Options>(parse_options(("tcp=localhost:" + std::to_string(port)).c_str()));
+    Sender s(o, hooks());
+    s.start();
+    pollfd p{lfd, POLLIN, 0};
+    ASSERT_GT(::poll(&p, 1, 3000), 0);
+    int c = ::accept(lfd, nullptr, nullptr);
+    wire::Decoder d;
+    char buf[4096];
+    std::optional<wire::Message> m;
+    auto deadline = Clock::now() + 2s;
+    while (!m && Clock::now() < deadline) {
+        pollfd q{c, POLLIN, 0};
+        if (::poll(&q, 1, 100) > 0) {
+            ssize_t n = ::read(c, buf, sizeof buf);
+            if (n <= 0) break;
+            d.feed(buf, static_cast<size_t>(n));
+            m = d.next();
+        }
+    }
+    ASSERT_TRUE(m);
+    EXPECT_EQ(wire::type_of(*m), wire::MsgType::Hello);
+    s.stop();
+    ::close(c);
+    ::close(lfd);
+}
