@@ -79,7 +79,7 @@ std::string iso_time(int64_t unix_ms) {
     }
     std::tm tm{};
     gmtime_r(&secs, &tm);
-    char buf[40];
+    char buf[96];
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
     return buf;

@@ -1,0 +1,179 @@
+// The ibfabricd and ibfabric executables: start-up from a config file, SIGHUP/SIGTERM, config
+// errors, and `ibfabric status|findings` against a running daemon.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "fixture.h"
+#include "ibf/dumps.h"
+#include "ibf/http_client.h"
+
+extern char** environ;
+
+using namespace ibf;
+using namespace ibf::test;
+using nlohmann::json;
+
+namespace {
+
+const std::string kDaemon = std::string(IBF_BIN_DIR) + "/ibfabricd";
+const std::string kCli = std::string(IBF_BIN_DIR) + "/ibfabric";
+
+// Starts `argv` with stdout/stderr to files; returns the pid.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err,
+            const std::vector<std::string>& extra_env = {}) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    std::vector<std::string> env_store;
+    for (char** e = environ; *e; ++e)
+        if (std::string(*e).rfind("IBFABRIC_URL=", 0) != 0) env_store.emplace_back(*e);
+    for (const auto& e : extra_env) env_store.push_back(e);
+    std::vector<char*> env;
+    for (auto& e : env_store) env.push_back(e.data());
+    env.push_back(nullptr);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), env.data()) != 0) pid = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+}
+
+// Waits up to `timeout` for `pid`; returns its exit code, or -1 (and kills it) on timeout / a signal.
+int wait_exit(pid_t pid, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    int status = 0;
+    const bool done = wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, timeout);
+    if (!done) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct Run {
+    int code;
+    std::string out, err;
+};
+
+Run run_cli(const TempDir& dir, const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv{kCli};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_t pid = spawn(argv, dir.file("cli.out"), dir.file("cli.err"), env);
+    EXPECT_GT(pid, 0);
+    Run r{wait_exit(pid), "", ""};
+    r.out = read_file(dir.file("cli.out"));
+    r.err = read_file(dir.file("cli.err"));
+    return r;
+}
+
+class BinaryTest : public ::testing::Test {
+protected:
+    TempDir dir;
+    std::string sock = dir.file("d.sock");
+    std::string topology = dir.file("plan.ibnetdiscover");
+    pid_t pid = -1;
+    uint16_t port = 0;
+
+    void SetUp() override { write_file(topology, write_ibnetdiscover(small_fabric())); }
+    void TearDown() override {
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
+    void start_daemon(const std::string& config_text) {
+        write_file(dir.file("ibfabricd.yaml"), config_text);
+        pid = spawn({kDaemon, "--config", dir.file("ibfabricd.yaml"), "--socket", sock, "--http", "127.0.0.1:0",
+                     "--port-file", dir.file("port"), "--log-level", "debug"},
+                    dir.file("d.out"), dir.file("d.err"));
+        ASSERT_GT(pid, 0);
+        ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(dir.file("port")); }))
+            << read_file(dir.file("d.err"));
+        port = static_cast<uint16_t>(std::stoi(read_file(dir.file("port"))));
+    }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+    json get(const std::string& path) {
+        return json::parse(http_request(HttpUrl{"127.0.0.1", port, ""}, "GET", path).body);
+    }
+};
+
+}  // namespace
+
+TEST_F(BinaryTest, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
+    start_daemon("topology: plan.ibnetdiscover\nsocket_mode: \"0600\"\n");
+    struct stat st {};
+    ASSERT_EQ(::stat(sock.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+    // Before any snapshot: nothing to report.
+    Run clean = run_cli(dir, {"findings", "--json", "--url", url()});
+    EXPECT_EQ(clean.code, 0) << clean.err;
+
+    Fabric actual = small_fabric();
+    cross_cables(actual, synth_node(actual, "leaf0002"), 3, 4);
+    UnixClient plugin(sock);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(actual, kMasterGuid, SmState::Master, 5)));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["sweep_seq"] == 5; }));
+
+    Run j = run_cli(dir, {"findings", "--json", "--url", url()});
+    EXPECT_EQ(j.code, 1) << j.err;
+    json parsed = json::parse(j.out);
+    EXPECT_EQ(parsed["summary"]["miswired"], 2);
+    EXPECT_EQ(parsed["findings"].size(), 2u);
+
+    Run text = run_cli(dir, {"findings"}, {"IBFABRIC_URL=" + url()});  // URL from the environment
+    EXPECT_EQ(text.code, 1) << text.err;
+    EXPECT_NE(text.out.find("2 findings: 2 miswired"), std::string::npos) << text.out;
+
+    Run status = run_cli(dir, {"status", "--url", url()});
+    EXPECT_EQ(status.code, 1) << status.err;
+    EXPECT_NE(status.out.find("MASTER"), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("findings: 2"), std::string::npos) << status.out;
+    Run sj = run_cli(dir, {"status", "--json", "--url", url()});
+    EXPECT_EQ(json::parse(sj.out)["fabric"]["last_sweep_seq"], 5);
+
+    // SIGHUP reloads (here: the same plan) and keeps serving.
+    ASSERT_EQ(::kill(pid, SIGHUP), 0);
+    ASSERT_TRUE(wait_until([&] { return read_file(dir.file("d.err")).find("topology reloaded") != std::string::npos; }));
+    EXPECT_EQ(get("/api/v1/findings")["summary"]["miswired"], 2);
+
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    EXPECT_EQ(wait_exit(pid, std::chrono::seconds(5)), 0) << read_file(dir.file("d.err"));
+    pid = -1;
+    EXPECT_FALSE(std::filesystem::exists(sock));
+    EXPECT_NE(read_file(dir.file("d.err")).find("SIGTERM: stopping"), std::string::npos);
+
+    // Nothing listens any more: exit 3.
+    Run gone = run_cli(dir, {"findings", "--json", "--url", url()});
+    EXPECT_EQ(gone.code, 3) << gone.out;
+    EXPECT_NE(gone.err.find("unreachable"), std::string::npos) << gone.err;
+}
+
+TEST_F(BinaryTest, CliUsageErrors) {
+    EXPECT_EQ(run_cli(dir, {"findings", "--url", "ftp://x"}).code, 2);
+    EXPECT_EQ(run_cli(dir, {"status", "--url", "http://:80"}).code, 2);
+    EXPECT_EQ(run_cli(dir, {"findings", "--bogus"}).code, 2);
+}
+
+TEST_F(BinaryTest, ConfigErrorNamesFileLineAndExits2) {
+    write_file(dir.file("bad.yaml"), "socket: /tmp/x.sock\nhttp: 127.0.0.1:0\nsokcet_mode: \"0660\"\n");
+    pid_t p = spawn({kDaemon, "--config", dir.file("bad.yaml")}, dir.file("o"), dir.file("e"));
+    EXPECT_EQ(wait_exit(p), 2);
+    EXPECT_NE(read_file(dir.file("e")).find(dir.file("bad.yaml") + ":3:1: unknown key 'sokcet_mode'"),
+              std::string::npos)
+        << read_file(dir.file("e"));
+
+    write_file(dir.file("plan.yaml"), "version: 1\ntiers:\n  - name: leaf\n    count: [oops\n");
+    p = spawn({kDaemon, "--socket", sock, "--http", "127.0.0.1:0", "--topology", dir.file("plan.yaml")},
+              dir.file("o"), dir.file("e"));
+    EXPECT_EQ(wait_exit(p), 2);
+    EXPECT_NE(read_file(dir.file("e")).find(dir.file("plan.yaml") + ":"), std::string::npos) << read_file(dir.file("e"));
+    EXPECT_FALSE(std::filesystem::exists(sock));
+}

@@ -1,0 +1,116 @@
+// ibfabricd.yaml parsing: defaults, every key, relative paths, errors with file:line:column.
+#include <gtest/gtest.h>
+
+#include "fixture.h"
+#include "ibf/daemon_config.h"
+#include "ibf/error.h"
+
+using namespace ibf;
+
+namespace {
+
+std::string error_of(const std::string& text, const std::string& file = "/etc/ibfabric/ibfabricd.yaml") {
+    try {
+        parse_daemon_config(text, file);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST(DaemonConfig, EmptyFileGivesDefaults) {
+    DaemonConfig c = parse_daemon_config("", "x.yaml");
+    EXPECT_EQ(c.socket_path, "/run/ibfabric/ibfabricd.sock");
+    EXPECT_EQ(c.socket_mode, 0660u);
+    EXPECT_EQ(c.http_bind, "127.0.0.1");
+    EXPECT_EQ(c.http_port, 8639);
+    EXPECT_TRUE(c.tcp_bind.empty());
+    EXPECT_TRUE(c.topology.empty());
+    EXPECT_TRUE(c.token_file.empty());
+    EXPECT_TRUE(c.history_db.empty());
+    EXPECT_TRUE(c.check_rate_below_capability);
+}
+
+TEST(DaemonConfig, EveryKeyAndRelativePaths) {
+    const std::string text =
+        "socket: /run/x/ibf.sock\n"
+        "socket_mode: \"0600\"\n"
+        "tcp: 0.0.0.0:8640\n"
+        "http: 0.0.0.0:0\n"
+        "topology: plans/cluster.yaml\n"
+        "node_name_map: /etc/opensm/node-name-map\n"
+        "history: history.db\n"
+        "token_file: token\n"
+        "log_level: debug\n"
+        "limits:\n"
+        "  max_message_bytes: 1048576\n"
+        "  max_request_bytes: 65536\n"
+        "checks:\n"
+        "  rate_below_capability: false\n";
+    DaemonConfig c = parse_daemon_config(text, "/etc/ibfabric/ibfabricd.yaml");
+    EXPECT_EQ(c.socket_path, "/run/x/ibf.sock");
+    EXPECT_EQ(c.socket_mode, 0600u);
+    EXPECT_EQ(c.tcp_bind, "0.0.0.0");
+    EXPECT_EQ(c.tcp_port, 8640);
+    EXPECT_EQ(c.http_bind, "0.0.0.0");
+    EXPECT_EQ(c.http_port, 0);
+    EXPECT_EQ(c.topology, "/etc/ibfabric/plans/cluster.yaml");
+    EXPECT_EQ(c.node_name_map, "/etc/opensm/node-name-map");
+    EXPECT_EQ(c.history_db, "/etc/ibfabric/history.db");
+    EXPECT_EQ(c.token_file, "/etc/ibfabric/token");
+    EXPECT_EQ(c.log_level, "debug");
+    EXPECT_EQ(c.max_message_bytes, 1048576u);
+    EXPECT_EQ(c.max_request_bytes, 65536u);
+    EXPECT_FALSE(c.check_rate_below_capability);
+}
+
+TEST(DaemonConfig, UnquotedOctalModeAccepted) {
+    EXPECT_EQ(parse_daemon_config("socket_mode: 0660\n", "a.yaml").socket_mode, 0660u);
+    EXPECT_EQ(parse_daemon_config("socket_mode: 660\n", "a.yaml").socket_mode, 0660u);
+}
+
+TEST(DaemonConfig, WorldWritableSocketRefusedWithPosition) {
+    EXPECT_EQ(error_of("http: 127.0.0.1:1\nsocket_mode: \"0666\"\n", "d.yaml"),
+              "d.yaml:2:14: socket_mode must not give any access to others (world): use e.g. 0660");
+    EXPECT_NE(error_of("socket_mode: 0777\n").find("ibfabricd.yaml:1:14"), std::string::npos);
+    EXPECT_NE(error_of("socket_mode: 0969\n").find("in octal"), std::string::npos);
+}
+
+TEST(DaemonConfig, UnknownKeyNamesFileLineColumn) {
+    const std::string e = error_of("socket: /tmp/a.sock\n\ntopolgy: plan.yaml\n", "cfg.yaml");
+    EXPECT_EQ(e.rfind("cfg.yaml:3:1: unknown key 'topolgy'", 0), 0u) << e;
+    EXPECT_NE(error_of("limits:\n  max_messages: 5\n").find(":2:3: unknown key 'limits.max_messages'"),
+              std::string::npos);
+    EXPECT_NE(error_of("checks:\n  rate_below_capability: maybe\n").find(":2:26: "), std::string::npos);
+}
+
+TEST(DaemonConfig, BadValuesNamePosition) {
+    EXPECT_NE(error_of("http: localhost:99999\n", "c.yaml").find("c.yaml:1:7: 'http': expected host:port"),
+              std::string::npos)
+        << error_of("http: localhost:99999\n", "c.yaml");
+    EXPECT_NE(error_of("log_level: loud\n", "c.yaml").find("c.yaml:1:12:"), std::string::npos);
+    EXPECT_NE(error_of("socket: [a, b]\n", "c.yaml").find("c.yaml:1:9: 'socket' must be a scalar"), std::string::npos);
+    EXPECT_NE(error_of("limits:\n  max_request_bytes: 10\n", "c.yaml").find("at least 1024"), std::string::npos);
+    EXPECT_NE(error_of("- a\n- b\n", "c.yaml").find("c.yaml:1:1: the daemon config must be a mapping"),
+              std::string::npos);
+    // A YAML syntax error keeps yaml-cpp's position.
+    const std::string syntax = error_of("socket: /a\nhttp: [1, 2\n", "c.yaml");
+    EXPECT_EQ(syntax.rfind("c.yaml:", 0), 0u) << syntax;
+}
+
+TEST(DaemonConfig, HostPort) {
+    std::string h = "127.0.0.1";
+    uint16_t p = 1;
+    parse_host_port(":0", h, p, "--http");
+    EXPECT_EQ(h, "127.0.0.1");
+    EXPECT_EQ(p, 0);
+    parse_host_port("[::1]:8639", h, p, "--http");
+    EXPECT_EQ(h, "::1");
+    EXPECT_EQ(p, 8639);
+    parse_host_port("9000", h, p, "--http");
+    EXPECT_EQ(p, 9000);
+    EXPECT_THROW(parse_host_port("host:", h, p, "--http"), InputError);
+    EXPECT_THROW(parse_host_port("[::1]8639", h, p, "--http"), InputError);
+}

@@ -1,0 +1,352 @@
+// ibfabricd in-process: a Daemon on a temp Unix socket and an ephemeral HTTP port, fed by
+// plugin stand-ins writing real wire frames.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <memory>
+#include <thread>
+
+#include "fixture.h"
+#include "ibf/check.h"
+#include "ibf/daemon.h"
+#include "ibf/dumps.h"
+#include "ibf/history.h"
+#include "ibf/http_client.h"
+#include "ibf/plan_yaml.h"
+#include "ibf/report.h"
+
+using namespace ibf;
+using namespace ibf::test;
+using nlohmann::json;
+
+namespace {
+
+class DaemonTest : public ::testing::Test {
+protected:
+    TempDir dir;
+    Fabric planned = small_fabric();
+    std::string topology = dir.file("golden.ibnetdiscover");
+    DaemonConfig cfg;
+    std::unique_ptr<Daemon> daemon;
+    std::thread thread;
+    HttpUrl url;
+
+    void SetUp() override {
+        write_file(topology, write_ibnetdiscover(planned));
+        cfg.socket_path = dir.file("ibfabricd.sock");
+        cfg.http_bind = "127.0.0.1";
+        cfg.http_port = 0;
+        cfg.topology = topology;
+    }
+    void start() {
+        daemon = std::make_unique<Daemon>(DaemonOptions{.config = cfg, .port_file = dir.file("port")});
+        thread = std::thread([this] { daemon->run(); });
+        url = HttpUrl{"127.0.0.1", daemon->http_port(), ""};
+    }
+    void TearDown() override {
+        if (daemon) daemon->stop();
+        if (thread.joinable()) thread.join();
+    }
+    HttpResult request(const std::string& method, const std::string& path, const std::string& auth = "") {
+        return http_request(url, method, path, "", auth);
+    }
+    json get(const std::string& path) {
+        HttpResult r = request("GET", path);
+        EXPECT_EQ(r.status, 200) << path << ": " << r.body;
+        return json::parse(r.body);
+    }
+    // The findings the daemon must serve for `actual`: check() against the same topology file.
+    json expected_findings(const Fabric& actual) {
+        const Plan plan = load_plan(read_file(topology), topology);
+        return findings_to_json(check(plan, actual));
+    }
+    bool wait_findings_seq(uint64_t seq) {
+        return wait_until([&] { return get("/api/v1/findings")["sweep_seq"] == seq; });
+    }
+};
+
+Fabric miswired_fabric() {
+    Fabric f = small_fabric();
+    cross_cables(f, synth_node(f, "leaf0001"), 1, 2);
+    set_link_rate(f, synth_node(f, "leaf0002"), 5, Rate{Width::X4, Speed::EDR});
+    return f;
+}
+
+}  // namespace
+
+TEST_F(DaemonTest, FindingsForTheMasterSnapshotMatchCheck) {
+    start();
+    EXPECT_EQ(std::stoi(read_file(dir.file("port"))), daemon->http_port());
+    struct stat st {};
+    ASSERT_EQ(::stat(cfg.socket_path.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISSOCK(st.st_mode));
+    EXPECT_EQ(st.st_mode & 0777, 0660u);
+
+    const Fabric actual = miswired_fabric();
+    UnixClient plugin(cfg.socket_path);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(actual, kMasterGuid, SmState::Master, 41)));
+    ASSERT_TRUE(wait_findings_seq(41));
+
+    const json j = get("/api/v1/findings");
+    const json expected = expected_findings(actual);
+    ASSERT_GE(expected["findings"].size(), 3u);  // two miswired + a rate mismatch
+    EXPECT_EQ(j["findings"], expected["findings"]);
+    EXPECT_EQ(j["summary"], expected["summary"]);
+    EXPECT_EQ(j["summary"]["miswired"], 2);
+    EXPECT_EQ(j["summary"]["rate_mismatch"], 1);
+
+    const json f = get("/api/v1/fabric");
+    EXPECT_EQ(f["nodes"], actual.size());
+    EXPECT_EQ(f["links"], actual.link_count());
+    EXPECT_EQ(f["last_sweep_seq"], 41);
+    EXPECT_EQ(f["sm_count"], 1);
+    EXPECT_FALSE(f["last_findings_time"].is_null());
+
+    const std::string metrics = request("GET", "/metrics").body;
+    EXPECT_NE(metrics.find("ibfabric_findings{kind=\"miswired\",severity=\"error\"} 2\n"), std::string::npos);
+    EXPECT_NE(metrics.find("ibfabric_sweeps_ingested_total 1\n"), std::string::npos);
+    EXPECT_NE(metrics.find("ibfabric_checks_total 1\n"), std::string::npos);
+}
+
+TEST_F(DaemonTest, SmListHeartbeatCountersAndDisconnect) {
+    start();
+    auto plugin = std::make_unique<UnixClient>(cfg.socket_path);
+    ASSERT_TRUE(plugin->send(hello(kMasterGuid, SmState::Master, 1, 15)));
+    wire::Heartbeat hb;
+    hb.sm = hello(kMasterGuid, SmState::Master, 1, 15).sm;
+    hb.sweep_seq = 3;
+    hb.unix_ms = 1764468000000;
+    wire::Counters k;
+    k.snapshots_taken = 3;
+    k.snapshots_sent = 3;
+    ASSERT_TRUE(plugin->send(hb));
+    ASSERT_TRUE(plugin->send(k));
+    ASSERT_TRUE(wait_until([&] {
+        json j = get("/api/v1/sm");
+        return j["sms"].size() == 1 && !j["sms"][0]["counters"].is_null();
+    }));
+    json s = get("/api/v1/sm")["sms"][0];
+    EXPECT_EQ(s["port_guid"], "0x0002c90300000001");
+    EXPECT_EQ(s["state"], "MASTER");
+    EXPECT_EQ(s["connected"], true);
+    EXPECT_EQ(s["heartbeat_sweep_seq"], 3);
+    EXPECT_FALSE(s["last_heartbeat"].is_null());
+    EXPECT_EQ(s["counters"]["snapshots_sent"], 3);
+    EXPECT_EQ(s["osm_version"], "OpenSM 3.3.23");
+
+    plugin.reset();  // the plugin goes away: the SM stays listed, no longer connected
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/sm")["sms"][0]["connected"] == false; }));
+    EXPECT_TRUE(get("/api/v1/sm")["master"].is_null());
+}
+
+TEST_F(DaemonTest, GarbageConnectionIsDroppedWhileAGoodOneKeepsWorking) {
+    start();
+    UnixClient good(cfg.socket_path);
+    ASSERT_TRUE(good.send(hello(kMasterGuid, SmState::Master)));
+    UnixClient bad(cfg.socket_path);
+    bad.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_TRUE(bad.closed_by_peer());
+
+    // A valid frame whose JSON payload does not match its schema is dropped too.
+    UnixClient bad2(cfg.socket_path);
+    std::string frame = wire::encode(hello(kStandbyGuid, SmState::Standby));
+    frame.replace(wire::kHeaderSize, 1, "[");
+    bad2.send(frame);
+    EXPECT_TRUE(bad2.closed_by_peer());
+
+    // A connection that skips Hello is dropped.
+    UnixClient rude(cfg.socket_path);
+    rude.send(wire::encode(snapshot(small_fabric(), kStandbyGuid, SmState::Master, 1)));
+    EXPECT_TRUE(rude.closed_by_peer());
+
+    ASSERT_TRUE(good.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 2)));
+    ASSERT_TRUE(wait_findings_seq(2));
+    EXPECT_TRUE(get("/api/v1/findings")["findings"].empty());
+    EXPECT_FALSE(good.closed_by_peer(std::chrono::milliseconds(50)));
+    const std::string metrics = request("GET", "/metrics").body;
+    EXPECT_NE(metrics.find("ibfabric_ingest_errors_total 3\n"), std::string::npos) << metrics;
+    EXPECT_EQ(get("/api/v1/sm")["sms"].size(), 1u);  // the rude one never became an SM
+}
+
+TEST_F(DaemonTest, OversizedLengthHeaderIsRejectedAtOnce) {
+    cfg.max_message_bytes = 64 * 1024;
+    start();
+    UnixClient c(cfg.socket_path);
+    ASSERT_TRUE(c.send(hello(kMasterGuid, SmState::Master)));
+    std::string header = wire::encode(wire::Counters{}).substr(0, wire::kHeaderSize);
+    const uint32_t huge = 1u << 30;
+    for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<char>((huge >> (8 * i)) & 0xff);
+    ASSERT_TRUE(c.send(header));  // no payload follows: the daemon must not wait for 1 GiB
+    EXPECT_TRUE(c.closed_by_peer(std::chrono::seconds(3)));
+    // A snapshot just above the configured limit is refused as well.
+    UnixClient c2(cfg.socket_path);
+    ASSERT_TRUE(c2.send(hello(kStandbyGuid, SmState::Standby)));
+    const Fabric big = synth_fat_tree({.levels = 2, .radix = 32, .hosts = 512});
+    const std::string frame = wire::encode(snapshot(big, kStandbyGuid, SmState::Standby, 1));
+    ASSERT_GT(frame.size(), cfg.max_message_bytes);
+    c2.send(frame);
+    EXPECT_TRUE(c2.closed_by_peer(std::chrono::seconds(3)));
+}
+
+TEST_F(DaemonTest, ReloadNeedsTheTokenAndRechecks) {
+    write_file(dir.file("token"), "  t0ken-123\n");
+    cfg.token_file = dir.file("token");
+    start();
+    const Fabric actual = miswired_fabric();
+    UnixClient plugin(cfg.socket_path);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(actual, kMasterGuid, SmState::Master, 1)));
+    ASSERT_TRUE(wait_findings_seq(1));
+    ASSERT_FALSE(get("/api/v1/findings")["findings"].empty());
+
+    // The administrator accepts the current cabling as the plan.
+    write_file(topology, write_ibnetdiscover(actual));
+    EXPECT_EQ(request("POST", "/api/v1/reload").status, 401);
+    EXPECT_EQ(request("POST", "/api/v1/reload", "Bearer wrong").status, 401);
+    EXPECT_FALSE(get("/api/v1/findings")["findings"].empty());
+    HttpResult ok = request("POST", "/api/v1/reload", "Bearer t0ken-123");
+    ASSERT_EQ(ok.status, 200) << ok.body;
+    EXPECT_EQ(json::parse(ok.body)["rechecking"], true);
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["findings"].empty(); }));
+
+    // A broken topology file is refused with its position; the previous plan stays.
+    write_file(topology, "version: 1\ntiers:\n  - name: leaf\n    count: [oops\n");
+    HttpResult bad = request("POST", "/api/v1/reload", "Bearer t0ken-123");
+    EXPECT_EQ(bad.status, 422);
+    EXPECT_NE(json::parse(bad.body)["error"].get<std::string>().find("golden.ibnetdiscover:"), std::string::npos)
+        << bad.body;
+    EXPECT_EQ(get("/api/v1/fabric")["plan_nodes"], actual.size());
+}
+
+TEST_F(DaemonTest, ReloadRefusedWithoutConfiguredToken) {
+    start();
+    HttpResult r = request("POST", "/api/v1/reload", "Bearer anything");
+    EXPECT_EQ(r.status, 403);
+    EXPECT_TRUE(json::parse(r.body).contains("error"));
+}
+
+TEST_F(DaemonTest, HistoryRowPerMasterSweep) {
+    cfg.history_db = dir.file("history.db");
+    start();
+    UnixClient plugin(cfg.socket_path);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    for (uint64_t seq = 1; seq <= 3; ++seq)
+        ASSERT_TRUE(plugin.send(snapshot(seq == 2 ? miswired_fabric() : small_fabric(), kMasterGuid, SmState::Master, seq)));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/history?limit=10")["history"].size() == 3; }));
+    json h = get("/api/v1/history?limit=2")["history"];
+    ASSERT_EQ(h.size(), 2u);
+    EXPECT_EQ(h[0]["sweep_seq"], 3);
+    EXPECT_EQ(h[1]["sweep_seq"], 2);
+    EXPECT_EQ(h[1]["findings_count"], expected_findings(miswired_fabric())["findings"].size());
+    EXPECT_EQ(h[1]["findings"], expected_findings(miswired_fabric()));
+    EXPECT_EQ(h[0]["sm_guid"], "0x0002c90300000001");
+    EXPECT_EQ(request("GET", "/api/v1/history?limit=-1").status, 400);
+    // The rows are on disk: another reader sees them.
+    EXPECT_EQ(HistoryStore(cfg.history_db).count(), 3u);
+}
+
+TEST_F(DaemonTest, HttpErrorsNeverCrash) {
+    cfg.max_request_bytes = 4096;
+    start();
+    EXPECT_EQ(request("GET", "/api/v1/nothing").status, 404);
+    EXPECT_EQ(request("PUT", "/api/v1/fabric").status, 405);
+    EXPECT_EQ(request("GET", "/healthz").body, "ok\n");
+    // Oversized body: 400.
+    HttpResult big = http_request(url, "POST", "/api/v1/reload", std::string(100000, 'x'), "Bearer x");
+    EXPECT_EQ(big.status, 400);
+    EXPECT_TRUE(json::parse(big.body).contains("error"));
+    // Malformed request line over a raw socket: 400.
+    {
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(daemon->http_port());
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        const std::string junk = "\x01\x02garbage \r\n\r\n";
+        ASSERT_EQ(::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL), static_cast<ssize_t>(junk.size()));
+        char buf[512] = {};
+        ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
+        ::close(fd);
+        ASSERT_GT(n, 0);
+        EXPECT_EQ(std::string(buf).rfind("HTTP/1.1 400", 0), 0u) << buf;
+    }
+    EXPECT_EQ(request("GET", "/healthz").status, 200);  // still serving
+}
+
+TEST_F(DaemonTest, StaleSocketFileIsReplacedAndRemovedOnStop) {
+    // Leave a socket file behind, as a crashed daemon would.
+    {
+        int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        cfg.socket_path.copy(a.sun_path, sizeof a.sun_path - 1);
+        ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        ::close(fd);
+    }
+    ASSERT_TRUE(std::filesystem::exists(cfg.socket_path));
+    start();
+    UnixClient c(cfg.socket_path);
+    EXPECT_TRUE(c.send(hello(kMasterGuid, SmState::Master)));
+    // A second daemon on the same socket refuses to start rather than stealing it.
+    DaemonConfig other = cfg;
+    EXPECT_THROW(Daemon(DaemonOptions{.config = other}), std::runtime_error);
+    daemon->stop();
+    thread.join();
+    EXPECT_FALSE(std::filesystem::exists(cfg.socket_path));
+}
+
+TEST_F(DaemonTest, ANonSocketFileIsNeverReplaced) {
+    write_file(cfg.socket_path, "not a socket");
+    EXPECT_THROW(Daemon(DaemonOptions{.config = cfg}), std::runtime_error);
+    EXPECT_EQ(read_file(cfg.socket_path), "not a socket");
+}
+
+TEST_F(DaemonTest, BadTopologyNamesFileLine) {
+    write_file(topology, "version: 1\ntiers:\n  - name: leaf\n    count: [oops\n");
+    try {
+        Daemon d(DaemonOptions{.config = cfg});
+        FAIL() << "a broken topology must not start";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.file(), topology);
+        EXPECT_GT(e.line(), 0);
+    }
+}
+
+TEST_F(DaemonTest, TcpIngestAndLatencyOnA2kNodeFabric) {
+    cfg.tcp_bind = "127.0.0.1";
+    cfg.tcp_port = 0;
+    const Fabric big = synth_fat_tree({.levels = 3, .radix = 40, .hosts = 2000});
+    write_file(topology, write_ibnetdiscover(big));
+    start();
+    ASSERT_NE(daemon->tcp_port(), 0);
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(daemon->tcp_port());
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    Fabric actual = big;
+    cross_cables(actual, synth_node(actual, "leaf0003"), 1, 2);
+    const std::string bytes = wire::encode(hello(kMasterGuid, SmState::Master)) +
+                              wire::encode(snapshot(actual, kMasterGuid, SmState::Master, 9));
+    ASSERT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+    ASSERT_TRUE(wait_findings_seq(9));
+    ::close(fd);
+    EXPECT_EQ(get("/api/v1/findings")["summary"]["miswired"], 2);
+    EXPECT_EQ(get("/api/v1/sm")["sms"][0]["peer"].get<std::string>().rfind("127.0.0.1:", 0), 0u);
+    const std::string m = request("GET", "/metrics").body;
+    auto value = [&](const std::string& name) {
+        auto p = m.find("\n" + name + " ");
+        return p == std::string::npos ? -1.0 : std::stod(m.substr(p + name.size() + 2));
+    };
+    const double check_s = value("ibfabric_check_duration_seconds");
+    const double lag_s = value("ibfabric_snapshot_to_findings_seconds");
+    std::printf("[ measure  ] %zu nodes, %zu links: check %.2f ms, snapshot received -> findings published %.2f ms, "
+                "frame %zu bytes\n",
+                actual.size(), actual.link_count(), check_s * 1000, lag_s * 1000, bytes.size());
+    EXPECT_GT(check_s, 0);
+    EXPECT_GE(lag_s, check_s);
+    EXPECT_LT(lag_s, 5.0);
+}

@@ -1,0 +1,143 @@
+// `ibfabric status` and `ibfabric findings`: ask a running ibfabricd (docs/api.md).
+//
+//   ibfabric status   [--url URL] [--json]   fabric counts, SMs, last sweep, findings count
+//   ibfabric findings [--url URL] [--json]   the daemon's findings, as `ibfabric check` prints them
+//
+// URL: --url, else $IBFABRIC_URL, else http://127.0.0.1:8639.
+// Exit: 0 no findings, 1 findings, 2 usage (bad URL), 3 the daemon cannot be reached or answers
+// with an error.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "commands.h"
+#include "ibf/http_client.h"
+#include "ibf/report.h"
+
+namespace ibf::cli {
+namespace {
+
+using nlohmann::json;
+
+struct QueryOptions {
+    std::string url;
+    bool json = false;
+};
+
+constexpr const char* kDefaultUrl = "http://127.0.0.1:8639";
+
+std::string resolve_url(const QueryOptions& o) {
+    if (!o.url.empty()) return o.url;
+    if (const char* env = std::getenv("IBFABRIC_URL"); env && *env) return env;
+    return kDefaultUrl;
+}
+
+// GET `path` and parse the JSON; returns an exit code != 0 on failure (message printed).
+int fetch_json(const QueryOptions& o, const std::string& path, json& out) {
+    const std::string text = resolve_url(o);
+    auto url = parse_http_url(text);
+    if (!url) {
+        std::fprintf(stderr, "ibfabric: bad daemon URL '%s' (expected http://host:port)\n", text.c_str());
+        return kExitBadInput;
+    }
+    HttpResult r;
+    try {
+        r = http_request(*url, "GET", path);
+    } catch (const HttpUnavailable& e) {
+        std::fprintf(stderr, "ibfabric: the daemon is unreachable: %s\n", e.what());
+        return kExitUnavailable;
+    }
+    out = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+    if (r.status != 200) {
+        std::string msg = out.is_object() && out.contains("error") ? out["error"].dump() : r.body;
+        std::fprintf(stderr, "ibfabric: %s%s answered %d: %s\n", text.c_str(), path.c_str(), r.status, msg.c_str());
+        return kExitUnavailable;
+    }
+    if (out.is_discarded()) {
+        std::fprintf(stderr, "ibfabric: %s%s did not answer with JSON\n", text.c_str(), path.c_str());
+        return kExitUnavailable;
+    }
+    return kExitClean;
+}
+
+std::string str(const json& j, const char* key, const char* none = "-") {
+    if (!j.contains(key) || j[key].is_null()) return none;
+    return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+int run_status(const QueryOptions& o) {
+    json fabric, sms;
+    if (int rc = fetch_json(o, "/api/v1/fabric", fabric)) return rc;
+    if (int rc = fetch_json(o, "/api/v1/sm", sms)) return rc;
+    const size_t findings = fabric.value("findings", size_t{0});
+    if (o.json) {
+        std::cout << json{{"fabric", fabric}, {"sm", sms}}.dump(2) << "\n";
+    } else {
+        std::cout << "ibfabricd at " << resolve_url(o) << "\n";
+        std::cout << "fabric:   " << str(fabric, "switches") << " switches, " << str(fabric, "cas") << " CAs, "
+                  << str(fabric, "links") << " links";
+        if (!fabric["last_sweep_seq"].is_null())
+            std::cout << " (sweep " << str(fabric, "last_sweep_seq") << " at " << str(fabric, "last_sweep_time")
+                      << " from SM " << str(fabric, "source_sm") << ")";
+        else
+            std::cout << " (no snapshot yet)";
+        std::cout << "\n";
+        std::cout << "topology: " << str(fabric, "topology", "none configured") << " (" << str(fabric, "plan_nodes")
+                  << " nodes, " << str(fabric, "plan_links") << " links planned)\n";
+        std::cout << "SMs:      " << str(fabric, "sm_count") << " known, " << str(fabric, "sms_connected")
+                  << " connected, master " << str(sms, "master", "unknown") << "\n";
+        for (const json& s : sms.value("sms", json::array()))
+            std::cout << "  " << str(s, "port_guid") << "  LID " << str(s, "lid") << "  priority "
+                      << str(s, "priority") << "  " << str(s, "state") << "  "
+                      << (s.value("connected", false) ? "connected" : "disconnected") << "  last heartbeat "
+                      << str(s, "last_heartbeat", "never") << "\n";
+        std::cout << "findings: " << findings;
+        if (!fabric["last_findings_time"].is_null()) std::cout << " (checked " << str(fabric, "last_findings_time") << ")";
+        std::cout << "\n";
+    }
+    return findings ? kExitFindings : kExitClean;
+}
+
+int run_findings(const QueryOptions& o) {
+    json j;
+    if (int rc = fetch_json(o, "/api/v1/findings", j)) return rc;
+    std::vector<Finding> fs;
+    try {
+        fs = findings_from_json(j);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ibfabric: the daemon's findings do not parse: %s\n", e.what());
+        return kExitUnavailable;
+    }
+    if (o.json)
+        std::cout << j.dump(2) << "\n";
+    else
+        std::cout << render_text(fs, ::isatty(1) != 0);
+    return fs.empty() ? kExitClean : kExitFindings;
+}
+
+}  // namespace
+
+void register_daemon_queries(CLI::App& app, Runner& run) {
+    const std::string url_help = "daemon URL (default: $IBFABRIC_URL, else " + std::string(kDefaultUrl) + ")";
+    {
+        auto o = std::make_shared<QueryOptions>();
+        CLI::App* sub = app.add_subcommand("status", "Ask ibfabricd about the fabric, its SMs and findings count");
+        sub->add_option("--url", o->url, url_help);
+        sub->add_flag("--json", o->json, "print the daemon's JSON ({\"fabric\": ..., \"sm\": ...})");
+        sub->callback([&run, o] { run = [o] { return run_status(*o); }; });
+    }
+    {
+        auto o = std::make_shared<QueryOptions>();
+        CLI::App* sub = app.add_subcommand("findings", "Print ibfabricd's latest findings (same report as check)");
+        sub->add_option("--url", o->url, url_help);
+        sub->add_flag("--json", o->json, "print the findings JSON (docs/findings.md) instead of text");
+        sub->callback([&run, o] { run = [o] { return run_findings(*o); }; });
+    }
+}
+
+}  // namespace ibf::cli
