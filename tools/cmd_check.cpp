@@ -125,7 +125,7 @@ void register_check(CLI::App& app, Runner& run) {
         "  ibfabric check -e plan.yaml -a now.txt --node-name-map /etc/opensm/ib-node-name-map\n"
         "\n"
         "Exit status: 0 no findings, 1 findings reported, 2 bad input or usage (the message names\n"
-        "file:line:column).");
+        "file:line:column).\n");
     cmd->callback([&run, args] { run = [args] { return run_check(*args); }; });
 }
 

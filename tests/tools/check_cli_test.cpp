@@ -1,0 +1,231 @@
+// `ibfabric check` end to end: the real binary on real captures, mutated captures, a YAML plan,
+// node-name-maps, bad input and usage errors.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "ibf/dumps.h"
+#include "ibf/synth.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string kBin = std::string(IBF_BIN_DIR) + "/ibfabric";
+const std::string kData = IBF_TEST_DATA;
+const std::string kToolsData = IBF_TOOLS_TEST_DATA;
+const std::string kSx6036 = kData + "/ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt";
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+class CheckCli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(fs::exists(kBin)) << kBin;
+        dir = fs::temp_directory_path() / ("ibf-cli-test-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir);
+    }
+    void TearDown() override { fs::remove_all(dir); }
+
+    Result run(const std::string& args) {
+        const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
+        std::string cmd = quote(kBin) + " " + args + " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
+        int st = std::system(cmd.c_str());
+        Result r;
+        r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        r.out = slurp(out);
+        r.err = slurp(err);
+        return r;
+    }
+
+    std::string write(const std::string& name, const std::string& text) {
+        std::string path = (dir / name).string();
+        std::ofstream(path, std::ios::binary) << text;
+        return path;
+    }
+
+    ibf::Fabric sx6036() { return ibf::parse_dump(slurp(kSx6036), kSx6036); }
+    ibf::NodeId id(const ibf::Fabric& f, const std::string& name) { return ibf::synth_node(f, name); }
+
+    fs::path dir;
+};
+
+}  // namespace
+
+TEST_F(CheckCli, EveryCaptureAgainstItselfIsCleanAndExitsZero) {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(kData)) {
+        const std::string p = e.path().string();
+        if (!ibf::detect_dump_format(slurp(p))) continue;
+        Result r = run("check --expected " + quote(p) + " --actual " + quote(p));
+        EXPECT_EQ(r.code, 0) << p << "\n" << r.out << r.err;
+        EXPECT_NE(r.out.find("no findings"), std::string::npos) << r.out;
+        EXPECT_EQ(r.err, "");
+        r = run("check -e " + quote(p) + " -a " + quote(p) + " --json");
+        EXPECT_EQ(r.code, 0) << p << "\n" << r.err;
+        EXPECT_EQ(json::parse(r.out), json::parse(R"({"summary": {}, "findings": []})")) << p;
+        ++n;
+    }
+    EXPECT_GE(n, 4);
+}
+
+TEST_F(CheckCli, MutatedDumpExitsOneWithExactJson) {
+    ibf::Fabric f = sx6036();
+    ibf::cross_cables(f, id(f, "ib5"), 21, 23);
+    ibf::remove_cable(f, id(f, "stage112"), 1);
+    std::string actual = write("mutated.txt", ibf::write_ibnetdiscover(f));
+    Result r = run("check --expected " + quote(kSx6036) + " --actual " + quote(actual) + " --json");
+    ASSERT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_EQ(r.err, "");
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["summary"], json::parse(R"({"missing_link": 1, "miswired": 2})"));
+    ASSERT_EQ(j["findings"].size(), 3u);
+    json missing = j["findings"][0];
+    EXPECT_EQ(missing["kind"], "missing_link");
+    EXPECT_EQ(missing["severity"], "error");
+    EXPECT_EQ(missing["a"], json::parse(R"({"name": "ib5", "guid": "0xf4521403001165a0", "port": 2})"));
+    EXPECT_EQ(missing["b"], json::parse(R"({"name": "stage112", "guid": "0x24be05ffff982d50", "port": 1})"));
+    EXPECT_EQ(missing["expected"], "stage112/1");
+    EXPECT_EQ(missing["actual"], "");
+    json m1 = j["findings"][1], m2 = j["findings"][2];
+    EXPECT_EQ(m1["kind"], "miswired");
+    EXPECT_EQ(m1["a"], json::parse(R"({"name": "ib5", "guid": "0xf4521403001165a0", "port": 21})"));
+    EXPECT_EQ(m1["b"]["name"], "ib8");
+    EXPECT_EQ(m1["b"]["port"], 28);
+    EXPECT_EQ(m1["expected"], "ib8/26");
+    EXPECT_EQ(m1["actual"], "ib8/28");
+    EXPECT_EQ(m1["message"], "cable at ib5/21 goes to ib8/28, plan says ib8/26; move the cable at ib8/28 to ib8/26");
+    EXPECT_EQ(m2["a"]["port"], 23);
+    EXPECT_EQ(m2["expected"], "ib8/28");
+    EXPECT_EQ(m2["actual"], "ib8/26");
+
+    // The text report: grouped, uncoloured when stdout is not a terminal, one summary line at the end.
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(actual));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.out.find('\033'), std::string::npos);
+    EXPECT_NE(r.out.find("miswired (2)\n  ib5\n"), std::string::npos) << r.out;
+    EXPECT_TRUE(r.out.ends_with("3 findings: 1 missing_link, 2 miswired\n")) << r.out;
+}
+
+TEST_F(CheckCli, YamlPlanAgainstADump) {
+    Result r = run("check -e " + quote(kToolsData + "/small-plan.yaml") + " -a " +
+                   quote(kToolsData + "/small-actual.ibnetdiscover") + " --json");
+    ASSERT_EQ(r.code, 1) << r.out << r.err;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["summary"], json::parse(R"({"missing_link": 1, "miswired": 3, "rate_mismatch": 1})")) << r.out;
+    bool saw_crossed = false, saw_width = false;
+    for (const json& f : j["findings"]) {
+        if (f["kind"] == "miswired" && f["a"]["name"] == "leaf02" && f["a"]["port"] == 19) {
+            EXPECT_EQ(f["expected"], "spine01/3");
+            EXPECT_EQ(f["actual"], "spine01/4");
+            saw_crossed = true;
+        }
+        if (f["kind"] == "rate_mismatch") {
+            EXPECT_EQ(f["a"]["name"], "leaf04");
+            EXPECT_EQ(f["a"]["port"], 21);
+            EXPECT_EQ(f["expected"], "4xEDR");
+            EXPECT_EQ(f["actual"], "1xEDR");
+            saw_width = true;
+        }
+    }
+    EXPECT_TRUE(saw_crossed && saw_width) << r.out;
+}
+
+TEST_F(CheckCli, NodeNameMapRenamesBothSides) {
+    std::string map = write("node-name-map", "# test map\n0xf4521403001165a0 \"leaf-a\"\n24be05ffff982d50 \"rack1-n12\"\n");
+    Result r = run("check -e " + quote(kSx6036) + " -a " + quote(kSx6036) + " --node-name-map " + quote(map));
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+
+    ibf::Fabric f = sx6036();
+    ibf::remove_cable(f, id(f, "stage112"), 1);
+    std::string actual = write("mutated.txt", ibf::write_ibnetdiscover(f));
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(actual) + " --json --node-name-map " + quote(map));
+    ASSERT_EQ(r.code, 1) << r.out << r.err;
+    json j = json::parse(r.out);
+    ASSERT_EQ(j["findings"].size(), 1u);
+    EXPECT_EQ(j["findings"][0]["a"]["name"], "leaf-a");
+    EXPECT_EQ(j["findings"][0]["b"]["name"], "rack1-n12");
+    EXPECT_EQ(j["findings"][0]["expected"], "rack1-n12/1");
+}
+
+TEST_F(CheckCli, BadDumpExitsTwoNamingFileAndLine) {
+    std::string text = slurp(kSx6036);
+    // Break line 20 (a port line of the first switch).
+    size_t pos = 0;
+    for (int line = 1; line < 20; ++line) pos = text.find('\n', pos) + 1;
+    text.replace(pos, text.find('\n', pos) - pos, "[99x]\t\"H-zz\"[1]  # bogus");
+    std::string bad = write("bad.txt", text);
+    Result r = run("check -e " + quote(kSx6036) + " -a " + quote(bad));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(bad + ":20:"), std::string::npos) << r.err;
+
+    std::string plan = write("plan.yaml", "version: 1\nswitches: [\n");
+    r = run("check -e " + quote(plan) + " -a " + quote(kSx6036));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(plan + ":3:"), std::string::npos) << r.err;
+
+    std::string junk = write("junk.txt", "hello\n");
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(junk));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(junk + ":"), std::string::npos) << r.err;
+
+    std::string map = write("map", "0xzz \"x\"\n");
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(kSx6036) + " --node-name-map " + quote(map));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(map + ":1"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckCli, MissingFilesExitTwoNamingTheFile) {
+    std::string nope = (dir / "nope.txt").string();
+    Result r = run("check -e " + quote(nope) + " -a " + quote(kSx6036));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(nope + ": cannot read the plan"), std::string::npos) << r.err;
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(nope));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(nope + ": cannot read the dump"), std::string::npos) << r.err;
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(kSx6036) + " --node-name-map " + quote(nope));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(nope), std::string::npos) << r.err;
+}
+
+TEST_F(CheckCli, UsageErrorsExitTwoAndHelpTeaches) {
+    Result r = run("check");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("--expected is required"), std::string::npos) << r.err;
+    r = run("check -e " + quote(kSx6036));
+    EXPECT_EQ(r.code, 2);
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(kSx6036) + " --frobnicate");
+    EXPECT_EQ(r.code, 2);
+    r = run("check --help");
+    EXPECT_EQ(r.code, 0);
+    EXPECT_NE(r.out.find("ibfabric check --expected plan.yaml --actual now.txt"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Exit status"), std::string::npos);
+    EXPECT_NE(r.out.find("--node-name-map"), std::string::npos);
+}
