@@ -54,6 +54,8 @@ struct LNode {
     std::string_view desc;
     int line = 0;
     std::vector<size_t> ports; // indexes into ports_
+    bool merged = false;       // -l form: folded into nodes_[merged_into] (another port of the same HCA)
+    size_t merged_into = 0;
 };
 
 class LinkInfoParser {
@@ -304,45 +306,89 @@ private:
         std::string_view desc;
     };
 
-    void build() {
-        // Node GUIDs for default-form CAs: the port GUID of their lowest printed port.
+    // -l form: no node type is printed. A switch prints every port (more than two), answers on several
+    // ports with one LID, or has a switch-like description. CA lines carry port GUIDs: the ports of one
+    // HCA (same description, GUIDs less than 8 apart, different port numbers) are merged into one node.
+    void infer_line_form_types() {
+        std::unordered_map<uint16_t, std::vector<uint8_t>> rports;  // remote LID -> remote ports seen
+        for (const LPort& p : ports_)
+            if (p.has_remote && p.rlid) {
+                auto& v = rports[p.rlid];
+                if (std::find(v.begin(), v.end(), p.rport) == v.end()) v.push_back(p.rport);
+            }
+        std::vector<size_t> cas;
         for (size_t i = 0; i < nodes_.size(); ++i) {
             LNode& n = nodes_[i];
+            if (n.type != NodeType::Unknown) continue;
+            int maxp = 0;
+            bool shared_lid = false;
+            std::vector<uint16_t> lids;
+            for (size_t pi : n.ports) {
+                const LPort& p = ports_[pi];
+                maxp = std::max<int>(maxp, p.port);
+                if (p.lid) {
+                    if (std::find(lids.begin(), lids.end(), p.lid) != lids.end()) shared_lid = true;
+                    lids.push_back(p.lid);
+                    if (auto it = rports.find(p.lid); it != rports.end() && it->second.size() > 1) shared_lid = true;
+                }
+            }
+            n.type = (maxp > 2 || shared_lid || switchy(n.desc)) ? NodeType::Switch : NodeType::CA;
+            if (n.type == NodeType::CA) {
+                for (size_t pi : n.ports) ports_[pi].guid = n.guid;
+                n.guid_known = false;
+                cas.push_back(i);
+            }
+        }
+        std::sort(cas.begin(), cas.end(), [&](size_t a, size_t b) {
+            return std::pair(nodes_[a].desc, nodes_[a].guid) < std::pair(nodes_[b].desc, nodes_[b].guid);
+        });
+        for (size_t k = 1; k < cas.size(); ++k) {
+            LNode& prev = nodes_[cas[k - 1]];
+            LNode& n = nodes_[cas[k]];
+            LNode& head = prev.merged ? nodes_[prev.merged_into] : prev;
+            size_t head_idx = prev.merged ? prev.merged_into : cas[k - 1];
+            if (n.desc != prev.desc || n.guid - prev.guid >= 8) continue;
+            bool clash = false;
+            for (size_t a : n.ports)
+                for (size_t b : head.ports)
+                    if (ports_[a].port == ports_[b].port) clash = true;
+            if (clash) continue;
+            head.ports.insert(head.ports.end(), n.ports.begin(), n.ports.end());
+            for (size_t a : n.ports) ports_[a].node = head_idx;
+            n.ports.clear();
+            n.merged = true;
+            n.merged_into = head_idx;
+        }
+    }
+
+    void build() {
+        infer_line_form_types();
+        // Node GUIDs for CAs: the port GUID of their lowest printed port (the default form prints no CA
+        // node GUID; the -l form prints port GUIDs too).
+        std::unordered_map<Guid, size_t> final_guid;
+        for (size_t i = 0; i < nodes_.size(); ++i) {
+            LNode& n = nodes_[i];
+            if (n.merged) continue;
             if (n.ports.empty()) {
                 if (!n.guid_known)
                     throw InputError(file_, n.line, 1, "node \"" + std::string(n.desc) + "\" has no port lines (truncated dump?)");
-                continue;
-            }
-            if (!n.guid_known) {
+            } else if (!n.guid_known) {
                 const LPort* low = nullptr;
                 for (size_t pi : n.ports)
                     if (!low || ports_[pi].port < low->port) low = &ports_[pi];
                 n.guid = low->guid;
                 if (n.guid == 0) throw InputError(file_, low->line, 1, "CA port line without a port GUID (expected \"0x<port guid> <lid> <port>[  ] ==(...\")");
-                if (auto it = by_guid_.find(n.guid); it != by_guid_.end())
-                    throw InputError(file_, n.line, 1, "duplicate node GUID " + guid_hex(n.guid) + " (first printed at line " +
-                                                           std::to_string(nodes_[it->second].line) + ")");
-                by_guid_.emplace(n.guid, i);
                 n.guid_known = true;
             }
-            if (n.type == NodeType::Unknown) {  // -l form: infer
-                std::vector<uint16_t> lids;
-                int maxp = 0;
-                for (size_t pi : n.ports) {
-                    lids.push_back(ports_[pi].lid);
-                    maxp = std::max<int>(maxp, ports_[pi].port);
-                }
-                std::sort(lids.begin(), lids.end());
-                bool shared_lid = false;
-                for (size_t k = 1; k < lids.size(); ++k)
-                    if (lids[k] && lids[k] == lids[k - 1]) shared_lid = true;
-                n.type = (maxp > 2 || shared_lid || switchy(n.desc)) ? NodeType::Switch : NodeType::CA;
-            }
+            if (auto [it, fresh] = final_guid.emplace(n.guid, i); !fresh)
+                throw InputError(file_, n.line, 1, "duplicate node GUID " + guid_hex(n.guid) + " (first printed at line " +
+                                                       std::to_string(nodes_[it->second].line) + ")");
         }
         // Create nodes.
         std::vector<NodeId> ids(nodes_.size(), kNoNode);
         for (size_t i = 0; i < nodes_.size(); ++i) {
             LNode& n = nodes_[i];
+            if (n.merged) continue;
             int maxp = 0;
             for (size_t pi : n.ports) maxp = std::max<int>(maxp, ports_[pi].port);
             std::vector<bool> seen(static_cast<size_t>(maxp) + 1, false);

@@ -258,7 +258,7 @@ private:
         if (c.eat('(')) {
             Guid g = c.hex("a port GUID");
             c.expect(')', "')' after the port GUID");
-            if (!(ibdiag_ && g == static_cast<Guid>(port)) && node.type != NodeType::Switch) p.guid = g;
+            if (!(ibdiag_ && g < 0x100) && node.type != NodeType::Switch) p.guid = g;  // ibdiagnet "(p)": a port number, not a GUID
         }
         c.skip_ws();
         PendingLink l{};

@@ -75,9 +75,16 @@ TEST(Formats, IblinkinfoLineForm) {
     EXPECT_EQ(f.node(sw1).lid, 3);
     EXPECT_EQ(f.node(sw1).ports[4].peer, sw2);
     EXPECT_EQ(f.node(sw1).ports[4].peer_port, 4);
-    // CA identity in -l form: the printed node GUID; the switch side's remote port GUID maps by LID.
-    EXPECT_EQ(f.node(n2).guid, 0x248a070300b4e3f0u);
+    // CA identity in -l form: iblinkinfo prints port GUIDs; the node takes its lowest port's GUID, and
+    // the two lines of node03 (ports 1 and 2, GUIDs ...401/...402) are one HCA.
+    EXPECT_EQ(f.node(n2).guid, 0x248a070300b4e3f1u);
     EXPECT_EQ(f.node(sw1).ports[2].peer, n2);
+    const Node& n3 = f.node(by_name(f, "node03"));
+    EXPECT_EQ(n3.guid, 0x248a070300b4e401u);
+    EXPECT_EQ(n3.num_ports(), 2);
+    EXPECT_EQ(n3.ports[1].state, PortState::Down);
+    EXPECT_EQ(n3.ports[2].guid, 0x248a070300b4e402u);
+    EXPECT_EQ(n3.ports[2].peer, sw2);
     // Capability notes: "Could be 25.78125 Gbps" (EDR) on a FDR link, "Could be 4X" on a 1X link.
     const Port& p2 = f.node(sw1).ports[2];
     EXPECT_EQ(p2.speed_active, Speed::FDR);
@@ -131,6 +138,38 @@ TEST(Formats, IbsimStyleNetFileWithFreeIds) {
     EXPECT_EQ(f.link_count(), 1u);
     EXPECT_EQ(f.node(*f.find(0x20)).ports[1].guid, 0x21u);
     EXPECT_EQ(f.node(*f.find(0x20)).ports[1].rate(), Rate{});
+}
+
+TEST(Formats, GroupingExtPortsAndRouters) {
+    // ibnetdiscover -g prints chassis headings and "[ext N]" after switch ports; routers are "Rt" / "R-".
+    std::string text =
+        "Chassis 0x0008f10400411f56 (Voltaire ISR9288)\n"
+        "\n"
+        "vendid=0x8f1\n"
+        "switchguid=0x8f10400411f56(8f10400411f56)\n"
+        "Switch\t24 \"S-0008f10400411f56\"\t\t# \"ISR9288/ISR9096 Voltaire sLB-24\" base port 0 lid 6 lmc 0\n"
+        "[12][ext 1]\t\"H-0008f10403960558\"[1](8f10403960559) \t\t# \"host1 HCA-1\" lid 4 4xSDR\n"
+        "[13][ext 2]\t\"R-0008f10403970000\"[1](8f10403970001) \t\t# \"router1\" lid 9 4xDDR\n"
+        "\n"
+        "Non-Chassis Nodes\n"
+        "\n"
+        "caguid=0x8f10403960558\n"
+        "Ca\t2 \"H-0008f10403960558\"\t\t# \"host1 HCA-1\"\n"
+        "[1](8f10403960559) \t\"S-0008f10400411f56\"[12][ext 1]\t\t# lid 4 lmc 0 \"ISR9288/ISR9096 Voltaire sLB-24\" lid 6 4xSDR\n"
+        "\n"
+        "rtguid=0x8f10403970000\n"
+        "Rt\t1 \"R-0008f10403970000\"\t\t# \"router1\"\n"
+        "[1](8f10403970001) \t\"S-0008f10400411f56\"[13]\t\t# lid 9 lmc 0 \"ISR9288/ISR9096 Voltaire sLB-24\" lid 6 4xDDR\n";
+    Fabric f = parse_ibnetdiscover(text, "grouped.txt");
+    EXPECT_EQ(f.link_count(), 2u);
+    EXPECT_EQ(f.count(NodeType::Router), 1u);
+    NodeId sw = *f.find(0x0008f10400411f56u);
+    EXPECT_EQ(f.node(sw).ports[13].peer, *f.find(0x0008f10403970000u));
+    EXPECT_EQ(f.node(sw).ports[12].rate(), (Rate{Width::X4, Speed::SDR}));
+    EXPECT_EQ(f.node(*f.find(0x0008f10403970000u)).lid, 9);
+    Fabric g = parse_ibnetdiscover(write_ibnetdiscover(f), "again");
+    EXPECT_EQ(g.count(NodeType::Router), 1u);
+    EXPECT_EQ(g.link_count(), 2u);
 }
 
 TEST(Formats, DetectRejectsOtherText) {

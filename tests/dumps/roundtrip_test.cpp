@@ -59,7 +59,10 @@ INSTANTIATE_TEST_SUITE_P(AllCaptures, RoundTrip,
                                            "synthetic-ibnetdiscover-hdr-sharp.txt",
                                            "synthetic-ibdiagnet2-2sw-3ca.net",
                                            "synthetic-iblinkinfo-line-2sw-3ca.txt",
-                                           "synthetic-iblinkinfo-could-be.txt"));
+                                           "synthetic-iblinkinfo-could-be.txt",
+                                           "ibsim-sx6036-iblinkinfo.txt",
+                                           "ibsim-sx6036-iblinkinfo-l.txt",
+                                           "ibsim-x5-iblinkinfo-l.txt"));
 
 TEST(Writer, IbsimLayout) {
     Fabric f;
