@@ -585,9 +585,11 @@ private:
                     double g = f_.node(s.node).ports[p].rate().gbps();
                     if (g > 0) isl[s.tier].push_back(g);
                 }
+        std::map<int, double> isl_ref;
+        for (auto& [t, v] : isl) isl_ref[t] = ref_gbps(v);
         for (const SwitchInfo& s : a_.switches) {
             if (s.up_bundles.empty()) continue;
-            double ref = ref_gbps(isl[s.tier]);
+            double ref = isl_ref[s.tier];
             std::vector<double> mine;
             for (const Bundle& b : s.up_bundles)
                 for (int p : b.ports) mine.push_back(f_.node(s.node).ports[p].rate().gbps());

@@ -1,0 +1,35 @@
+// A compact YAML plan (schema: docs/plan.md) inferred from a known-good fabric, for
+// `ibfabric plan from-dump`. Pure: returns the text.
+//
+//   ibf::Analysis a = ibf::analyze(fabric);
+//   ibf::InferredPlan p = ibf::infer_plan_yaml(fabric, a, "golden.txt");
+//   // p.yaml parses with ibf::parse_plan_yaml, and ibf::check(plan, fabric) is then clean.
+//
+// Tiers come from the analysis (leaf, spine, core). A tier pair whose cabling follows the plan's
+// single-pod port rule (every lower switch reaches every upper switch with the same number of
+// cables on the same ports) is written as `up`/`up_to`/`cables_per_pair`/`down`; any other pair,
+// and anything outside the tiers (storage on spines, aggregation nodes, leaf-to-leaf cables), is
+// written as explicit `cables:`. Hosts become one host group per leaf, HCA port and rate, with
+// their switch ports as ranges. Every node is pinned by GUID in `nodes:`; rates are written where
+// they differ from the plan-wide majority rate (tier, group, cable, or an `overrides:` entry); the
+// MTU only when every link reports the same one. Names that a plan cannot carry (spaces, '/', '[',
+// shared descriptions) are replaced by "<tier>-<last 4 GUID digits>" or "host-<GUID>".
+#pragma once
+
+#include <string>
+
+#include "ibf/analysis.h"
+#include "ibf/fabric.h"
+
+namespace ibf {
+
+struct InferredPlan {
+    std::string yaml;
+    int compact_switches = 0;  // switches in tiers whose uplinks use the compact rule
+    int compact_hosts = 0;     // host links written as host groups
+    int explicit_cables = 0;   // links written under cables:
+};
+
+InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::string& source);
+
+}  // namespace ibf

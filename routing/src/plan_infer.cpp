@@ -1,0 +1,349 @@
+#include "ibf/plan_infer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+namespace ibf {
+namespace {
+
+bool safe(const std::string& s) {
+    if (s.empty() || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; });
+}
+
+std::string q(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        o += c;
+    }
+    return o + "\"";
+}
+
+std::string hexg(Guid g, bool prefix = true) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, prefix ? "0x%016llx" : "%016llx", static_cast<unsigned long long>(g));
+    return buf;
+}
+
+// "1-16,18,20" keeping the given order (only ascending runs are folded).
+std::string port_list(const std::vector<int>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size();) {
+        size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+        if (!s.empty()) s += ",";
+        s += std::to_string(v[i]);
+        if (j > i) s += "-" + std::to_string(v[j]);
+        i = j + 1;
+    }
+    return s;
+}
+
+// Names in order, consecutive numbered runs folded into patterns ("ib[1-6]", "node[001-324]").
+std::string name_list(const std::vector<std::string>& names) {
+    auto split = [](const std::string& n) {
+        size_t k = n.size();
+        while (k > 0 && std::isdigit(static_cast<unsigned char>(n[k - 1]))) --k;
+        return std::make_pair(n.substr(0, k), n.substr(k));
+    };
+    std::string out = "[";
+    bool first = true;
+    for (size_t i = 0; i < names.size();) {
+        auto [prefix, digits] = split(names[i]);
+        size_t j = i + 1;
+        if (!digits.empty() && digits.size() < 10) {
+            bool padded = digits.size() > 1 && digits[0] == '0';
+            long num = std::stol(digits);
+            while (j < names.size()) {
+                auto [p2, d2] = split(names[j]);
+                if (p2 != prefix || d2.empty() || d2.size() >= 10) break;
+                long n2 = std::stol(d2);
+                if (n2 != num + static_cast<long>(j - i)) break;
+                if (padded ? d2.size() != digits.size() : d2 != std::to_string(n2)) break;
+                ++j;
+            }
+        }
+        out += first ? "" : ", ";
+        first = false;
+        if (j - i >= 3) {
+            out += q(prefix + "[" + digits + "-" + split(names[j - 1]).second + "]");
+        } else {
+            j = i + 1;
+            out += q(names[i]);
+        }
+        i = j;
+    }
+    return out + "]";
+}
+
+struct LinkKey {
+    NodeId n;
+    int p;
+    bool operator<(const LinkKey& o) const { return std::tie(n, p) < std::tie(o.n, o.p); }
+};
+
+}  // namespace
+
+InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::string& source) {
+    InferredPlan out;
+    const size_t n = f.size();
+    const int levels = a.levels();
+    auto tier = [&](NodeId x) { return x < a.tier_of.size() ? a.tier_of[x] : 0; };
+    auto is_sw = [&](NodeId x) { return f.node(x).type == NodeType::Switch; };
+
+    // ---- names a plan can carry ----
+    std::vector<std::string> pname(n), phca(n);
+    std::set<std::string> used;
+    for (NodeId x = 0; x < n; ++x) {
+        if (!is_sw(x)) continue;
+        std::string c = display_name(f, a, x);
+        if (!safe(c) || used.count(c)) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "%04llx", static_cast<unsigned long long>(f.node(x).guid & 0xffff));
+            c = (tier(x) ? tier_name(tier(x)) : std::string("switch")) + "-" + buf;
+        }
+        if (used.count(c)) c = "switch-" + hexg(f.node(x).guid, false);
+        used.insert(c);
+        pname[x] = c;
+    }
+    std::map<std::string, int> key_count;
+    for (NodeId x = 0; x < n; ++x)
+        if (f.node(x).type == NodeType::CA) ++key_count[f.node(x).name + ":" + derive_hca(NodeType::CA, f.node(x).description)];
+    for (NodeId x = 0; x < n; ++x) {
+        const Node& node = f.node(x);
+        if (node.type != NodeType::CA) continue;
+        std::string name = node.name, hca = derive_hca(NodeType::CA, node.description);
+        bool ok = safe(name) && (hca.empty() || safe(hca)) && key_count[name + ":" + hca] == 1 && !used.count(name);
+        if (!ok) name = "host-" + hexg(node.guid, false), hca.clear();
+        pname[x] = name;
+        phca[x] = hca;
+    }
+    for (NodeId x = 0; x < n; ++x)
+        if (f.node(x).type == NodeType::CA) used.insert(pname[x]);
+
+    // ---- rates, MTU ----
+    std::vector<Link> links = f.links();
+    auto rate_of = [&](const Link& l) { return f.node(l.a).ports[l.pa].rate(); };
+    std::map<std::pair<int, int>, int> rate_count;
+    for (const Link& l : links) {
+        Rate r = rate_of(l);
+        if (r.known()) ++rate_count[{static_cast<int>(r.width), static_cast<int>(r.speed)}];
+    }
+    std::optional<Rate> plan_rate;
+    {
+        int best = 0;
+        for (auto& [k, c] : rate_count) {
+            Rate r{static_cast<Width>(k.first), static_cast<Speed>(k.second)};
+            if (c > best || (c == best && plan_rate && r.gbps() > plan_rate->gbps())) best = c, plan_rate = r;
+        }
+    }
+    int mtu = -1;
+    for (const Link& l : links) {
+        int ma = f.node(l.a).ports[l.pa].mtu_active, mb = f.node(l.b).ports[l.pb].mtu_active;
+        int m = ma && mb ? std::min(ma, mb) : 0;
+        if (m == 0 || (mtu != -1 && m != mtu)) { mtu = 0; break; }
+        mtu = m;
+    }
+    auto rate_suffix = [&](const Rate& r) -> std::string {
+        if (!r.known() || (plan_rate && r == *plan_rate)) return "";
+        return ", rate: " + to_string(r);
+    };
+
+    // ---- tiers ----
+    std::vector<std::vector<NodeId>> members(levels + 1);
+    for (const SwitchInfo& s : a.switches)
+        if (s.tier > 0) members[s.tier].push_back(s.node);
+    std::vector<bool> declared(levels + 1, false);
+    for (int t = 1; t <= levels; ++t) {
+        auto& m = members[t];
+        std::sort(m.begin(), m.end(), [&](NodeId x, NodeId y) { return pname[x] < pname[y]; });
+        declared[t] = !m.empty() && std::all_of(m.begin(), m.end(), [&](NodeId x) { return f.node(x).num_ports() == f.node(m[0]).num_ports(); });
+    }
+    std::set<LinkKey> covered;  // by either end
+    auto cover = [&](NodeId x, int p) {
+        const Port& pt = f.node(x).ports[p];
+        covered.insert({x, p});
+        covered.insert({pt.peer, pt.peer_port});
+    };
+    struct Pair { std::vector<int> up, down; int c = 0; std::optional<Rate> rate; std::vector<std::pair<LinkKey, Rate>> overrides; };
+    std::map<int, Pair> pairs;  // lower tier -> compact uplinks
+    std::vector<bool> ordered(levels + 2, false);
+    for (int t = 1; t + 1 <= levels; ++t) {
+        if (!declared[t] || !declared[t + 1]) continue;
+        auto& lowers = members[t];
+        auto& uppers = members[t + 1];
+        // every lower reaches every upper with c cables, and nothing else goes up
+        int c = -1;
+        bool ok = true;
+        for (NodeId lo : lowers) {
+            const SwitchInfo* si = a.info(lo);
+            if (!si || si->up_bundles.size() != uppers.size() || si->skip_links || si->intra_links) { ok = false; break; }
+            for (const Bundle& b : si->up_bundles) {
+                if (c == -1) c = b.cables;
+                if (b.cables != c) ok = false;
+            }
+        }
+        if (!ok || c <= 0) continue;
+        auto port_to = [&](NodeId lo, NodeId up) {
+            std::vector<std::pair<int, int>> v;  // (upper port, lower port)
+            for (int p = 1; p <= f.node(lo).num_ports(); ++p) {
+                const Port& pt = f.node(lo).ports[p];
+                if (pt.valid && pt.peer == up) v.emplace_back(pt.peer_port, p);
+            }
+            std::sort(v.begin(), v.end());
+            return v;
+        };
+        NodeId s0 = uppers[0];
+        if (!ordered[t]) {
+            std::sort(lowers.begin(), lowers.end(), [&](NodeId x, NodeId y) { return port_to(x, s0)[0].first < port_to(y, s0)[0].first; });
+        }
+        Pair pr;
+        pr.c = c;
+        for (NodeId lo : lowers)
+            for (auto& [up_port, lo_port] : port_to(lo, s0)) pr.down.push_back(up_port);
+        NodeId l0 = lowers[0];
+        std::vector<NodeId> upper_order = uppers;
+        std::sort(upper_order.begin(), upper_order.end(), [&](NodeId x, NodeId y) { return port_to(l0, x)[0].second < port_to(l0, y)[0].second; });
+        for (NodeId up : upper_order) {
+            auto v = port_to(l0, up);
+            for (int j = 0; j < c && ok; ++j) {
+                auto it = std::find_if(v.begin(), v.end(), [&](auto& e) { return e.first == pr.down[j]; });
+                if (it == v.end()) ok = false; else pr.up.push_back(it->second);
+            }
+        }
+        for (size_t r = 0; r < lowers.size() && ok; ++r)
+            for (size_t k = 0; k < pr.up.size() && ok; ++k) {
+                const Port& pt = f.node(lowers[r]).ports[pr.up[k]];
+                ok = pt.valid && pt.peer == upper_order[k / c] && pt.peer_port == pr.down[r * c + k % c];
+            }
+        if (!ok) continue;
+        uppers = upper_order;
+        ordered[t] = ordered[t + 1] = true;
+        std::map<std::pair<int, int>, int> rc;
+        for (NodeId lo : lowers)
+            for (int p : pr.up) {
+                Rate r = f.node(lo).ports[p].rate();
+                ++rc[{static_cast<int>(r.width), static_cast<int>(r.speed)}];
+            }
+        int best = 0;
+        for (auto& [k, cnt] : rc)
+            if (cnt > best) best = cnt, pr.rate = Rate{static_cast<Width>(k.first), static_cast<Speed>(k.second)};
+        for (NodeId lo : lowers)
+            for (int p : pr.up) {
+                cover(lo, p);
+                Rate r = f.node(lo).ports[p].rate();
+                if (r.known() && pr.rate && !(r == *pr.rate)) pr.overrides.push_back({{lo, p}, r});
+            }
+        out.compact_switches += static_cast<int>(lowers.size());
+        pairs[t] = std::move(pr);
+    }
+
+    // ---- host groups: per leaf, HCA, HCA port and rate ----
+    std::string hosts_yaml;
+    std::set<NodeId> grouped;
+    std::set<int> leaf_down;
+    if (levels >= 1 && declared[1]) {
+        for (NodeId s : members[1]) {
+            std::map<std::tuple<std::string, int, int, int>, std::vector<std::pair<int, NodeId>>> groups;
+            for (int p = 1; p <= f.node(s).num_ports(); ++p) {
+                const Port& pt = f.node(s).ports[p];
+                if (!pt.valid || !pt.linked() || f.node(pt.peer).type != NodeType::CA) continue;
+                if (is_aggregation_node(f.node(pt.peer)) || grouped.count(pt.peer)) continue;
+                Rate r = pt.rate();
+                groups[{phca[pt.peer], pt.peer_port, static_cast<int>(r.width), static_cast<int>(r.speed)}].push_back({p, pt.peer});
+                grouped.insert(pt.peer);
+            }
+            for (auto& [key, v] : groups) {
+                auto& [hca, hport, w, sp] = key;
+                std::sort(v.begin(), v.end());
+                std::vector<std::string> names;
+                std::vector<int> ports;
+                for (auto& [p, h] : v) names.push_back(pname[h]), ports.push_back(p), leaf_down.insert(p), cover(s, p);
+                hosts_yaml += "  - {names: " + name_list(names) + (hca.empty() ? "" : ", hca: " + q(hca)) +
+                              ", port: " + std::to_string(hport) + ", attach: " + q(pname[s]) + ", ports: " + q(port_list(ports)) +
+                              ", per_switch: " + std::to_string(v.size()) +
+                              rate_suffix(Rate{static_cast<Width>(w), static_cast<Speed>(sp)}) + "}\n";
+                out.compact_hosts += static_cast<int>(v.size());
+            }
+        }
+    }
+
+    // ---- write ----
+    std::string y;
+    y += "# Plan inferred by `ibfabric plan from-dump` from " + source + "\n";
+    y += "# " + std::to_string(f.count(NodeType::Switch)) + " switches, " + std::to_string(f.count(NodeType::CA)) + " CAs, " +
+         std::to_string(links.size()) + " links; every node pinned by GUID under nodes:.\n";
+    y += "version: 1\n";
+    y += "name: " + q("from-dump") + "\n";
+    if (plan_rate) y += "rate: " + to_string(*plan_rate) + "\n";
+    if (mtu > 0) y += "mtu: " + std::to_string(mtu) + "\n";
+    bool any_tier = false;
+    for (int t = 1; t <= levels; ++t) any_tier |= declared[t];
+    if (any_tier) {
+        y += "\nswitches:\n";
+        for (int t = 1; t <= levels; ++t) {
+            if (!declared[t]) continue;
+            std::vector<std::string> names;
+            for (NodeId x : members[t]) names.push_back(pname[x]);
+            y += "  " + tier_name(t) + ":\n";
+            y += "    names: " + name_list(names) + "\n";
+            y += "    ports: " + std::to_string(f.node(members[t][0]).num_ports()) + "\n";
+            std::vector<int> down;
+            if (pairs.count(t - 1)) down = pairs[t - 1].down;
+            else if (t == 1) down.assign(leaf_down.begin(), leaf_down.end());
+            if (!down.empty()) y += "    down: " + q(port_list(down)) + "\n";
+            if (pairs.count(t)) {
+                const Pair& pr = pairs[t];
+                y += "    up: " + q(port_list(pr.up)) + "\n";
+                y += "    up_to: " + tier_name(t + 1) + "\n";
+                if (pr.c != 1) y += "    cables_per_pair: " + std::to_string(pr.c) + "\n";
+                if (pr.rate && !(plan_rate && *pr.rate == *plan_rate)) y += "    rate: " + to_string(*pr.rate) + "\n";
+            }
+        }
+    }
+    if (!hosts_yaml.empty()) y += "\nhosts:\n" + hosts_yaml;
+
+    auto end_yaml = [&](NodeId x, int p) {
+        std::string s = "{node: " + q(pname[x]);
+        if (!phca[x].empty()) s += ", hca: " + q(phca[x]);
+        return s + ", port: " + std::to_string(p) + "}";
+    };
+    std::string cables;
+    for (const Link& l : links) {
+        if (covered.count({l.a, l.pa})) continue;
+        cables += "  - {a: " + end_yaml(l.a, l.pa) + ", b: " + end_yaml(l.b, l.pb) + rate_suffix(rate_of(l)) + "}\n";
+        ++out.explicit_cables;
+    }
+    if (!cables.empty()) y += "\ncables:\n" + cables;
+
+    std::string overrides;
+    for (auto& [t, pr] : pairs)
+        for (auto& [k, r] : pr.overrides)
+            overrides += "  - {port: " + q(pname[k.n] + "/" + std::to_string(k.p)) + ", rate: " + to_string(r) + "}\n";
+    if (!overrides.empty()) y += "\noverrides:\n" + overrides;
+
+    y += "\nnodes:\n";
+    for (NodeId x = 0; x < n; ++x) {
+        const Node& node = f.node(x);
+        if (node.type != NodeType::Switch && node.type != NodeType::CA) continue;
+        std::string key = pname[x] + (phca[x].empty() ? "" : ":" + phca[x]);
+        bool in_tier = is_sw(x) && tier(x) > 0 && declared[tier(x)];
+        if (in_tier || grouped.count(x)) {
+            y += "  " + q(key) + ": " + hexg(node.guid) + "\n";
+        } else {
+            y += "  " + q(key) + ": {type: " + (is_sw(x) ? "switch" : "ca") + ", ports: " + std::to_string(node.num_ports()) +
+                 ", guid: " + hexg(node.guid) + "}\n";
+        }
+    }
+    out.yaml = std::move(y);
+    return out;
+}
+
+}  // namespace ibf

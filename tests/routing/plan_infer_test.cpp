@@ -1,0 +1,95 @@
+// `plan from-dump`: the inferred YAML plan parses and checks clean against the fabric it came
+// from; regular tiers come out compact.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "ibf/analysis.h"
+#include "ibf/check.h"
+#include "ibf/dumps.h"
+#include "ibf/plan_infer.h"
+#include "ibf/plan_yaml.h"
+#include "ibf/synth.h"
+
+namespace ibf {
+namespace {
+
+Fabric load(const std::string& name) {
+    std::ifstream in(std::string(IBF_TEST_DATA) + "/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_dump(ss.str(), name);
+}
+
+std::string dump_findings(const std::vector<Finding>& fs) {
+    std::string s;
+    for (size_t i = 0; i < fs.size() && i < 20; ++i) s += std::string(to_string(fs[i].kind)) + ": " + fs[i].message + "\n";
+    return s;
+}
+
+// Infers the plan, parses it back, checks the fabric against it: must be clean.
+InferredPlan round_trip(const Fabric& f) {
+    InferredPlan p = infer_plan_yaml(f, analyze(f), "test");
+    Plan plan;
+    try {
+        plan = parse_plan_yaml(p.yaml, "inferred.yaml");
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what() << "\n" << p.yaml.substr(0, 3000);
+        return p;
+    }
+    std::vector<Finding> fs = check(plan, f);
+    EXPECT_TRUE(fs.empty()) << fs.size() << " findings\n" << dump_findings(fs) << p.yaml.substr(0, 3000);
+    return p;
+}
+
+TEST(PlanInfer, SyntheticTwoLevelTreeIsFullyCompact) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    InferredPlan p = round_trip(f);
+    EXPECT_EQ(p.explicit_cables, 0) << p.yaml;
+    EXPECT_EQ(p.compact_switches, 8);
+    EXPECT_EQ(p.compact_hosts, 32);
+    EXPECT_NE(p.yaml.find("\"leaf[0001-0008]\""), std::string::npos) << p.yaml;
+    EXPECT_NE(p.yaml.find("up_to: spine"), std::string::npos);
+}
+
+TEST(PlanInfer, Sx6036CaptureRoundTrips) {
+    // ib1 lacks one cable to ib8, so the leaf-spine pair is not regular: explicit uplinks; hosts
+    // are grouped per leaf; the storage hosts on ib7 are explicit cables.
+    Fabric f = load("ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt");
+    InferredPlan p = round_trip(f);
+    EXPECT_EQ(p.compact_hosts, 142);
+    EXPECT_EQ(p.explicit_cables, 47 + 3);
+}
+
+TEST(PlanInfer, RegularSx6036RoundTripsCompact) {
+    // With the missing ib1-ib8 cable in place (ib1/25 - ib8/6) the uplinks fit the rule.
+    Fabric f = load("ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt");
+    NodeId ib1 = f.find_by_name("ib1").at(0), ib8 = f.find_by_name("ib8").at(0);
+    f.connect(ib1, 25, ib8, 6);
+    f.node(ib1).ports[25].width_active = f.node(ib8).ports[6].width_active = Width::X4;
+    f.node(ib1).ports[25].speed_active = f.node(ib8).ports[6].speed_active = Speed::FDR10;
+    InferredPlan p = round_trip(f);
+    EXPECT_EQ(p.compact_switches, 6) << p.yaml;
+    EXPECT_EQ(p.explicit_cables, 3);  // tank1 x2, tank2 on ib7
+}
+
+TEST(PlanInfer, X5CaptureRoundTrips) {
+    Fabric f = load("ibnetdiscover-qdr-ddr-11sw-89ca-voltaire4036-psmn-x5.txt");
+    InferredPlan p = round_trip(f);
+    EXPECT_EQ(p.compact_hosts, 89);
+}
+
+TEST(PlanInfer, SharpDumpRoundTrips) {
+    Fabric f = load("synthetic-ibnetdiscover-hdr-sharp.txt");
+    InferredPlan p = round_trip(f);
+    EXPECT_EQ(p.explicit_cables, 2);  // the aggregation nodes
+}
+
+TEST(PlanInfer, ThreeLevelTreeRoundTrips) {
+    Fabric f = synth_fat_tree({.levels = 3, .radix = 4});
+    round_trip(f);
+}
+
+}  // namespace
+}  // namespace ibf
