@@ -449,7 +449,7 @@ private:
         std::map<std::pair<uint16_t, Guid>, NodeId> placeholder;
         for (auto& [key, k] : unknown) {
             Guid g = key.second ? key.second : kPlaceholderBase | key.first;
-            if (f_.find(g)) g = kPlaceholderBase | (0x10000u + key.first);
+            for (Guid extra = 0x10000u; f_.find(g); extra += 0x10000u) g = kPlaceholderBase | (extra + key.first);
             Node n;
             n.type = (k.from_ca || k.ports.size() > 1 || k.max_port > 2 || switchy(k.desc)) ? NodeType::Switch : NodeType::CA;
             n.guid = g;
@@ -516,6 +516,9 @@ private:
         if (pb.width_active == Width::Unknown && pb.speed_active == Speed::Unknown) {
             pb.width_active = p.rate.width;
             pb.speed_active = p.rate.speed;
+        } else if (pa.width_active == Width::Unknown && pa.speed_active == Speed::Unknown) {
+            pa.width_active = pb.width_active;
+            pa.speed_active = pb.speed_active;
         } else if (p.rate.known() && pb.rate().known() && !(pb.rate() == p.rate)) {
             throw InputError(file_, p.line, p.col_remote,
                              "the two ends of this link disagree on the rate: " + to_string(p.rate) + " here, " +
