@@ -503,3 +503,42 @@ TEST(WirePerf, EncodeDecodeLargeSnapshots) {
         }
     }
 }
+
+TEST(Wire, SnapshotOverloadEncodesTheSameBytes) {
+    Snapshot s = sample_snapshot();
+    EXPECT_EQ(encode(s), encode(Message(s)));
+}
+
+TEST(Wire, SnapshotKeysMayComeInAnyOrderAndUnknownSubtreesAreSkipped) {
+    // nlohmann's default object type sorts keys: "k" (links) now precedes "n" (nodes), and a
+    // node's "p" precedes "np" and "t". The decoder must not depend on the encoder's key order.
+    json j = snapshot_json();
+    j["zz_future"] = json::array({json::object({{"deep", json::array({1, 2, json::object()})}}), "x", nullptr});
+    j["n"][0]["aa_future"] = json::object({{"p", json::array({1, 2})}});
+    std::string payload = j.dump();
+    ASSERT_LT(payload.find("\"k\":"), payload.find("\"n\":"));
+    auto back = std::get<Snapshot>(decode_payload(MsgType::Snapshot, payload));
+    expect_same_snapshot(sample_snapshot(), back);
+}
+
+TEST(WireErrors, DuplicateKnownKeysAreRejected) {
+    std::string p = encode_payload(sample_snapshot());
+    std::string dup = "{\"seq\":1," + p.substr(1);
+    expect_error(frame(MsgType::Snapshot, dup), "Snapshot.seq: duplicate key");
+    json j = snapshot_json();
+    std::string node_dup = j.dump();
+    auto pos = node_dup.find("\"d\":");
+    node_dup.insert(pos, "\"d\":\"x\",");
+    expect_error(frame(MsgType::Snapshot, node_dup), "duplicate key");
+}
+
+TEST(WireErrors, ErrorsNameTheField) {
+    json j = snapshot_json();
+    j["n"][2]["p"][1][7] = 11;
+    try {
+        decode_payload(MsgType::Snapshot, j.dump());
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "Snapshot.n[2].p[1][7]: 11 is out of range (max 9)");
+    }
+}

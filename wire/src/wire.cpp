@@ -234,10 +234,12 @@ struct Path {
     const Path* parent = nullptr;
     const char* key = nullptr;  // ".key" when set, else "[index]"
     size_t index = 0;
+    std::string (*root_fn)(const void*) = nullptr;  // a root that renders itself (the SAX decoder's stack)
+    const void* root_ctx = nullptr;
     Path child(const char* k) const { return {this, k, 0}; }
     Path at(size_t i) const { return {this, nullptr, i}; }
     std::string str() const {
-        if (!parent) return key ? key : "";
+        if (!parent) return root_fn ? root_fn(root_ctx) : key ? key : "";
         std::string s = parent->str();
         if (key) return s + "." + key;
         return s + "[" + std::to_string(index) + "]";
@@ -265,36 +267,67 @@ void check_depth(std::string_view s) {
     }
 }
 
-uint64_t as_u64(const json& j, const Path& where, uint64_t max) {
-    if (!j.is_number_unsigned()) {
-        if (j.is_number_integer()) fail(where, "negative number");
-        fail(where, std::string("expected an unsigned integer, got ") + j.type_name());
+// One scalar as the decoders see it: from a DOM node (small messages) or a SAX event (Snapshot).
+struct Val {
+    json::value_t t = json::value_t::null;
+    uint64_t u = 0;
+    int64_t i = 0;
+    bool b = false;
+    std::string_view s;
+    const char* type_name() const {
+        switch (t) {
+            case json::value_t::object: return "object";
+            case json::value_t::array: return "array";
+            case json::value_t::string: return "string";
+            case json::value_t::boolean: return "boolean";
+            case json::value_t::number_integer:
+            case json::value_t::number_unsigned:
+            case json::value_t::number_float: return "number";
+            default: return "null";
+        }
     }
-    uint64_t v = j.get<uint64_t>();
-    if (v > max) fail(where, std::to_string(v) + " is out of range (max " + std::to_string(max) + ")");
+};
+
+Val val_of(const json& j) {
+    Val v;
+    v.t = j.type();
+    if (j.is_number_unsigned()) v.u = j.get<uint64_t>();
+    else if (j.is_number_integer()) v.i = j.get<int64_t>();
+    else if (j.is_boolean()) v.b = j.get<bool>();
+    else if (j.is_string()) v.s = j.get_ref<const std::string&>();
     return v;
 }
 
-int64_t as_i64(const json& j, const Path& where) {
-    if (j.is_number_unsigned()) {
-        uint64_t v = j.get<uint64_t>();
-        if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail(where, "out of range");
-        return static_cast<int64_t>(v);
+uint64_t as_u64(const Val& v, const Path& where, uint64_t max) {
+    if (v.t != json::value_t::number_unsigned) {
+        if (v.t == json::value_t::number_integer) fail(where, "negative number");
+        fail(where, std::string("expected an unsigned integer, got ") + v.type_name());
     }
-    if (!j.is_number_integer()) fail(where, std::string("expected an integer, got ") + j.type_name());
-    return j.get<int64_t>();
+    if (v.u > max) fail(where, std::to_string(v.u) + " is out of range (max " + std::to_string(max) + ")");
+    return v.u;
 }
+uint64_t as_u64(const json& j, const Path& where, uint64_t max) { return as_u64(val_of(j), where, max); }
 
-std::string as_str(const json& j, const Path& where) {
-    if (!j.is_string()) fail(where, std::string("expected a string, got ") + j.type_name());
-    const auto& s = j.get_ref<const std::string&>();
-    if (s.size() > kMaxString) fail(where, "string longer than " + std::to_string(kMaxString) + " bytes");
-    return s;
+int64_t as_i64(const Val& v, const Path& where) {
+    if (v.t == json::value_t::number_unsigned) {
+        if (v.u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail(where, "out of range");
+        return static_cast<int64_t>(v.u);
+    }
+    if (v.t != json::value_t::number_integer) fail(where, std::string("expected an integer, got ") + v.type_name());
+    return v.i;
 }
+int64_t as_i64(const json& j, const Path& where) { return as_i64(val_of(j), where); }
 
-bool as_bool(const json& j, const Path& where) {
-    if (!j.is_boolean()) fail(where, std::string("expected true/false, got ") + j.type_name());
-    return j.get<bool>();
+std::string as_str(const Val& v, const Path& where) {
+    if (v.t != json::value_t::string) fail(where, std::string("expected a string, got ") + v.type_name());
+    if (v.s.size() > kMaxString) fail(where, "string longer than " + std::to_string(kMaxString) + " bytes");
+    return std::string(v.s);
+}
+std::string as_str(const json& j, const Path& where) { return as_str(val_of(j), where); }
+
+bool as_bool(const Val& v, const Path& where) {
+    if (v.t != json::value_t::boolean) fail(where, std::string("expected true/false, got ") + v.type_name());
+    return v.b;
 }
 
 const json& field(const json& obj, const char* key, const Path& where) {
@@ -310,12 +343,13 @@ const json& array_of(const json& j, const Path& where, size_t min_len, size_t ma
     return j;
 }
 
-template <class E>
-E as_enum(const json& j, const Path& where, int max) {
+template <class E, class J>
+E as_enum(const J& j, const Path& where, int max) {
     return static_cast<E>(as_u64(j, where, static_cast<uint64_t>(max)));
 }
 
-Width as_width(const json& j, const Path& where) {
+template <class J>
+Width as_width(const J& j, const Path& where) {
     auto v = as_u64(j, where, 16);
     if (v != 0 && v != 1 && v != 2 && v != 4 && v != 8 && v != 16) fail(where, "not a link width value (0,1,2,4,8,16)");
     return static_cast<Width>(v);
@@ -323,13 +357,15 @@ Width as_width(const json& j, const Path& where) {
 
 constexpr uint64_t kSpeedMaskAll = 0x3FE;  // bits for Speed::SDR (1) .. Speed::XDR (9)
 
-SpeedMask as_speed_mask(const json& j, const Path& where) {
+template <class J>
+SpeedMask as_speed_mask(const J& j, const Path& where) {
     auto v = as_u64(j, where, 0xFFFF);
     if (v & ~kSpeedMaskAll) fail(where, "speed mask has bits outside SDR..XDR");
     return static_cast<SpeedMask>(v);
 }
 
-int as_mtu(const json& j, const Path& where) {
+template <class J>
+int as_mtu(const J& j, const Path& where) {
     auto v = static_cast<int>(as_u64(j, where, 4096));
     if (v != 0 && mtu_to_code(v) == 0) fail(where, "not an MTU (0, 256, 512, 1024, 2048, 4096)");
     return v;
@@ -399,93 +435,387 @@ Counters read_counters(const json& j) {
     return c;
 }
 
-void read_port(const json& j, const Path& where, Node& n, int& last_num) {
-    array_of(j, where, 14, 64);
-    int num = static_cast<int>(as_u64(j[0], where.at(0), 255));
-    if (num > n.num_ports()) fail(where.at(0), "port " + std::to_string(num) + " beyond np " + std::to_string(n.num_ports()));
-    if (num == 0 && n.type != NodeType::Switch) fail(where.at(0), "port 0 is listed only for switches");
-    if (num <= last_num) fail(where.at(0), "ports must be listed once each in increasing order");
-    last_num = num;
-    Port& p = n.ports[num];
-    p.valid = true;
-    p.guid = as_u64(j[1], where.at(1), UINT64_MAX);
-    p.lid = static_cast<uint16_t>(as_u64(j[2], where.at(2), 0xFFFF));
-    p.lmc = static_cast<uint8_t>(as_u64(j[3], where.at(3), 7));
-    p.state = as_enum<PortState>(j[4], where.at(4), 4);
-    p.phys = as_enum<PhysState>(j[5], where.at(5), 7);
-    p.width_active = as_width(j[6], where.at(6));
-    p.speed_active = as_enum<Speed>(j[7], where.at(7), static_cast<int>(Speed::XDR));
-    p.width_enabled = static_cast<WidthMask>(as_u64(j[8], where.at(8), 31));
-    p.width_supported = static_cast<WidthMask>(as_u64(j[9], where.at(9), 31));
-    p.speed_enabled = as_speed_mask(j[10], where.at(10));
-    p.speed_supported = as_speed_mask(j[11], where.at(11));
-    p.mtu_cap = as_mtu(j[12], where.at(12));
-    p.mtu_active = as_mtu(j[13], where.at(13));
-}
+// The Snapshot is decoded straight from nlohmann's SAX events: no DOM is built, which halves the
+// decode time of a large fabric. Every check of the schema in docs/wire.md is made, either when a
+// value arrives or when its object/array closes (checks that need several fields, e.g. port <= np).
+// Keys may come in any order; unknown keys (with whatever value) are skipped; duplicate known keys
+// are an error.
+class SnapshotSax final : public nlohmann::json_sax<json> {
+public:
+    Snapshot result;
 
-Snapshot read_snapshot(const json& j) {
-    const Path w{nullptr, "Snapshot"};
-    require_object(j, w.key);
-    Snapshot s;
-    s.osm_version = as_str(IBF_FIELD(j, w, "osm"));
-    s.self = read_sm(IBF_FIELD(j, w, "self"));
-    s.master_lid = static_cast<uint16_t>(as_u64(IBF_FIELD(j, w, "ml"), 0xFFFF));
-    s.sweep_seq = as_u64(IBF_FIELD(j, w, "seq"), UINT64_MAX);
-    s.taken_unix_ms = as_i64(IBF_FIELD(j, w, "ms"));
-    s.initialization_error = as_bool(IBF_FIELD(j, w, "ie"));
-    s.routing_engine = as_str(IBF_FIELD(j, w, "re"));
-    const Path wsms = w.child("sms");
-    const json& sms = array_of(field(j, "sms", w), wsms, 0, kMaxSms);
-    s.other_sms.reserve(sms.size());
-    for (size_t i = 0; i < sms.size(); ++i) s.other_sms.push_back(read_sm(sms[i], wsms.at(i)));
+    bool null() override { return scalar(Val{}); }
+    bool boolean(bool b) override {
+        Val v;
+        v.t = json::value_t::boolean;
+        v.b = b;
+        return scalar(v);
+    }
+    bool number_integer(number_integer_t i) override {
+        Val v;
+        v.t = json::value_t::number_integer;
+        v.i = i;
+        return scalar(v);
+    }
+    bool number_unsigned(number_unsigned_t u) override {
+        Val v;
+        v.t = json::value_t::number_unsigned;
+        v.u = u;
+        return scalar(v);
+    }
+    bool number_float(number_float_t, const string_t&) override {
+        Val v;
+        v.t = json::value_t::number_float;
+        return scalar(v);
+    }
+    bool string(string_t& s) override {
+        Val v;
+        v.t = json::value_t::string;
+        v.s = s;
+        return scalar(v);
+    }
+    bool binary(binary_t&) override { throw Error("Snapshot: binary values are not JSON"); }
+    bool start_object(std::size_t) override { return open(true); }
+    bool start_array(std::size_t) override { return open(false); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override {
+        frames_.back().key = k;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+        throw Error(std::string("Snapshot: bad JSON: ") + ex.what());
+    }
 
-    const Path wnodes = w.child("n");
-    const json& nodes = array_of(field(j, "n", w), wnodes, 0, kMaxNodes);
-    Fabric& f = s.fabric;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-        const json& jn = nodes[i];
-        const Path wn = wnodes.at(i);
-        if (!jn.is_object()) fail(wn, "expected an object");
+private:
+    enum class Ctx : uint8_t { Root, Sm, Sms, Nodes, Node, Ports, Port, Links, Skip };
+    struct Frame {
+        Ctx ctx;
+        bool obj;
+        size_t count = 0;     // arrays: elements so far
+        std::string key;      // objects: the current key
+        std::string label_key;  // how the parent names this container: ".key" (parent object) ...
+        size_t label_index = 0; // ... or "[i]" (parent array)
+        SmInfo* sm = nullptr; // Ctx::Sm: where the values go
+    };
+    struct PortRow {
+        uint64_t v[14] = {};
+    };
+    struct NodeBuf {
         Node n;
-        n.type = as_enum<NodeType>(IBF_FIELD(jn, wn, "t"), 3);
-        n.guid = as_u64(IBF_FIELD(jn, wn, "g"), UINT64_MAX);
-        n.system_guid = as_u64(IBF_FIELD(jn, wn, "sg"), UINT64_MAX);
-        n.description = as_str(IBF_FIELD(jn, wn, "d"));
-        if (auto it = jn.find("nm"); it != jn.end()) n.name = as_str(*it, wn.child("nm"));
-        n.vendor_id = static_cast<uint16_t>(as_u64(IBF_FIELD(jn, wn, "v"), 0xFFFF));
-        n.device_id = static_cast<uint16_t>(as_u64(IBF_FIELD(jn, wn, "dv"), 0xFFFF));
-        n.lid = static_cast<uint16_t>(as_u64(IBF_FIELD(jn, wn, "l"), 0xFFFF));
-        int np = static_cast<int>(as_u64(IBF_FIELD(jn, wn, "np"), 255));
-        const Path wp = wn.child("p");
-        const json& ports = array_of(field(jn, "p", wn), wp, 0, static_cast<size_t>(np) + 1);
-        if (f.find(n.guid)) fail(wn.child("g"), "duplicate node GUID " + guid_hex(n.guid));
-        NodeId id = f.add_node(std::move(n), np);
-        Node& node = f.node(id);
-        for (Port& p : node.ports) p.valid = false;  // only listed ports exist
-        int last = -1;
-        for (size_t k = 0; k < ports.size(); ++k) read_port(ports[k], wp.at(k), node, last);
+        int np = -1;
+        uint32_t seen = 0;
+        std::vector<PortRow> ports;
+    };
+    enum RootBit : uint32_t { R_osm = 1, R_self = 2, R_ml = 4, R_seq = 8, R_ms = 16, R_ie = 32, R_re = 64, R_sms = 128, R_n = 256, R_k = 512 };
+    enum NodeBit : uint32_t { N_t = 1, N_g = 2, N_sg = 4, N_d = 8, N_nm = 16, N_v = 32, N_dv = 64, N_l = 128, N_np = 256, N_p = 512 };
+
+    std::vector<Frame> frames_;
+    uint32_t root_seen_ = 0;
+    NodeBuf node_;
+    std::vector<uint64_t> links_;
+
+    std::string container_path() const {
+        std::string s = "Snapshot";
+        for (size_t i = 1; i < frames_.size(); ++i)
+            s += frames_[i - 1].obj ? "." + frames_[i].label_key : "[" + std::to_string(frames_[i].label_index) + "]";
+        return s;
+    }
+    std::string element_path() const {
+        std::string s = container_path();
+        const Frame& f = frames_.back();
+        if (f.obj) return s + "." + f.key;
+        return s + "[" + std::to_string(f.count) + "]";
+    }
+    static std::string elem_fn(const void* p) { return static_cast<const SnapshotSax*>(p)->element_path(); }
+    static std::string cont_fn(const void* p) { return static_cast<const SnapshotSax*>(p)->container_path(); }
+    Path elem() const {
+        Path p;
+        p.root_fn = &elem_fn;
+        p.root_ctx = this;
+        return p;
+    }
+    Path cont() const {
+        Path p;
+        p.root_fn = &cont_fn;
+        p.root_ctx = this;
+        return p;
+    }
+    static void once(uint32_t& seen, uint32_t bit, const Path& w) {
+        if (seen & bit) fail(w, "duplicate key");
+        seen |= bit;
+    }
+    [[noreturn]] void not_a(const char* what, const Val& v) const {
+        fail(elem(), std::string("expected ") + what + ", got " + v.type_name());
     }
 
-    const Path wl = w.child("k");
-    const json& links = field(j, "k", w);
-    if (!links.is_array()) fail(wl, "expected an array");
-    if (links.size() % 4 != 0) fail(wl, "length is not a multiple of 4");
-    for (size_t i = 0; i < links.size(); i += 4) {
-        auto a = static_cast<NodeId>(as_u64(links[i], wl.at(i), UINT32_MAX));
-        auto pa = static_cast<int>(as_u64(links[i + 1], wl.at(i + 1), 255));
-        auto b = static_cast<NodeId>(as_u64(links[i + 2], wl.at(i + 2), UINT32_MAX));
-        auto pb = static_cast<int>(as_u64(links[i + 3], wl.at(i + 3), 255));
-        const Path at = wl.at(i);
-        if (a >= f.size() || b >= f.size()) fail(at, "link names a node that does not exist");
-        Port* p = f.node(a).port(pa);
-        Port* q = f.node(b).port(pb);
-        if (!p || !q) fail(at, "link names a port that does not exist");
-        if (a == b && pa == pb) fail(at, "port linked to itself");
-        if (p->linked() || q->linked()) fail(at, "port already linked");
-        f.connect(a, pa, b, pb);
+    // A container where a value was expected: reuse the scalar checks for the message.
+    static Val container_val(bool obj) {
+        Val v;
+        v.t = obj ? json::value_t::object : json::value_t::array;
+        return v;
     }
-    f.finalize();
-    return s;
+
+    bool open(bool obj) {
+        if (frames_.empty()) {
+            if (!obj) throw Error("Snapshot: payload is not a JSON object");
+            frames_.push_back({Ctx::Root, true});
+            return true;
+        }
+        Frame& p = frames_.back();
+        Frame child{Ctx::Skip, obj};
+        if (p.obj) child.label_key = p.key;
+        else child.label_index = p.count;
+        switch (p.ctx) {
+            case Ctx::Root:
+                if (p.key == "self" || p.key == "sms" || p.key == "n" || p.key == "k") {
+                    if (obj) not_a("an array", container_val(obj));
+                    if (p.key == "self") {
+                        once(root_seen_, R_self, elem());
+                        child.ctx = Ctx::Sm;
+                        child.sm = &result.self;
+                    } else if (p.key == "sms") {
+                        once(root_seen_, R_sms, elem());
+                        child.ctx = Ctx::Sms;
+                    } else if (p.key == "n") {
+                        once(root_seen_, R_n, elem());
+                        child.ctx = Ctx::Nodes;
+                    } else {
+                        once(root_seen_, R_k, elem());
+                        child.ctx = Ctx::Links;
+                    }
+                } else if (is_root_scalar(p.key)) {
+                    scalar(container_val(obj));  // throws the type error
+                }
+                break;
+            case Ctx::Sms:
+                if (obj) not_a("an array", container_val(obj));
+                if (p.count >= kMaxSms) fail(cont(), "array has more than " + std::to_string(kMaxSms) + " elements");
+                child.ctx = Ctx::Sm;
+                result.other_sms.emplace_back();
+                child.sm = &result.other_sms.back();
+                break;
+            case Ctx::Nodes:
+                if (!obj) not_a("an object", container_val(obj));
+                if (p.count >= kMaxNodes) fail(cont(), "array has more than " + std::to_string(kMaxNodes) + " elements");
+                child.ctx = Ctx::Node;
+                node_.n = Node{};
+                node_.np = -1;
+                node_.seen = 0;
+                node_.ports.clear();
+                break;
+            case Ctx::Node:
+                if (p.key == "p") {
+                    if (obj) not_a("an array", container_val(obj));
+                    once(node_.seen, N_p, elem());
+                    child.ctx = Ctx::Ports;
+                } else if (is_node_scalar(p.key)) {
+                    scalar(container_val(obj));
+                }
+                break;
+            case Ctx::Ports: {
+                if (obj) not_a("an array", container_val(obj));
+                size_t max = node_.np >= 0 ? static_cast<size_t>(node_.np) + 1 : 256;
+                if (p.count >= max) fail(cont(), "array has more than " + std::to_string(max) + " elements");
+                child.ctx = Ctx::Port;
+                node_.ports.emplace_back();
+                break;
+            }
+            case Ctx::Sm:
+            case Ctx::Port:
+            case Ctx::Links:
+                if ((p.ctx == Ctx::Sm && p.count < 5) || (p.ctx == Ctx::Port && p.count < 14) || p.ctx == Ctx::Links)
+                    scalar(container_val(obj));
+                if (p.count >= 64 && p.ctx != Ctx::Links) fail(cont(), "array has more than 64 elements");
+                break;
+            case Ctx::Skip: break;
+        }
+        if (!p.obj) ++p.count;
+        frames_.push_back(std::move(child));
+        return true;
+    }
+
+    static bool is_root_scalar(const std::string& k) {
+        return k == "osm" || k == "ml" || k == "seq" || k == "ms" || k == "ie" || k == "re";
+    }
+    static bool is_node_scalar(const std::string& k) {
+        return k == "t" || k == "g" || k == "sg" || k == "d" || k == "nm" || k == "v" || k == "dv" || k == "l" || k == "np";
+    }
+
+    bool scalar(const Val& v) {
+        if (frames_.empty()) throw Error("Snapshot: payload is not a JSON object");
+        Frame& f = frames_.back();
+        const Path w = elem();
+        switch (f.ctx) {
+            case Ctx::Root: {
+                const std::string& k = f.key;
+                if (k == "osm") { once(root_seen_, R_osm, w); result.osm_version = as_str(v, w); }
+                else if (k == "ml") { once(root_seen_, R_ml, w); result.master_lid = static_cast<uint16_t>(as_u64(v, w, 0xFFFF)); }
+                else if (k == "seq") { once(root_seen_, R_seq, w); result.sweep_seq = as_u64(v, w, UINT64_MAX); }
+                else if (k == "ms") { once(root_seen_, R_ms, w); result.taken_unix_ms = as_i64(v, w); }
+                else if (k == "ie") { once(root_seen_, R_ie, w); result.initialization_error = as_bool(v, w); }
+                else if (k == "re") { once(root_seen_, R_re, w); result.routing_engine = as_str(v, w); }
+                else if (k == "self" || k == "sms" || k == "n" || k == "k") not_a("an array", v);
+                break;
+            }
+            case Ctx::Sm: {
+                SmInfo& s = *f.sm;
+                switch (f.count) {
+                    case 0: s.port_guid = as_u64(v, w, UINT64_MAX); break;
+                    case 1: s.lid = static_cast<uint16_t>(as_u64(v, w, 0xFFFF)); break;
+                    case 2: s.priority = static_cast<uint8_t>(as_u64(v, w, 15)); break;
+                    case 3: s.state = as_enum<SmState>(v, w, 3); break;
+                    case 4: s.act_count = static_cast<uint32_t>(as_u64(v, w, UINT32_MAX)); break;
+                    default:
+                        if (f.count >= 64) fail(cont(), "array has more than 64 elements");
+                        break;
+                }
+                break;
+            }
+            case Ctx::Sms: not_a("an array", v);
+            case Ctx::Nodes: not_a("an object", v);
+            case Ctx::Ports: not_a("an array", v);
+            case Ctx::Node: {
+                const std::string& k = f.key;
+                NodeBuf& nb = node_;
+                if (k == "t") { once(nb.seen, N_t, w); nb.n.type = as_enum<NodeType>(v, w, 3); }
+                else if (k == "g") { once(nb.seen, N_g, w); nb.n.guid = as_u64(v, w, UINT64_MAX); }
+                else if (k == "sg") { once(nb.seen, N_sg, w); nb.n.system_guid = as_u64(v, w, UINT64_MAX); }
+                else if (k == "d") { once(nb.seen, N_d, w); nb.n.description = as_str(v, w); }
+                else if (k == "nm") { once(nb.seen, N_nm, w); nb.n.name = as_str(v, w); }
+                else if (k == "v") { once(nb.seen, N_v, w); nb.n.vendor_id = static_cast<uint16_t>(as_u64(v, w, 0xFFFF)); }
+                else if (k == "dv") { once(nb.seen, N_dv, w); nb.n.device_id = static_cast<uint16_t>(as_u64(v, w, 0xFFFF)); }
+                else if (k == "l") { once(nb.seen, N_l, w); nb.n.lid = static_cast<uint16_t>(as_u64(v, w, 0xFFFF)); }
+                else if (k == "np") { once(nb.seen, N_np, w); nb.np = static_cast<int>(as_u64(v, w, 255)); }
+                else if (k == "p") not_a("an array", v);
+                break;
+            }
+            case Ctx::Port: {
+                if (f.count >= 14) {
+                    if (f.count >= 64) fail(cont(), "array has more than 64 elements");
+                    break;
+                }
+                uint64_t x;
+                switch (f.count) {
+                    case 0: x = as_u64(v, w, 255); break;
+                    case 1: x = as_u64(v, w, UINT64_MAX); break;
+                    case 2: x = as_u64(v, w, 0xFFFF); break;
+                    case 3: x = as_u64(v, w, 7); break;
+                    case 4: x = as_u64(v, w, 4); break;
+                    case 5: x = as_u64(v, w, 7); break;
+                    case 6: x = static_cast<uint64_t>(as_width(v, w)); break;
+                    case 7: x = as_u64(v, w, static_cast<uint64_t>(Speed::XDR)); break;
+                    case 8: case 9: x = as_u64(v, w, 31); break;
+                    case 10: case 11: x = as_speed_mask(v, w); break;
+                    default: x = static_cast<uint64_t>(as_mtu(v, w)); break;  // 12, 13
+                }
+                node_.ports.back().v[f.count] = x;
+                break;
+            }
+            case Ctx::Links: {
+                int r = static_cast<int>(f.count % 4);
+                links_.push_back(as_u64(v, w, r == 0 || r == 2 ? UINT32_MAX : 255));
+                break;
+            }
+            case Ctx::Skip: break;
+        }
+        if (!f.obj) ++f.count;
+        return true;
+    }
+
+    bool close() {
+        Frame& f = frames_.back();
+        switch (f.ctx) {
+            case Ctx::Root: finish_root(); break;
+            case Ctx::Sm:
+                if (f.count < 5) fail(cont(), "array has " + std::to_string(f.count) + " elements, needs 5");
+                break;
+            case Ctx::Port:
+                if (f.count < 14) fail(cont(), "array has " + std::to_string(f.count) + " elements, needs 14");
+                break;
+            case Ctx::Node: finish_node(); break;
+            default: break;
+        }
+        frames_.pop_back();
+        return true;
+    }
+
+    void finish_node() {
+        const Path wn = cont();
+        static constexpr std::pair<NodeBit, const char*> req[] = {
+            {N_t, "t"}, {N_g, "g"}, {N_sg, "sg"}, {N_d, "d"}, {N_v, "v"}, {N_dv, "dv"}, {N_l, "l"}, {N_np, "np"}, {N_p, "p"}};
+        for (auto [bit, name] : req)
+            if (!(node_.seen & bit)) fail(wn, std::string("missing \"") + name + "\"");
+        const Path wp = wn.child("p");
+        const int np = node_.np;
+        if (node_.ports.size() > static_cast<size_t>(np) + 1)
+            fail(wp, "array has more than " + std::to_string(np + 1) + " elements");
+        int last = -1;
+        for (size_t k = 0; k < node_.ports.size(); ++k) {
+            int num = static_cast<int>(node_.ports[k].v[0]);
+            const Path wk = wp.at(k);
+            const Path w0 = wk.at(0);
+            if (num > np) fail(w0, "port " + std::to_string(num) + " beyond np " + std::to_string(np));
+            if (num == 0 && node_.n.type != NodeType::Switch) fail(w0, "port 0 is listed only for switches");
+            if (num <= last) fail(w0, "ports must be listed once each in increasing order");
+            last = num;
+        }
+        Fabric& fab = result.fabric;
+        if (fab.find(node_.n.guid)) fail(wn.child("g"), "duplicate node GUID " + guid_hex(node_.n.guid));
+        NodeId id = fab.add_node(std::move(node_.n), np);
+        Node& node = fab.node(id);
+        for (Port& p : node.ports) p.valid = false;  // only listed ports exist
+        for (const PortRow& r : node_.ports) {
+            Port& p = node.ports[r.v[0]];
+            p.valid = true;
+            p.guid = r.v[1];
+            p.lid = static_cast<uint16_t>(r.v[2]);
+            p.lmc = static_cast<uint8_t>(r.v[3]);
+            p.state = static_cast<PortState>(r.v[4]);
+            p.phys = static_cast<PhysState>(r.v[5]);
+            p.width_active = static_cast<Width>(r.v[6]);
+            p.speed_active = static_cast<Speed>(r.v[7]);
+            p.width_enabled = static_cast<WidthMask>(r.v[8]);
+            p.width_supported = static_cast<WidthMask>(r.v[9]);
+            p.speed_enabled = static_cast<SpeedMask>(r.v[10]);
+            p.speed_supported = static_cast<SpeedMask>(r.v[11]);
+            p.mtu_cap = static_cast<int>(r.v[12]);
+            p.mtu_active = static_cast<int>(r.v[13]);
+        }
+    }
+
+    void finish_root() {
+        const Path w = cont();
+        static constexpr std::pair<RootBit, const char*> req[] = {
+            {R_osm, "osm"}, {R_self, "self"}, {R_ml, "ml"}, {R_seq, "seq"}, {R_ms, "ms"},
+            {R_ie, "ie"},   {R_re, "re"},     {R_sms, "sms"}, {R_n, "n"},   {R_k, "k"}};
+        for (auto [bit, name] : req)
+            if (!(root_seen_ & bit)) fail(w, std::string("missing \"") + name + "\"");
+        const Path wl = w.child("k");
+        if (links_.size() % 4 != 0) fail(wl, "length is not a multiple of 4");
+        Fabric& f = result.fabric;
+        for (size_t i = 0; i < links_.size(); i += 4) {
+            auto a = static_cast<NodeId>(links_[i]);
+            auto pa = static_cast<int>(links_[i + 1]);
+            auto b = static_cast<NodeId>(links_[i + 2]);
+            auto pb = static_cast<int>(links_[i + 3]);
+            const Path at = wl.at(i);
+            if (a >= f.size() || b >= f.size()) fail(at, "link names a node that does not exist");
+            Port* p = f.node(a).port(pa);
+            Port* q = f.node(b).port(pb);
+            if (!p || !q) fail(at, "link names a port that does not exist");
+            if (a == b && pa == pb) fail(at, "port linked to itself");
+            if (p->linked() || q->linked()) fail(at, "port already linked");
+            f.connect(a, pa, b, pb);
+        }
+        f.finalize();
+    }
+};
+
+Snapshot read_snapshot(std::string_view payload) {
+    SnapshotSax sax;
+    json::sax_parse(payload.begin(), payload.end(), &sax, nlohmann::detail::input_format_t::json, true);
+    return std::move(sax.result);
 }
 
 uint32_t get_le32(const char* p) {
@@ -517,23 +847,33 @@ std::string encode_payload(const Message& m) {
     return out;
 }
 
-std::string encode(const Message& m) {
+namespace {
+template <class T>
+std::string encode_frame(MsgType type, const T& msg) {
     std::string out(kHeaderSize, '\0');
-    if (const auto* s = std::get_if<Snapshot>(&m)) out.reserve(kHeaderSize + 64 + s->fabric.size() * 160);
+    if constexpr (std::is_same_v<T, Snapshot>) out.reserve(kHeaderSize + 256 + msg.fabric.size() * 160);
     Writer w(out);
-    std::visit([&](const auto& msg) { write_payload(w, msg); }, m);
+    write_payload(w, msg);
     size_t len = out.size() - kHeaderSize;
-    if (len > max_for(type_of(m), kMaxPayload))
-        throw Error(std::string(to_string(type_of(m))) + " payload of " + std::to_string(len) + " bytes exceeds the limit");
+    if (len > max_for(type, kMaxPayload))
+        throw Error(std::string(to_string(type)) + " payload of " + std::to_string(len) + " bytes exceeds the limit");
     put_le32(out.data(), kMagic);
     put_le16(out.data() + 4, kVersion);
-    put_le16(out.data() + 6, static_cast<uint16_t>(type_of(m)));
+    put_le16(out.data() + 6, static_cast<uint16_t>(type));
     put_le32(out.data() + 8, static_cast<uint32_t>(len));
     return out;
 }
+}  // namespace
+
+std::string encode(const Message& m) {
+    return std::visit([&](const auto& msg) { return encode_frame(type_of(m), msg); }, m);
+}
+
+std::string encode(const Snapshot& s) { return encode_frame(MsgType::Snapshot, s); }
 
 Message decode_payload(MsgType t, std::string_view payload) {
     check_depth(payload);
+    if (t == MsgType::Snapshot) return read_snapshot(payload);
     json j;
     try {
         j = json::parse(payload.begin(), payload.end());
@@ -542,7 +882,7 @@ Message decode_payload(MsgType t, std::string_view payload) {
     }
     switch (t) {
         case MsgType::Hello: return read_hello(j);
-        case MsgType::Snapshot: return read_snapshot(j);
+        case MsgType::Snapshot: break;  // decoded above, without a DOM
         case MsgType::Event: return read_event(j);
         case MsgType::Heartbeat: return read_heartbeat(j);
         case MsgType::Counters: return read_counters(j);

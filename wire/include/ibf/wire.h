@@ -84,6 +84,8 @@ std::string_view to_string(MsgType t);
 
 // One complete frame (header + payload).
 std::string encode(const Message& m);
+// The same bytes as encode(Message(s)), without copying the snapshot into a Message.
+std::string encode(const Snapshot& s);
 
 // The JSON payload alone, and its inverse (validates exactly as Decoder does; throws wire::Error).
 // Useful for tests, fuzzing and tools that store messages.
