@@ -209,6 +209,15 @@ TEST(PlanFuzz, RandomBytes) {
     }
 }
 
+TEST(PlanFuzz, DeepNestingAndAliases) {
+    survives("version: 1\nswitches: " + std::string(100000, '[') + "\n");
+    survives("version: 1\nswitches: " + std::string(5000, '{') + "\n");
+    survives("version: 1\na: &a [x, x]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n");
+    // An alias used as a tier spec twice: two tiers with the same switch names.
+    survives("version: 1\nswitches:\n  leaf: &t {names: \"s[1-2]\", ports: 4}\n  spine: *t\n");
+    survives("version: 1\nhosts: &h {names: *h}\n");
+}
+
 TEST(PlanFuzz, MutatedExamples) {
     std::vector<std::string> seeds = {read_file(example_path("small-plan.yaml")),
                                       read_file(example_path("fat-tree-2tier-324.yaml")), kBase};
