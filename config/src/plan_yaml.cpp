@@ -292,6 +292,10 @@ private:
             if (!s.IsScalar()) fail(s, "expected a name pattern such as leaf[01-18] for '" + what + "', got " + kind(s));
             size_t budget = kMaxNodes - std::min(kMaxNodes, total_names_ + out.size());
             auto v = expand_name_pattern(s.Scalar(), file_, loc(s).line, text_column(s), std::max<size_t>(budget, 1));
+            for (const auto& name : v)
+                if (name.find_first_of("/: \t") != std::string::npos)
+                    fail(s, "bad name '" + name + "' in '" + what +
+                                "': names may not contain '/', ':' or spaces (they separate node, HCA and port)");
             out.insert(out.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
         };
         if (n.IsSequence()) {
@@ -901,7 +905,7 @@ private:
             if (!get(o, "label") && !get(o, "rate") && !get(o, "mtu")) fail(o, "an override needs `label:`, `rate:` or `mtu:`");
             EndRef e = end_ref(pn, "override port");
             auto idx = resolve(e, false);
-            if (!idx) fail(pn, "override port '" + pn.Scalar() + "': no node '" + e.name + "' in the plan");
+            if (!idx) fail(pn, "override port: no node '" + e.name + (e.hca.empty() ? "" : ":" + e.hca) + "' in the plan");
             int32_t li = e.port < static_cast<int>(ports_[*idx].size()) ? ports_[*idx][static_cast<size_t>(e.port)] : -1;
             if (li < 0) fail(pn, "override: no planned cable at " + end_str(plan_.nodes[*idx], e.port));
             if (auto [pos, fresh] = done.emplace(static_cast<size_t>(li), o); !fresh)

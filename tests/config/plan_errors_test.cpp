@@ -92,6 +92,8 @@ TEST(PlanErrors, BadPatternAndBadRange) {
     expect_error(replace(kBase, "leaf[01-04]", "leaf[01-04"), 5, 16, {"never closed"});
     expect_error(replace(kBase, "leaf[01-04]", "leaf[04-01]"), 5, 17, {"bad range '04-01'", "start is greater"});
     expect_error(replace(kBase, "leaf[01-04]", "leaf[a-d]"), 5, 17, {"bad range 'a-d'"});
+    expect_error(replace(kBase, "leaf[01-04]", "\"leaf [01-04]\""), 5, 12, {"bad name 'leaf 01'", "may not contain"});
+    expect_error(replace(kBase, "node[01-08]", "[a:1, b]"), 16, 11, {"bad name 'a:1'"});
     expect_error(replace(kBase, "down: 1-18", "down: 18-1"), 7, 11, {"bad port range '18-1'"});
     expect_error(replace(kBase, "down: 1-18", "down: 1-x"), 7, 11, {"bad port range"});
     expect_error(replace(kBase, "down: 1-18", "down: 1-18,5"), 7, 11, {"port 5 is listed twice"});
@@ -163,6 +165,7 @@ TEST(PlanErrors, CableEndsNodesAndOverrides) {
     expect_error(kBase + "nodes:\n  leaf01: zz\n", 19, 11, {"bad GUID 'zz'"});
     expect_error(kBase + "overrides:\n  - {port: leaf01/30, mtu: 2048}\n", 19, 12, {"no planned cable at leaf01/30"});
     expect_error(kBase + "overrides:\n  - {port: leaf01/19}\n", 19, 5, {"needs `label:`, `rate:` or `mtu:`"});
+    expect_error(kBase + "overrides:\n  - {port: {node: nobody, port: 1}, label: x}\n", 19, 12, {"no node 'nobody'"});
     // An end without HCA means the host's only HCA; a second HCA then makes the first end ambiguous.
     expect_error("version: 1\ncables:\n  - {a: g/1, b: x/1}\n  - {a: g:mlx5_1/1, b: y/1}\n", 4, 9,
                  {"'g' is declared both with and without an HCA"});
