@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 
 #include "dump_test_util.h"
 
@@ -46,20 +47,23 @@ TEST(Perf, HundredThousandLinkIbnetdiscover) {
     Fabric f = big_fat_tree(3000, 1500);
     ASSERT_EQ(f.link_count(), 108000u);
     std::string text = write_ibnetdiscover(f);
-    double best = 1e9;
+    double best = 1e9, best_cpu = 1e9;  // wall and process CPU time (the machine is shared: CPU is steadier)
     size_t links = 0;
     for (int i = 0; i < 3; ++i) {
         auto a = std::chrono::steady_clock::now();
+        std::clock_t c0 = std::clock();
         Fabric g = parse_ibnetdiscover(text, "big");
-        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-        best = std::min(best, s);
+        best_cpu = std::min(best_cpu, double(std::clock() - c0) / CLOCKS_PER_SEC);
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
         links = g.link_count();
     }
     EXPECT_EQ(links, 108000u);
-    std::printf("parse_ibnetdiscover: %zu bytes, 216000 port lines, best of 3: %.3f s\n", text.size(), best);
+    std::printf("parse_ibnetdiscover: %zu bytes, 216000 port lines, best of 3: %.3f s wall, %.3f s CPU\n", text.size(),
+                best, best_cpu);
     RecordProperty("parse_seconds", std::to_string(best));
+    RecordProperty("parse_cpu_seconds", std::to_string(best_cpu));
 #if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-    EXPECT_LT(best, 1.0);
+    EXPECT_LT(best_cpu, 0.5);
 #endif
 }
 
