@@ -3,7 +3,9 @@
 //
 //   ibf::Plan p = ibf::load_plan(text, "plan.yaml");        // YAML or any dump format
 //   ibf::Plan g = ibf::plan_from_fabric(fabric, "golden");   // every node by GUID, every link
+//   if (!p.node_name_map.empty()) ...                        // the plan names a node-name-map: load it
 //
+// Examples: config/examples/*.yaml. The compact fat-tree's port assignment rule is in docs/plan.md.
 // YAML errors are ibf::InputError naming file:line:column and what was expected.
 // Pure: no I/O (the caller reads files; a plan that names other files is resolved by the caller).
 #pragma once
