@@ -9,6 +9,7 @@
 //    the -l line, or 0xffff'ffff'0000'<lid> in the default form), with the remote description.
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -431,7 +432,10 @@ private:
         // Resolve remotes; gather placeholders.
         struct Ref { NodeId node; uint8_t port; };
         std::vector<Ref> remote(ports_.size(), Ref{kNoNode, 0});
-        std::map<std::pair<uint16_t, Guid>, RemoteKey> unknown;  // (lid, printed guid) -> placeholder
+        // (lid, printed guid, description when the LID is 0) -> placeholder
+        using Key = std::tuple<uint16_t, Guid, std::string_view>;
+        auto key_of = [](const LPort& p) { return Key{p.rlid, p.rguid, p.rlid ? std::string_view() : p.rdesc}; };
+        std::map<Key, RemoteKey> unknown;
         for (size_t i = 0; i < ports_.size(); ++i) {
             const LPort& p = ports_[i];
             if (!p.has_remote) continue;
@@ -440,16 +444,17 @@ private:
                 remote[i] = Ref{r->first, r->second};
                 continue;
             }
-            auto& k = unknown[{p.rlid, p.rguid}];
+            auto& k = unknown[key_of(p)];
             k.max_port = std::max<int>(k.max_port, p.rport);
             if (std::find(k.ports.begin(), k.ports.end(), p.rport) == k.ports.end()) k.ports.push_back(p.rport);
             if (nodes_[p.node].type != NodeType::Switch) k.from_ca = true;
             if (k.desc.empty()) k.desc = p.rdesc;
         }
-        std::map<std::pair<uint16_t, Guid>, NodeId> placeholder;
+        std::map<Key, NodeId> placeholder;
         for (auto& [key, k] : unknown) {
-            Guid g = key.second ? key.second : kPlaceholderBase | key.first;
-            for (Guid extra = 0x10000u; f_.find(g); extra += 0x10000u) g = kPlaceholderBase | (extra + key.first);
+            const uint16_t lid = std::get<0>(key);
+            Guid g = std::get<1>(key) ? std::get<1>(key) : kPlaceholderBase | lid;
+            for (Guid extra = 0x10000u; f_.find(g); extra += 0x10000u) g = kPlaceholderBase | (extra + lid);
             Node n;
             n.type = (k.from_ca || k.ports.size() > 1 || k.max_port > 2 || switchy(k.desc)) ? NodeType::Switch : NodeType::CA;
             n.guid = g;
@@ -457,11 +462,11 @@ private:
             NodeId id = f_.add_node(std::move(n), k.max_port);
             Node& fn = f_.node(id);
             if (fn.type == NodeType::Switch) {
-                fn.ports[0].lid = key.first;
-                fn.lid = key.first;
+                fn.ports[0].lid = lid;
+                fn.lid = lid;
             } else {
-                for (uint8_t pn : k.ports) fn.ports[pn].lid = key.first;
-                fn.lid = key.first;
+                for (uint8_t pn : k.ports) fn.ports[pn].lid = lid;
+                fn.lid = lid;
             }
             placeholder[key] = id;
         }
@@ -469,12 +474,19 @@ private:
             const LPort& p = ports_[i];
             if (!p.has_remote) continue;
             Ref r = remote[i];
-            if (r.node == kNoNode) r = Ref{placeholder.at({p.rlid, p.rguid}), p.rport};
+            if (r.node == kNoNode) r = Ref{placeholder.at(key_of(p)), p.rport};
             connect(ids[p.node], p, r.node, r.port);
         }
     }
 
     std::optional<std::pair<NodeId, uint8_t>> find_remote(const LPort& p) {
+        if (p.rlid == 0 && !p.rguid) {
+            // No SM has assigned LIDs: the description is all there is; use it when it is unique.
+            if (desc_index_.empty())
+                for (NodeId i = 0; i < f_.size(); ++i) desc_index_.emplace(f_.node(i).description, i);
+            if (desc_index_.count(std::string(p.rdesc)) == 1) return std::pair{desc_index_.find(std::string(p.rdesc))->second, p.rport};
+            return std::nullopt;
+        }
         auto [b, e] = lid_index_.equal_range(p.rlid);
         for (auto it = b; it != e; ++it) {
             auto [node, port] = it->second;
@@ -551,6 +563,7 @@ private:
     Fabric f_;
     std::unordered_multimap<uint16_t, std::pair<NodeId, uint8_t>> lid_index_;
     std::unordered_map<Guid, NodeId> port_guid_index_;
+    std::unordered_multimap<std::string, NodeId> desc_index_;  // built on first need (LID-0 remotes)
     detail::RateCache rates_;
 };
 

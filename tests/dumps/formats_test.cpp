@@ -123,6 +123,25 @@ TEST(Formats, IblinkinfoCouldBeAndRemoteOnlyNodes) {
     test::expect_consistent(f);
 }
 
+TEST(Formats, IblinkinfoWithoutLids) {
+    // Before an SM runs every LID is 0: remote ends are then found by their (unique) description.
+    std::string text =
+        "Switch: 0x0002c90200aa0001 MF0;leaf01:SX6036/U1:\n"
+        "           0    1[  ] ==( 4X          10.0 Gbps  Init/  LinkUp)==>       0    1[  ] \"node1 mlx4_0\" ( )\n"
+        "           0    2[  ] ==( 4X          10.0 Gbps  Init/  LinkUp)==>       0    1[  ] \"node2 mlx4_0\" ( )\n"
+        "CA: node1 mlx4_0:\n"
+        "      0x0002c90300bb0011      0    1[  ] ==( 4X          10.0 Gbps  Init/  LinkUp)==>       0    1[  ] \"MF0;leaf01:SX6036/U1\" ( )\n"
+        "CA: node2 mlx4_0:\n"
+        "      0x0002c90300bb0021      0    1[  ] ==( 4X          10.0 Gbps  Init/  LinkUp)==>       0    2[  ] \"MF0;leaf01:SX6036/U1\" ( )\n";
+    Fabric f = parse_iblinkinfo(text, "nolid.txt");
+    EXPECT_EQ(f.size(), 3u);
+    EXPECT_EQ(f.link_count(), 2u);
+    NodeId sw = by_name(f, "leaf01");
+    EXPECT_EQ(f.node(sw).ports[2].peer, by_name(f, "node2"));
+    EXPECT_EQ(f.node(sw).ports[2].state, PortState::Init);
+    test::expect_consistent(f);
+}
+
 TEST(Formats, IbsimStyleNetFileWithFreeIds) {
     // ibsim net files may name nodes freely when a switchguid=/caguid= line gives the GUID.
     std::string text =
