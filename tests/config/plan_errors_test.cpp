@@ -145,6 +145,27 @@ TEST(PlanErrors, CountsThatDoNotMatchTheirPeers) {
                  {"do not split into 3 equal pods"});
 }
 
+TEST(PlanErrors, PodsThatDoNotFit) {
+    const std::string three =
+        "version: 1\n"                                                                          // 1
+        "switches:\n"                                                                           // 2
+        "  leaf: {names: \"l[1-4]\", ports: 8, pods: 2, down: 1-2, up: 3-4, up_to: mid}\n"      // 3
+        "  mid: {names: \"m[1-4]\", ports: 8, pods: 2, down: 1-2, up: 3-4, up_to: core}\n"      // 4
+        "  core: {names: \"c[1-4]\", ports: 8, down: 1-2}\n";                                   // 5
+    EXPECT_EQ(parse_plan_yaml(three, "plan.yaml").links.size(), 16u);
+    // Different pod counts on both sides.
+    expect_error(replace(three, "ports: 8, down: 1-2}", "ports: 8, pods: 4, down: 1-2}"), 4, 42,
+                 {"tier 'mid' has 2 pods and tier 'core' has 4"});
+    // Planes: 3 cores do not split into one plane per mid position (2 per pod).
+    expect_error(replace(three, "c[1-4]", "c[1-3]"), 5, 17, {"3 switches, not a multiple of the 2 switches per pod"});
+}
+
+TEST(PlanErrors, HostsNeedAnAttachWhenTheLowestTierIsAmbiguous) {
+    expect_error("version: 1\nswitches:\n  a: {names: a1, ports: 4, down: 1-2}\n  b: {names: b1, ports: 4, down: 1-2}\n"
+                 "hosts: {names: \"h[1-2]\"}\n",
+                 5, 8, {"needs `attach:`"});
+}
+
 TEST(PlanErrors, TierRelations) {
     expect_error(replace(kBase, "up_to: spine", "up_to: spien"), 9, 12, {"unknown tier 'spien'", "did you mean 'spine'?"});
     expect_error(replace(kBase, "up_to: spine", "up_to: leaf"), 9, 12, {"cannot go up to itself"});

@@ -124,6 +124,23 @@ TEST(SmallExample, BothFormsLabelsAndOverrides) {
     EXPECT_EQ(link_at(p, "spine02/35")->where.line, 30);
 }
 
+TEST(Compact, SourceLocationsPointIntoTheFile) {
+    const std::string path = example_path("fat-tree-2tier-324.yaml");
+    Plan p = parse_plan_yaml(read_file(path), "p.yaml");
+    // Switches: their tier's `names:` value; uplinks: the `up:` value; hosts: the group's `names:`.
+    const PlannedNode& leaf = p.nodes[0];
+    EXPECT_EQ(leaf.name, "leaf01");
+    EXPECT_EQ(leaf.where.file, "p.yaml");
+    EXPECT_EQ(leaf.where.line, 11);
+    EXPECT_EQ(leaf.where.column, 12);
+    EXPECT_EQ(link_at(p, "leaf05/20")->where.line, 14);
+    EXPECT_EQ(link_at(p, "leaf05/20")->where.column, 9);
+    EXPECT_EQ(link_at(p, "leaf05/2")->where.line, 23);
+    EXPECT_EQ(p.nodes.back().where.line, 23);
+    EXPECT_EQ(p.nodes.back().tier, "hosts");
+    EXPECT_EQ(p.nodes[20].tier, "spine");
+}
+
 TEST(Compact, ThreeTiersWithPods) {
     // 2 pods of 2 leaves + 2 mids; 4 cores in 2 planes of 2. 2 hosts per leaf.
     const char* y = R"(version: 1
