@@ -82,12 +82,13 @@ struct Lab {
         ASSERT_EQ(::write(console_fd, line.data(), line.size()), static_cast<ssize_t>(line.size()));
     }
 
-    void start_opensm(const std::string& plugin_options, const std::string& host = "h1") {
+    void start_opensm(const std::string& plugin_options, const std::string& host = "h1",
+                      const std::string& lib_dir = std::string(IBF_BIN_DIR) + "/../lib") {
         write_file(tmp / "opensm.conf", "event_plugin_name ibfabric_osm\nevent_plugin_options " + plugin_options +
                                             "\nforce_log_flush TRUE\n");
         opensm = Child({"opensm", "-F", tmp / "opensm.conf", "-f", tmp / "osm.log", "-e"},
                        {"IBSIM_SOCKNAME=" + simname, "SIM_HOST=" + host, "OSM_TMP_DIR=" + tmp.path(),
-                        "OSM_CACHE_DIR=" + tmp.path(), "LD_LIBRARY_PATH=" + std::string(IBF_BIN_DIR) + "/../lib",
+                        "OSM_CACHE_DIR=" + tmp.path(), "LD_LIBRARY_PATH=" + lib_dir,
                         "LD_PRELOAD=" + kUmad2sim},
                        tmp.path(), tmp / "opensm.out");
     }
@@ -308,4 +309,24 @@ TEST(PluginOnIbsim, CopyCostOnA702NodeFatTree) {
                 static_cast<unsigned long long>(c->last_send_lag_ms));
     EXPECT_LT(c->last_copy_us, 200'000u);  // generous bound for a shared CI box (measured: see docs/plugin.md)
     EXPECT_TRUE(lab.opensm.stop(5s));
+}
+
+// The plugin built for another OpenSM: a copy of the .so whose version string says 3.3.99 (same
+// length, patched in the file). OpenSM itself must refuse it, and still bring the subnet up.
+TEST(PluginOnIbsim, OpenSmRefusesAPluginBuiltForAnotherVersion) {
+    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
+    Lab lab;
+    std::string so = read_file(std::string(IBF_BIN_DIR) + "/../lib/libibfabric_osm.so");
+    const std::string want("OpenSM 3.3.23\0", 14), other("OpenSM 3.3.99\0", 14);
+    size_t n = 0;
+    for (size_t pos = so.find(want); pos != std::string::npos; pos = so.find(want, pos + 1), ++n) so.replace(pos, 14, other);
+    ASSERT_GE(n, 1u) << "version string not found in the plugin";
+    std::filesystem::create_directory(lab.tmp / "lib");
+    { std::ofstream(lab.tmp / "lib/libibfabric_osm.so", std::ios::binary) << so; }
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
+    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("socket=" + (lab.tmp / "s.sock"), "h1", lab.tmp / "lib"));
+    ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
+    auto log = lab.log();
+    EXPECT_NE(log.find("OpenSM version mismatch"), std::string::npos) << log;
+    EXPECT_EQ(log.find("ibfabric_osm: loaded"), std::string::npos);
 }
