@@ -3,6 +3,7 @@
 //
 // Exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad configuration or topology (file:line:column),
 // 1 any other start-up failure (a socket that cannot be bound, an unwritable history file).
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -31,6 +32,10 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
     app.set_version_flag("--version", IBF_VERSION);
     CLI11_PARSE(app, argc, argv);
+
+    // Logs go to stderr (journald keeps them), one line per event.
+    spdlog::set_default_logger(spdlog::stderr_color_mt("ibfabricd"));
+    spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] %v");
 
     try {
         ibf::DaemonConfig cfg;

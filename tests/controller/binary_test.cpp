@@ -10,6 +10,8 @@
 #include "ibf/dumps.h"
 #include "ibf/http_client.h"
 
+#include <nlohmann/json.hpp>
+
 extern char** environ;
 
 using namespace ibf;
@@ -56,17 +58,17 @@ int wait_exit(pid_t pid, std::chrono::milliseconds timeout = std::chrono::second
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-struct Run {
+struct CliRun {
     int code;
     std::string out, err;
 };
 
-Run run_cli(const TempDir& dir, const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+CliRun run_cli(const TempDir& dir, const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
     std::vector<std::string> argv{kCli};
     argv.insert(argv.end(), args.begin(), args.end());
     pid_t pid = spawn(argv, dir.file("cli.out"), dir.file("cli.err"), env);
     EXPECT_GT(pid, 0);
-    Run r{wait_exit(pid), "", ""};
+    CliRun r{wait_exit(pid), "", ""};
     r.out = read_file(dir.file("cli.out"));
     r.err = read_file(dir.file("cli.err"));
     return r;
@@ -112,7 +114,7 @@ TEST_F(BinaryTest, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
     EXPECT_EQ(st.st_mode & 0777, 0600u);
 
     // Before any snapshot: nothing to report.
-    Run clean = run_cli(dir, {"findings", "--json", "--url", url()});
+    CliRun clean = run_cli(dir, {"findings", "--json", "--url", url()});
     EXPECT_EQ(clean.code, 0) << clean.err;
 
     Fabric actual = small_fabric();
@@ -122,21 +124,21 @@ TEST_F(BinaryTest, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
     ASSERT_TRUE(plugin.send(snapshot(actual, kMasterGuid, SmState::Master, 5)));
     ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["sweep_seq"] == 5; }));
 
-    Run j = run_cli(dir, {"findings", "--json", "--url", url()});
+    CliRun j = run_cli(dir, {"findings", "--json", "--url", url()});
     EXPECT_EQ(j.code, 1) << j.err;
     json parsed = json::parse(j.out);
     EXPECT_EQ(parsed["summary"]["miswired"], 2);
     EXPECT_EQ(parsed["findings"].size(), 2u);
 
-    Run text = run_cli(dir, {"findings"}, {"IBFABRIC_URL=" + url()});  // URL from the environment
+    CliRun text = run_cli(dir, {"findings"}, {"IBFABRIC_URL=" + url()});  // URL from the environment
     EXPECT_EQ(text.code, 1) << text.err;
     EXPECT_NE(text.out.find("2 findings: 2 miswired"), std::string::npos) << text.out;
 
-    Run status = run_cli(dir, {"status", "--url", url()});
+    CliRun status = run_cli(dir, {"status", "--url", url()});
     EXPECT_EQ(status.code, 1) << status.err;
     EXPECT_NE(status.out.find("MASTER"), std::string::npos) << status.out;
     EXPECT_NE(status.out.find("findings: 2"), std::string::npos) << status.out;
-    Run sj = run_cli(dir, {"status", "--json", "--url", url()});
+    CliRun sj = run_cli(dir, {"status", "--json", "--url", url()});
     EXPECT_EQ(json::parse(sj.out)["fabric"]["last_sweep_seq"], 5);
 
     // SIGHUP reloads (here: the same plan) and keeps serving.
@@ -151,7 +153,7 @@ TEST_F(BinaryTest, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
     EXPECT_NE(read_file(dir.file("d.err")).find("SIGTERM: stopping"), std::string::npos);
 
     // Nothing listens any more: exit 3.
-    Run gone = run_cli(dir, {"findings", "--json", "--url", url()});
+    CliRun gone = run_cli(dir, {"findings", "--json", "--url", url()});
     EXPECT_EQ(gone.code, 3) << gone.out;
     EXPECT_NE(gone.err.find("unreachable"), std::string::npos) << gone.err;
 }
