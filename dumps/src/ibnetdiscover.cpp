@@ -131,8 +131,9 @@ private:
         };
         if (key == "vendid") {
             uint64_t v = value("a vendor id");
-            if (v > 0xffffff) c.fail_at(vpos, "vendor id out of range");
-            attrs_.vendor = static_cast<uint16_t>(v);
+            if (v > 0xffffff) c.fail_at(vpos, "vendor id out of range (24 bits)");
+            // Node::vendor_id has 16 bits: a wider OUI is recorded as 0 (not known) rather than cut.
+            attrs_.vendor = v <= 0xffff ? static_cast<uint16_t>(v) : 0;
         } else if (key == "devid") {
             uint64_t v = value("a device id");
             if (v > 0xffff) c.fail_at(vpos, "device id out of range");
