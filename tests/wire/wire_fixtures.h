@@ -148,19 +148,19 @@ inline Snapshot synthetic_snapshot(int switches, int ports, int hcas, size_t lin
     Fabric& f = s.fabric;
     std::vector<std::vector<bool>> used(switches, std::vector<bool>(ports + 1, false));
     for (int i = 0; i < switches; ++i) {
-        NodeId id = f.add_node({.type = NodeType::Switch, .guid = 0x200000u + i,
+        NodeId id = f.add_node({.type = NodeType::Switch, .guid = 0x0002c90300200000ull + i,
                                 .description = "MF0;sw" + std::to_string(i) + ":MQM8700/U1",
                                 .lid = static_cast<uint16_t>(1 + i)},
                                ports);
         for (int p = 0; p <= ports; ++p)
-            set_port(f.node(id).ports[p], active_port(Width::X4, Speed::HDR, p == 0 ? 1 + i : 0, 0x200000u + i));
+            set_port(f.node(id).ports[p], active_port(Width::X4, Speed::HDR, p == 0 ? 1 + i : 0, 0x0002c90300200000ull + i));
     }
     for (int i = 0; i < hcas; ++i) {
         uint16_t lid = static_cast<uint16_t>(1 + switches + i);
-        NodeId id = f.add_node({.type = NodeType::CA, .guid = 0x100000u + i,
+        NodeId id = f.add_node({.type = NodeType::CA, .guid = 0x0002c90300100000ull + i,
                                 .description = "node" + std::to_string(i) + " mlx5_0", .lid = lid},
                                1);
-        set_port(f.node(id).ports[1], active_port(Width::X4, Speed::HDR, lid, 0x100000u + i));
+        set_port(f.node(id).ports[1], active_port(Width::X4, Speed::HDR, lid, 0x0002c90300100000ull + i));
         int sw = i % switches;
         int p = 1;
         while (p <= ports && used[sw][p]) ++p;

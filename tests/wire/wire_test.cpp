@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -474,32 +475,47 @@ TEST(WireFuzz, RandomBytesAndMutationsOnlyEverThrowWireError) {
     EXPECT_GT(messages, 10);   // and some mutations were still valid messages
 }
 
-// Figures for docs/wire.md: encode+decode of a ~2k-node and a 100k-link snapshot.
+// Figures for docs/wire.md: encode+decode of a ~2k-node and a 100k-link snapshot. Thread CPU
+// time, best of several runs: wall time on the shared build machine swings with its load.
+namespace {
+double cpu_ms() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+}  // namespace
+
 TEST(WirePerf, EncodeDecodeLargeSnapshots) {
-    struct Case { int switches, ports, hcas; size_t links; };
-    for (Case c : {Case{108, 36, 2048, 0}, Case{3400, 48, 40000, 100000}}) {
+    struct Case { int switches, ports, hcas; size_t links; int runs; };
+    for (Case c : {Case{108, 36, 2048, 0, 7}, Case{3400, 48, 40000, 100000, 2}}) {
         Snapshot s = synthetic_snapshot(c.switches, c.ports, c.hcas, c.links);
-        auto t0 = std::chrono::steady_clock::now();
-        std::string f = encode(s);
-        auto t1 = std::chrono::steady_clock::now();
-        Decoder d;
-        d.feed(f.data(), f.size());
-        auto m = d.next();
-        auto t2 = std::chrono::steady_clock::now();
-        ASSERT_TRUE(m);
-        const auto& back = std::get<Snapshot>(*m);
-        EXPECT_EQ(back.fabric.size(), s.fabric.size());
-        EXPECT_EQ(back.fabric.link_count(), s.fabric.link_count());
-        if (c.links) {
-            EXPECT_EQ(back.fabric.link_count(), c.links);
+        double enc = 1e9, dec = 1e9;
+        size_t bytes = 0;
+        for (int r = 0; r < c.runs; ++r) {
+            double t0 = cpu_ms();
+            std::string f = encode(s);
+            double t1 = cpu_ms();
+            Decoder d;
+            d.feed(f.data(), f.size());
+            auto m = d.next();
+            double t2 = cpu_ms();
+            ASSERT_TRUE(m);
+            const auto& back = std::get<Snapshot>(*m);
+            ASSERT_EQ(back.fabric.size(), s.fabric.size());
+            ASSERT_EQ(back.fabric.link_count(), s.fabric.link_count());
+            if (c.links) {
+                ASSERT_EQ(back.fabric.link_count(), c.links);
+            }
+            enc = std::min(enc, t1 - t0);
+            dec = std::min(dec, t2 - t1);
+            bytes = f.size();
         }
-        auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-        std::printf("[perf] %zu nodes, %zu links: %zu bytes (%.1f B/port), encode %.2f ms, decode %.2f ms\n",
-                    s.fabric.size(), s.fabric.link_count(), f.size(),
-                    double(f.size()) / double(c.switches * (c.ports + 1) + c.hcas), ms(t0, t1), ms(t1, t2));
+        std::printf("[perf] %zu nodes, %zu links: %zu bytes (%.1f B/port), encode %.2f ms, decode %.2f ms (CPU, best of %d)\n",
+                    s.fabric.size(), s.fabric.link_count(), bytes,
+                    double(bytes) / double(c.switches * (c.ports + 1) + c.hcas), enc, dec, c.runs);
         if (c.links == 0) {
-            // Generous bound for a shared 2-core CI box; the measured figure is in docs/wire.md.
-            EXPECT_LT(ms(t0, t1) + ms(t1, t2), 200.0);
+            // Generous bound (measured figure in docs/wire.md), so a slow CI box does not flake.
+            EXPECT_LT(enc + dec, 50.0);
         }
     }
 }
