@@ -193,11 +193,29 @@ bool Sender::send_snapshot(int fd, const Snapshot& s) {
 bool Sender::send_bytes(int fd, const std::string& bytes) {
     if (send_all(fd, bytes)) return true;
     std::lock_guard lk(mu_);
-    ++c_.send_errors;
+    if (!stop_) ++c_.send_errors;  // a frame abandoned at shutdown is not an error
     return false;
 }
 
+// The thread body. Nothing may escape it: an exception leaving a std::thread calls std::terminate,
+// which would take OpenSM down. On an unexpected error (e.g. bad_alloc) log, wait, start over.
 void Sender::run() {
+    for (;;) {
+        try {
+            run_connections();
+            return;
+        } catch (const std::exception& e) {
+            log(LogLevel::error, std::string("sender thread: ") + e.what() + "; restarting in 1 s");
+        } catch (...) {
+            log(LogLevel::error, "sender thread: unknown error; restarting in 1 s");
+        }
+        std::unique_lock lk(mu_);
+        connected_ = false;
+        if (cv_.wait_for(lk, std::chrono::seconds(1), [this] { return stop_; })) return;
+    }
+}
+
+void Sender::run_connections() {
     auto backoff = std::chrono::milliseconds(50);
     const auto backoff_max = std::chrono::milliseconds(opts_.backoff_max_ms);
     const auto hb_period = std::chrono::milliseconds(opts_.heartbeat_ms);
@@ -223,6 +241,10 @@ void Sender::run() {
             backoff = std::min(backoff * 2, backoff_max);
             continue;
         }
+        struct FdCloser {
+            int fd;
+            ~FdCloser() { ::close(fd); }
+        } closer{fd};  // closed on every way out, exceptions included
         backoff = std::chrono::milliseconds(50);
         failure_logged = false;
         uint64_t sent_gen = 0;  // snapshot generation sent on this connection
@@ -236,6 +258,7 @@ void Sender::run() {
 
         bool ok = send_msg(fd, hooks_.hello ? hooks_.hello() : wire::Hello{});
         auto next_hb = Clock::now();
+        bool resync = true;  // right after Hello: the kept snapshot goes before any queued event
         while (ok) {
             std::deque<wire::Event> evs;
             std::shared_ptr<const Snapshot> snap;
@@ -255,10 +278,8 @@ void Sender::run() {
                     picked_gen_ = gen;
                 }
             }
-            for (auto& e : evs) {
-                if (!(ok = send_msg(fd, std::move(e)))) break;
-            }
-            if (ok && snap) {
+            auto send_snap = [&] {
+                if (!ok || !snap) return;
                 ok = send_snapshot(fd, *snap);
                 if (ok) {
                     sent_gen = gen;
@@ -267,14 +288,21 @@ void Sender::run() {
                     c_.last_send_lag_ms = static_cast<uint64_t>(
                         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - at).count());
                 }
+            };
+            // Steady state: events first (a trap precedes the sweep whose snapshot follows it).
+            if (resync) send_snap();
+            for (auto& e : evs) {
+                if (!ok) break;
+                ok = send_msg(fd, std::move(e));
             }
+            if (!resync) send_snap();
+            resync = false;
             if (ok && Clock::now() >= next_hb) {
                 ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
                 if (ok) ok = send_msg(fd, counters());
                 next_hb = Clock::now() + hb_period;
             }
         }
-        ::close(fd);
         {
             std::lock_guard lk(mu_);
             connected_ = false;

@@ -129,19 +129,26 @@ TEST(Sender, NewestSnapshotSupersedesUnsentOnesAndIsSentOnConnect) {
     TempDir tmp;
     Sender s(opts_for(tmp / "s.sock"), hooks());
     s.start();  // nobody listening yet
+    s.submit_event({wire::EventKind::SweepStart, 1, 0, 0, SmState::Master, "queued while disconnected"});
     for (uint64_t i = 1; i <= 3; ++i) s.submit_snapshot(snap(i), 1);
     auto c = s.counters();
     EXPECT_EQ(c.snapshots_taken, 3u);
     EXPECT_EQ(c.snapshots_superseded, 2u);
-    EXPECT_EQ(c.queue_depth, 1u);
+    EXPECT_EQ(c.queue_depth, 2u);  // one event + one snapshot
     Listener l(tmp / "s.sock");
     ASSERT_TRUE(l.accept(3s));
+    // On (re)connect: Hello, the latest snapshot, then what queued up meanwhile.
     auto m = l.next(2s);
     ASSERT_TRUE(m);
     EXPECT_EQ(wire::type_of(*m), wire::MsgType::Hello);
-    auto got = l.next_of<Snapshot>(2s);
-    ASSERT_TRUE(got);
-    EXPECT_EQ(got->sweep_seq, 3u);
+    auto m2 = l.next(2s);
+    ASSERT_TRUE(m2);
+    ASSERT_EQ(wire::type_of(*m2), wire::MsgType::Snapshot);
+    EXPECT_EQ(std::get<Snapshot>(*m2).sweep_seq, 3u);
+    auto m3 = l.next(2s);
+    ASSERT_TRUE(m3);
+    ASSERT_EQ(wire::type_of(*m3), wire::MsgType::Event);
+    EXPECT_EQ(std::get<wire::Event>(*m3).text, "queued while disconnected");
     EXPECT_EQ(s.counters().snapshots_sent, 1u);
 }
 

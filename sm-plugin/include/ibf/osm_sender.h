@@ -51,6 +51,7 @@ public:
 private:
     using Clock = std::chrono::steady_clock;
     void run();
+    void run_connections();
     int connect_once(std::string& err);
     bool send_all(int fd, const std::string& bytes);
     bool send_msg(int fd, const wire::Message& m);
