@@ -184,16 +184,33 @@ private:
                 claimed_[*id] = static_cast<uint32_t>(i);
             }
         }
-        for (size_t i = 0; i < np; ++i) {
+        // Then names: nodes the plan pins to an HCA first, so a bare name only competes for the rest.
+        std::vector<size_t> order;
+        for (size_t i = 0; i < np; ++i)
+            if (!plan_.nodes[i].guid && !plan_.nodes[i].name.empty() && !plan_.nodes[i].hca.empty()) order.push_back(i);
+        for (size_t i = 0; i < np; ++i)
+            if (!plan_.nodes[i].guid && !plan_.nodes[i].name.empty() && plan_.nodes[i].hca.empty()) order.push_back(i);
+        for (size_t i : order) {
             const PlannedNode& pn = plan_.nodes[i];
-            if (pn.guid || pn.name.empty()) continue;
-            std::vector<NodeId> cands;
+            // The name is the identity. The HCA narrows it (a node whose description names no HCA, e.g.
+            // after a node-name-map, still fits); the planned type only breaks ties, because plans that
+            // list bare cables may not know which end is a switch.
+            std::vector<NodeId> cands, with_hca, hca_unknown;
             for (NodeId id : f_.find_by_name(pn.name)) {
-                const Node& n = f_.node(id);
                 if (claimed_[id] != kUnclaimed && claimed_[id] != kAmbiguous) continue;
-                if (pn.type != NodeType::Unknown && n.type != NodeType::Unknown && n.type != pn.type) continue;
-                if (!pn.hca.empty() && derive_hca(n.type, n.description) != pn.hca) continue;
                 cands.push_back(id);
+                if (pn.hca.empty()) continue;
+                const Node& n = f_.node(id);
+                std::string hca = derive_hca(n.type, n.description);
+                if (hca == pn.hca) with_hca.push_back(id);
+                else if (hca.empty()) hca_unknown.push_back(id);
+            }
+            if (!pn.hca.empty()) cands = !with_hca.empty() ? std::move(with_hca) : std::move(hca_unknown);
+            if (cands.size() > 1 && pn.type != NodeType::Unknown) {
+                std::vector<NodeId> typed;
+                for (NodeId id : cands)
+                    if (f_.node(id).type == pn.type) typed.push_back(id);
+                if (!typed.empty()) cands = std::move(typed);
             }
             if (cands.size() == 1 && claimed_[cands[0]] == kUnclaimed) {
                 resolved_[i] = cands[0];

@@ -360,6 +360,36 @@ TEST(Check, NamePlansUseHcaAndNeverGuessBetweenNamesakes) {
     EXPECT_NE(fs[0].message.find("give its guid (or hca)"), std::string::npos) << fs[0].message;
 }
 
+TEST(Check, NamePlansToleratePlannedTypesAndHcasTheFabricDoesNotShow) {
+    Fabric f = small_tree();
+    Plan p = plan_of(f, /*by_guid=*/false);
+    // A plan of bare cables may call every node a CA; a node-name-map may drop the HCA from a description.
+    for (auto& n : p.nodes) n.type = NodeType::CA;
+    f.node(id(f, "node00003")).description = "node00003";
+    f.finalize();
+    EXPECT_TRUE(check(p, f).empty()) << dump(check(p, f));
+
+    // The planned type still breaks a tie between namesakes: a switch and a host both called "x".
+    Fabric g;
+    NodeId sw = g.add_node({.type = NodeType::Switch, .guid = 0x1, .description = "x"}, 4);
+    NodeId h = g.add_node({.type = NodeType::CA, .guid = 0x2, .description = "x mlx5_0"}, 1);
+    g.connect(sw, 1, h, 1);
+    g.finalize();
+    Plan q;
+    q.nodes.push_back({.name = "x", .type = NodeType::Switch});
+    q.nodes.push_back({.name = "x", .hca = "mlx5_0", .type = NodeType::CA});
+    q.links.push_back({.a = {0, 1}, .b = {1, 1}});
+    EXPECT_TRUE(check(q, g).empty()) << dump(check(q, g));
+    q.nodes[0].type = NodeType::Unknown;  // the HCA-pinned "x" is the host, so the other "x" is the switch
+    EXPECT_TRUE(check(q, g).empty()) << dump(check(q, g));
+    q.nodes.pop_back();                   // now "x" (any type) names two nodes
+    q.links.clear();
+    auto fs = check(q, g);
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::missing_node);
+    EXPECT_EQ(fs[0].actual, "ambiguous: 2 nodes");
+}
+
 TEST(Check, GuidPlansHandleSharedDescriptionsAndSpotReplacedHardware) {
     Fabric f;
     NodeId sw = f.add_node({.type = NodeType::Switch, .guid = 0x100, .description = "MF0;sw1:QM8700/U1"}, 8);

@@ -174,6 +174,32 @@ TEST_F(CheckCli, NodeNameMapRenamesBothSides) {
     EXPECT_EQ(j["findings"][0]["expected"], "rack1-n12/1");
 }
 
+TEST_F(CheckCli, YamlPlanLoadsTheNodeNameMapItNamesUnlessOneIsGiven) {
+    // 1 leaf, 2 spines, 2 hosts; the map gives the leaf and one host the names the plan uses.
+    ibf::Fabric f = ibf::synth_fat_tree({.levels = 2, .radix = 4, .hosts = 2});
+    ASSERT_EQ(f.link_count(), 4u);
+    std::string actual = write("now.txt", ibf::write_ibnetdiscover(f));
+    write("names.map", "0x7cfe900301000001 \"edge-a\"\n0x0c42a10300000010 \"alpha\"\n");
+    std::string empty = write("empty.map", "# nothing\n");
+    std::string plan = write("plan.yaml",
+                             "version: 1\n"
+                             "node_name_map: names.map\n"
+                             "cables:\n"
+                             "  - {a: edge-a/1, b: alpha/1}\n"
+                             "  - {a: edge-a/2, b: node00002/1}\n"
+                             "  - {a: edge-a/3, b: spine0001/1}\n"
+                             "  - {a: edge-a/4, b: spine0002/1}\n");
+    Result r = run("check -e " + quote(plan) + " -a " + quote(actual));
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("no findings"), std::string::npos) << r.out;
+    // --node-name-map wins over the plan's: without the names, edge-a and alpha are missing.
+    r = run("check -e " + quote(plan) + " -a " + quote(actual) + " --json --node-name-map " + quote(empty));
+    ASSERT_EQ(r.code, 1) << r.out << r.err;
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["summary"]["missing_node"], 2) << r.out;
+    EXPECT_EQ(j["summary"]["unexpected_node"], 2) << r.out;
+}
+
 TEST_F(CheckCli, BadDumpExitsTwoNamingFileAndLine) {
     std::string text = slurp(kSx6036);
     // Break line 20 (a port line of the first switch).
