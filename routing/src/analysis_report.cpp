@@ -1,6 +1,7 @@
 // analysis_to_json and the plain-text tier table.
 #include <cstdio>
 #include <string>
+#include <unordered_map>
 
 #include "ibf/analysis.h"
 
@@ -21,7 +22,7 @@ std::string fmt_gbps(double x) {
 }
 }  // namespace
 
-nlohmann::json analysis_to_json(const Fabric& f, const Analysis& a) {
+nlohmann::json analysis_to_json(const Fabric& f, const Analysis& a, bool per_switch) {
     nlohmann::json j;
     j["levels"] = a.levels();
     j["compute_hosts"] = a.compute_hosts.size();
@@ -47,17 +48,27 @@ nlohmann::json analysis_to_json(const Fabric& f, const Analysis& a) {
                          {"oversubscription_max", round2(t.oversub_max)}});
     }
     j["tiers"] = tiers;
+    if (!per_switch) return j;
+    // names and GUID strings once per switch (bundles refer to them again and again)
+    std::unordered_map<NodeId, std::pair<std::string, std::string>> label;
+    label.reserve(a.switches.size());
+    for (const SwitchInfo& s : a.switches) label[s.node] = {display_name(f, a, s.node), guid_hex(f.node(s.node).guid)};
+    auto name_of = [&](NodeId n) -> const std::pair<std::string, std::string>& {
+        auto it = label.find(n);
+        if (it == label.end()) it = label.emplace(n, std::make_pair(display_name(f, a, n), guid_hex(f.node(n).guid))).first;
+        return it->second;
+    };
     nlohmann::json sws = nlohmann::json::array();
     for (const SwitchInfo& s : a.switches) {
         nlohmann::json bundles = nlohmann::json::array();
         for (const Bundle& b : s.up_bundles)
-            bundles.push_back({{"peer", display_name(f, a, b.peer)},
-                               {"peer_guid", guid_hex(f.node(b.peer).guid)},
+            bundles.push_back({{"peer", name_of(b.peer).first},
+                               {"peer_guid", name_of(b.peer).second},
                                {"cables", b.cables},
                                {"ports", b.ports},
                                {"peer_ports", b.peer_ports}});
-        nlohmann::json o = {{"name", display_name(f, a, s.node)},
-                            {"guid", guid_hex(f.node(s.node).guid)},
+        nlohmann::json o = {{"name", name_of(s.node).first},
+                            {"guid", name_of(s.node).second},
                             {"tier", s.tier},
                             {"tier_name", tier_name(s.tier)},
                             {"hosts", s.hosts},

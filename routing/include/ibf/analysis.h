@@ -87,9 +87,11 @@ std::string tier_name(int level);  // 1 "leaf", 2 "spine", 3 "core", n "tier<n>"
 
 Analysis analyze(const Fabric& f, const AnalyzeOptions& opt = {});
 
-// {"levels", "host_links", "host_gbps", "bisection_gbps", "tiers": [...], "switches": [...]}.
+// {"levels", "compute_hosts", "aggregation_nodes", "host_links", "host_gbps", "bisection_gbps",
+//  "tiers": [...], "switches": [...]} (docs/analysis.md). `per_switch` = false leaves out
+// "switches" (a few hundred bytes instead of ~200 bytes per switch and bundle).
 // Findings are not included: serialize them with findings_to_json (checks/report.h).
-nlohmann::json analysis_to_json(const Fabric& f, const Analysis& a);
+nlohmann::json analysis_to_json(const Fabric& f, const Analysis& a, bool per_switch = true);
 
 // The tier table as plain text (one line per tier, then per-leaf oversubscription range).
 std::string render_tier_table(const Fabric& f, const Analysis& a);
