@@ -29,6 +29,12 @@ bool bad_chars(std::string_view s) {
 std::optional<size_t> Net::find(std::string_view node) const {
     for (size_t i = 0; i < nodes.size(); ++i)
         if (nodes[i].id == node) return i;
+    if (auto colon = node.find(':'); colon != std::string_view::npos) {  // the plan's "host:hca"
+        std::string spaced(node);
+        spaced[colon] = ' ';
+        for (size_t i = 0; i < nodes.size(); ++i)
+            if (nodes[i].id == spaced) return i;
+    }
     std::optional<size_t> hit;
     for (size_t i = 0; i < nodes.size(); ++i) {
         const auto& n = nodes[i];
@@ -242,6 +248,10 @@ std::string write_net(const Net& net) {
     out += "\n# " + std::to_string(net.count(NodeType::Switch)) + " switches, " +
            std::to_string(net.count(NodeType::CA)) + " CAs, " + std::to_string(net.link_count()) + " links\n";
     for (const auto& w : net.warnings) out += "# warning: " + w + "\n";
+    // Defaults for every port without masks of its own: everything enabled. A free port then has
+    // masks in common with any cable plugged into it at run time (console Link); ibsim aborts on
+    // a link whose ends have no enabled speed in common.
+    out += "width=31\nspeed=7\nextspeed=7\n";
     auto opt = [](std::string& o, const char* k, const std::optional<uint8_t>& v) {
         if (v) o += std::string(" ") + k + "=" + std::to_string(*v);
     };
@@ -264,6 +274,109 @@ std::string write_net(const Net& net) {
         }
     }
     return out;
+}
+
+namespace {
+
+std::string_view trim_ws(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+// `"text"` at the start of s (after blanks): the text, and s advanced past it.
+std::optional<std::string> take_quoted(std::string_view& s) {
+    s = trim_ws(s);
+    if (s.empty() || s.front() != '"') return std::nullopt;
+    auto end = s.find('"', 1);
+    if (end == std::string_view::npos) return std::nullopt;
+    std::string q(s.substr(1, end - 1));
+    s.remove_prefix(end + 1);
+    return q;
+}
+
+}  // namespace
+
+Net parse_net(std::string_view text, const std::string& file) {
+    Net net;
+    net.source = file;
+    std::optional<Guid> guid;
+    int lineno = 0;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        auto eol = text.find('\n', pos);
+        if (eol == std::string_view::npos) eol = text.size();
+        std::string_view line = trim_ws(text.substr(pos, eol - pos));
+        pos = eol + 1;
+        ++lineno;
+        if (line.empty()) {
+            if (eol == text.size()) break;
+            continue;
+        }
+        auto fail = [&](const std::string& m) -> void { throw InputError(file, lineno, 1, m); };
+        if (line.front() == '#') continue;
+        if (line.rfind("width=", 0) == 0 || line.rfind("speed=", 0) == 0 || line.rfind("extspeed=", 0) == 0) continue;
+        if (line.rfind("switchguid=", 0) == 0 || line.rfind("caguid=", 0) == 0) {
+            auto g = parse_guid(line.substr(line.find('=') + 1));
+            if (!g) fail("bad GUID");
+            guid = g;
+            continue;
+        }
+        if (line.rfind("Switch ", 0) == 0 || line.rfind("Hca ", 0) == 0) {
+            NetNode n;
+            n.type = line.front() == 'S' ? NodeType::Switch : NodeType::CA;
+            std::string_view rest = line.substr(line.find(' ') + 1);
+            rest = trim_ws(rest);
+            n.num_ports = std::atoi(std::string(rest.substr(0, rest.find(' '))).c_str());
+            rest.remove_prefix(std::min(rest.size(), rest.find(' ')));
+            auto id = take_quoted(rest);
+            if (!id || n.num_ports < 1) fail("expected Switch|Hca <ports> \"<id>\"");
+            n.id = *id;
+            rest = trim_ws(rest);
+            n.description = n.id;
+            if (!rest.empty() && rest.front() == '#') {
+                rest.remove_prefix(1);
+                if (auto d = take_quoted(rest)) n.description = *d;
+            }
+            n.name = derive_name(n.type, n.description);
+            n.guid = guid;
+            guid.reset();
+            net.nodes.push_back(std::move(n));
+            continue;
+        }
+        if (line.front() == '[') {
+            if (net.nodes.empty()) fail("port line before any node");
+            auto close = line.find(']');
+            if (close == std::string_view::npos) fail("expected [<port>]");
+            int p = std::atoi(std::string(line.substr(1, close - 1)).c_str());
+            std::string_view rest = line.substr(close + 1);
+            auto peer = take_quoted(rest);
+            if (!peer || rest.empty() || rest.front() != '[') fail("expected [<port>] \"<peer>\"[<port>]");
+            auto close2 = rest.find(']');
+            if (close2 == std::string_view::npos) fail("expected [<peer port>]");
+            NetPort np;
+            np.peer = *peer;
+            np.peer_port = std::atoi(std::string(rest.substr(1, close2 - 1)).c_str());
+            rest.remove_prefix(close2 + 1);
+            while (!(rest = trim_ws(rest)).empty()) {
+                auto sp = rest.find(' ');
+                std::string_view tok = rest.substr(0, sp);
+                rest.remove_prefix(std::min(rest.size(), sp));
+                if (tok.size() < 3 || tok[1] != '=') fail("unexpected '" + std::string(tok) + "'");
+                auto v = static_cast<uint8_t>(std::atoi(std::string(tok.substr(2)).c_str()));
+                if (tok[0] == 'w') np.masks.w = v;
+                else if (tok[0] == 's') np.masks.s = v;
+                else if (tok[0] == 'e') np.masks.e = v;
+                else fail("unexpected '" + std::string(tok) + "'");
+            }
+            NetNode& n = net.nodes.back();
+            if (p < 1 || p > n.num_ports) fail("port " + std::to_string(p) + " out of range");
+            n.ports[p] = np;
+            continue;
+        }
+        fail("unexpected line");
+    }
+    return net;
 }
 
 SimLimits sim_limits_for(const Net& net) {

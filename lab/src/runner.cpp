@@ -54,7 +54,10 @@ bool abstract_socket_listed(const std::string& name) {
     const std::string want = "@" + name;
     while (std::getline(f, line)) {
         auto sp = line.rfind(' ');
-        if (sp != std::string::npos && line.compare(sp + 1, std::string::npos, want) == 0) return true;
+        if (sp == std::string::npos) continue;
+        std::string_view n(line.c_str() + sp + 1, line.size() - sp - 1);
+        while (!n.empty() && n.back() == '@') n.remove_suffix(1);  // NUL padding shows as '@'
+        if (n == want) return true;
     }
     return false;
 }
@@ -334,7 +337,7 @@ LabState lab_up(const Net& net, const LabOptions& o) {
         s.sm_host = net.nodes[*i].id;
     }
     fs::create_directories(s.path("work"));
-    for (const char* f : {"ibsim.log", "osm.log", "opensm.out", "ibfabricd.log", "ibfabricd.port"}) {
+    for (const char* f : {"ibsim.log", "osm.log", "opensm.out", "ibfabricd.log", "ibfabricd.port", "net-current.txt"}) {
         std::error_code ec;
         fs::remove(s.path(f), ec);
     }

@@ -65,6 +65,8 @@ TEST(LabNet, EveryLinkAtBothEndsWithRateMasks) {
     ASSERT_EQ(h4.size(), 1u);
     EXPECT_EQ(h4[0], "[1] \"leaf02\"[2] w=2 s=4 e=2");  // 4xEDR
     EXPECT_NE(text.find("Hca 1 \"node002 mlx5_0\"  # \"node002 mlx5_0\""), std::string::npos);
+    // defaults before the first node: free ports accept any cable at run time
+    EXPECT_LT(text.find("width=31\nspeed=7\nextspeed=7\n"), text.find("Switch"));
     // switches come before CAs
     EXPECT_LT(text.find("Switch 36"), text.find("Hca 1"));
 }
@@ -151,4 +153,25 @@ TEST(LabNet, SimLimitsGrowWithTheNet) {
     l = sim_limits_for(net);
     EXPECT_GE(l.switches, 303u);
     EXPECT_GE(l.ports, 300u * 65u);
+}
+
+TEST(LabNet, ParseNetReadsBackWhatWriteNetWrote) {
+    Net net = net_from_plan(test::small_plan());
+    net.nodes[0].guid = 0x1234;
+    std::string text = write_net(net);
+    Net back = parse_net(text, "net.txt");
+    ASSERT_EQ(back.nodes.size(), net.nodes.size());
+    std::string again = write_net(back);
+    EXPECT_EQ(again.substr(again.find("\nswitchguid")), text.substr(text.find("\nswitchguid")));
+    auto h2 = back.find("node002:mlx5_0");  // the plan's host:hca spelling
+    ASSERT_TRUE(h2);
+    EXPECT_EQ(back.nodes[*h2].id, "node002 mlx5_0");
+    EXPECT_EQ(back.nodes[*back.find("spine01")].guid, std::optional<Guid>(0x1234));
+    EXPECT_THROW(parse_net("Switch 4 \"a\"\n[9] \"b\"[1]\n", "bad.txt"), InputError);
+    try {
+        parse_net("Switch 4 \"a\"\nbogus\n", "bad.txt");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.line(), 2);
+    }
 }

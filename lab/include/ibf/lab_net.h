@@ -12,7 +12,9 @@
 // longer names are an InputError.
 // Rates: a planned link rate becomes the enabled masks `w=`/`s=`/`e=` at both ends, so ibsim brings
 // the link up at exactly that rate. ibsim 0.10 has no NDR/XDR (mapped down to HDR) and no FDR10 mask
-// (mapped to FDR); each mapping adds one line to Net::warnings.
+// (mapped to FDR); each mapping adds one line to Net::warnings. Ports without masks of their own
+// (links with no planned rate, free ports) get everything enabled (`width=31 speed=7 extspeed=7`
+// at the top of the file), so a cable plugged into a free port at run time always trains.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +58,8 @@ struct Net {
     std::vector<std::string> warnings;  // lossy mappings (NDR -> HDR, ...), one line each
     std::string source;                 // plan or dump it came from
 
-    // Index of the node named `node`: exact id first, then a unique plan name or derived
-    // description name. nullopt when absent or ambiguous.
+    // Index of the node named `node`: exact id first ("host:hca" also finds id "host hca"), then
+    // a unique plan name or derived description name. nullopt when absent or ambiguous.
     std::optional<size_t> find(std::string_view node) const;
     // The first CA (in file order) with a linked port: where OpenSM and the clients attach.
     std::optional<size_t> default_sm_host() const;
@@ -83,6 +85,9 @@ Net net_from_fabric(const Fabric& f, const std::string& source);
 
 // The text ibsim loads. Every link appears at both ends with the same masks.
 std::string write_net(const Net& net);
+// Reads back what write_net() wrote (node headers with `# "description"`, guid lines, port lines
+// with w=/s=/e=). InputError with file:line for anything else.
+Net parse_net(std::string_view text, const std::string& file);
 
 // ibsim's table sizes for `-N`, `-S`, `-P`: the defaults (2048, 256, 13312) or more when `net`
 // needs more.

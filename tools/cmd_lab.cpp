@@ -1,0 +1,474 @@
+// `ibfabric lab`: real OpenSM on a simulated ibsim fabric, generated from a plan (or a dump), with
+// faults injected at generation or at run time. docs/lab.md.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "commands.h"
+#include "ibf/check.h"
+#include "ibf/dumps.h"
+#include "ibf/error.h"
+#include "ibf/lab_fault.h"
+#include "ibf/lab_net.h"
+#include "ibf/lab_report.h"
+#include "ibf/lab_runner.h"
+#include "ibf/plan_yaml.h"
+#include "ibf/report.h"
+
+namespace fs = std::filesystem;
+
+namespace ibf::cli {
+namespace {
+
+constexpr const char* kFaultHelp =
+    "Fault specs (--fault, repeatable; <port> is <node>/<n>, <node> an ibsim node id or a plan name,\n"
+    "a host with several HCAs as host:hca):\n"
+    "  move:<port>:<free port>        plug the cable at the first port into the second (free) port\n"
+    "  cross:<port>,<port>            swap the far ends of two cables (a crossed pair: 2 miswired)\n"
+    "  remove:<port>                  remove the cable at that port (missing_link)\n"
+    "  width:<port>=<1x|2x|4x|8x|12x> the link at that port trains at that width (rate_mismatch)\n"
+    "  speed:<port>=<SDR|DDR|QDR|FDR|EDR|HDR>  the link runs at that speed (rate_mismatch)\n"
+    "e.g. --fault move:leaf01/19:leaf01/30 --fault cross:leaf02/19,leaf02/20 --fault width:leaf03/22=1x\n";
+
+struct UpArgs {
+    std::string plan;
+    std::string fabric;
+    std::string expected;
+    std::vector<std::string> faults;
+    std::string dir;
+    std::string sm_host;
+    std::string opensm_template;
+    bool json = false;
+    bool no_color = false;
+    bool no_daemon = false;
+    int sweep_interval = 2;
+    double timeout = 120;
+};
+
+struct DirArgs {
+    std::string dir;
+    bool json = false;
+    bool no_color = false;
+};
+
+struct FaultArgs {
+    std::string dir;
+    std::vector<std::string> words;
+    bool no_wait = false;
+    bool json = false;
+    bool no_color = false;
+    double timeout = 60;
+};
+
+std::string read_file(const std::string& path, const char* what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, 0, 0, std::string("cannot read the ") + what + ": " + std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string exe_dir() {
+    std::error_code ec;
+    auto p = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string(".") : p.parent_path().string();
+}
+
+std::string lab_dir(const std::string& d) { return d.empty() ? default_lab_dir() : d; }
+
+std::string find_template(const std::string& given) {
+    if (!given.empty()) return given;
+    std::vector<std::string> candidates = {exe_dir() + "/../share/ibfabric/opensm.conf"};
+#ifdef IBF_LAB_SOURCE_DIR
+    candidates.insert(candidates.begin(), std::string(IBF_LAB_SOURCE_DIR) + "/config/templates/opensm.conf");
+#endif
+    candidates.push_back("config/templates/opensm.conf");
+    for (auto& c : candidates)
+        if (fs::exists(c)) return fs::absolute(c).string();
+    throw InputError("", 0, 0, "cannot find the OpenSM template config/templates/opensm.conf: pass --opensm-template");
+}
+
+void progress(const std::string& s) { std::fprintf(stderr, "lab: %s\n", s.c_str()); }
+
+bool use_color(bool no_color) { return !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) == 1; }
+
+int print_findings(const LabState& s, const LabFindings& f, bool json, bool no_color) {
+    if (json) {
+        auto j = findings_to_json(f.findings);
+        j["via"] = f.via;
+        if (f.sweep_seq >= 0) j["sweep_seq"] = f.sweep_seq;
+        j["lab"] = s.dir;
+        std::cout << j.dump(2) << "\n";
+    } else {
+        std::cout << "lab " << s.dir << ": " << s.source;
+        if (!s.faults.empty()) {
+            std::cout << " with faults";
+            for (auto& x : s.faults) std::cout << " " << x;
+        }
+        std::cout << "\nchecked the fabric OpenSM swept (via " << f.via
+                  << (f.sweep_seq >= 0 ? ", sweep " + std::to_string(f.sweep_seq) : std::string()) << ") against "
+                  << (s.expected.empty() ? std::string("nothing") : s.expected) << "\n"
+                  << render_text(f.findings, use_color(no_color));
+    }
+    std::cout.flush();
+    return f.findings.empty() ? kExitClean : kExitFindings;
+}
+
+int report_lab_error(const LabError& e) {
+    std::fprintf(stderr, "ibfabric lab: %s\n", e.what());
+    if (!e.log_tail().empty()) std::fprintf(stderr, "---- log tail ----\n%s", e.log_tail().c_str());
+    return kExitUnavailable;
+}
+
+// Findings now: from the daemon (newer than after_seq) or, without one, by ibnetdiscover.
+LabFindings current_findings(const LabState& s, int64_t after_seq, double timeout_s) {
+    if (s.api_port > 0) {
+        auto f = lab_wait_findings(s, after_seq, timeout_s);
+        if (!f) throw LabError("ibfabricd served no findings within " + std::to_string(static_cast<int>(timeout_s)) + " s",
+                               tail_file(s.path("ibfabricd.log")));
+        return *f;
+    }
+    if (s.expected.empty()) throw LabError("this lab has no plan to check against");
+    Plan plan = load_plan(read_file(s.expected, "plan"), s.expected);
+    return lab_findings_via_discover(s, plan);
+}
+
+int64_t daemon_seq(const LabState& s) {
+    if (s.api_port <= 0) return -1;
+    try {
+        auto f = lab_findings_via_daemon(s);
+        return f ? f->sweep_seq : -1;
+    } catch (const LabError&) {
+        return -1;
+    }
+}
+
+int run_up(const UpArgs& a) {
+    if (a.plan.empty() == a.fabric.empty())
+        throw InputError("", 0, 0, "lab up needs a plan file or --fabric <dump> (one of them)");
+    const std::string dir = lab_dir(a.dir);
+    fs::create_directories(dir);
+    Net net;
+    std::string expected;
+    std::string source;
+    if (!a.plan.empty()) {
+        const std::string text = read_file(a.plan, "plan");
+        Plan plan = load_plan(text, a.plan);
+        net = net_from_plan(plan);
+        expected = a.expected.empty() ? fs::absolute(a.plan).string() : fs::absolute(a.expected).string();
+        source = a.plan;
+    } else {
+        Fabric f = parse_dump(read_file(a.fabric, "dump"), a.fabric);
+        net = net_from_fabric(f, a.fabric);
+        source = a.fabric;
+        if (!a.expected.empty()) {
+            expected = fs::absolute(a.expected).string();
+        } else {
+            // The dump is its own plan, with the speeds ibsim cannot simulate mapped down the same way.
+            for (NodeId i = 0; i < f.size(); ++i)
+                for (auto& p : f.node(i).ports) {
+                    if (p.speed_active == Speed::NDR || p.speed_active == Speed::XDR) p.speed_active = Speed::HDR;
+                    if (p.speed_active == Speed::FDR10) p.speed_active = Speed::FDR;
+                }
+            expected = fs::absolute(dir + "/expected.ibnetdiscover").string();
+            std::ofstream(expected) << write_ibnetdiscover(f);
+        }
+    }
+    std::vector<std::string> applied;
+    for (const auto& spec : a.faults) {
+        apply_fault(net, parse_fault(spec));
+        applied.push_back(spec);
+    }
+    for (const auto& w : net.warnings) std::fprintf(stderr, "ibfabric lab: warning: %s\n", w.c_str());
+
+    LabOptions o;
+    o.dir = dir;
+    o.opensm_template = find_template(a.opensm_template);
+    o.expected = expected;
+    o.sm_host = a.sm_host;
+    o.sweep_interval_s = a.sweep_interval;
+    o.start_timeout_s = a.timeout;
+    o.progress = progress;
+    const std::string bin = exe_dir();
+    const std::string daemon = bin + "/ibfabricd";
+    const std::string plugin_dir = fs::weakly_canonical(bin + "/../lib").string();
+    if (!a.no_daemon) {
+        if (fs::exists(daemon) && fs::exists(plugin_dir + "/libibfabric_osm.so")) {
+            o.ibfabricd = daemon;
+            o.plugin_dir = plugin_dir;
+        } else {
+            progress("ibfabricd or libibfabric_osm.so not built next to this ibfabric: findings come from ibnetdiscover");
+        }
+    }
+    LabState s;
+    try {
+        s = lab_up(net, o);
+        s.faults = applied;
+        lab_save_state(s);
+        if (s.api_port > 0) progress("waiting for the plugin's first snapshot to be checked by ibfabricd (port " +
+                                     std::to_string(s.api_port) + ")");
+        else progress("discovering the fabric with ibnetdiscover");
+        LabFindings f = current_findings(s, -1, a.timeout);
+        progress(std::string("lab running in ") + s.dir + " (stop it with `ibfabric lab down" +
+                 (a.dir.empty() ? "" : " --dir " + a.dir) + "`)");
+        return print_findings(s, f, a.json, a.no_color);
+    } catch (const LabError& e) {
+        // Leave nothing half-started behind.
+        if (auto st = lab_load_state(dir)) lab_down(*st, 1.0);
+        return report_lab_error(e);
+    }
+}
+
+LabState need_lab(const std::string& d) {
+    const std::string dir = lab_dir(d);
+    auto s = lab_load_state(dir);
+    if (!s) throw LabError("no lab in " + dir + " (start one with `ibfabric lab up <plan>`)");
+    return *s;
+}
+
+int run_status(const DirArgs& a) {
+    LabState s;
+    try {
+        s = need_lab(a.dir);
+    } catch (const LabError& e) {
+        return report_lab_error(e);
+    }
+    auto ps = lab_status(s);
+    bool all = true;
+    for (auto& p : ps)
+        if (p.pid > 0 && !p.alive) all = false;
+    int ups = lab_subnet_up_count(s);
+    if (a.json) {
+        nlohmann::json j{{"dir", s.dir}, {"ibsim_sockname", s.sockname}, {"sm_host", s.sm_host},
+                         {"api_port", s.api_port}, {"source", s.source}, {"expected", s.expected},
+                         {"faults", s.faults}, {"subnet_up_count", ups}, {"processes", nlohmann::json::array()}};
+        for (auto& p : ps)
+            if (p.pid > 0) j["processes"].push_back({{"name", p.name}, {"pid", p.pid}, {"alive", p.alive}, {"log", p.log}});
+        std::cout << j.dump(2) << "\n";
+    } else {
+        std::cout << "lab " << s.dir << " (" << s.source << ")\n";
+        std::cout << "  IBSIM_SOCKNAME=" << s.sockname << "  SIM_HOST=\"" << s.sm_host << "\"\n";
+        for (auto& p : ps) {
+            if (p.pid <= 0) continue;
+            std::cout << "  " << p.name << std::string(10 - p.name.size(), ' ') << "pid " << p.pid << "  "
+                      << (p.alive ? "running" : "NOT RUNNING") << "  log " << p.log << "\n";
+        }
+        std::cout << "  OpenSM SUBNET UP " << ups << " time(s)";
+        if (s.api_port > 0) std::cout << "; API http://127.0.0.1:" << s.api_port << "/api/v1/findings";
+        std::cout << "\n";
+    }
+    return all ? kExitClean : kExitUnavailable;
+}
+
+int run_down(const DirArgs& a) {
+    const std::string dir = lab_dir(a.dir);
+    auto s = lab_load_state(dir);
+    if (!s) {
+        std::cout << "no lab running in " << dir << "\n";
+        return kExitClean;
+    }
+    auto stopped = lab_down(*s);
+    std::cout << "lab " << dir << ": stopped";
+    if (stopped.empty()) std::cout << " nothing (no process was still running)";
+    for (auto& n : stopped) std::cout << " " << n;
+    std::cout << "\n";
+    return kExitClean;
+}
+
+int run_findings(const DirArgs& a) {
+    try {
+        LabState s = need_lab(a.dir);
+        return print_findings(s, current_findings(s, -1, 30), a.json, a.no_color);
+    } catch (const LabError& e) {
+        return report_lab_error(e);
+    }
+}
+
+// ibsim answers a command it cannot carry out with a "# ..." line (or "command ... unknown");
+// ibwarn lines are its routine chatter. Returns the refusal, "" when there is none.
+std::string console_refusal(const std::string& answer) {
+    std::istringstream in(answer);
+    std::string line;
+    while (std::getline(in, line)) {
+        while (line.rfind("sim> ", 0) == 0) line.erase(0, 5);
+        if (line.rfind("ibwarn", 0) == 0) continue;
+        if (line.rfind("#", 0) == 0 || line.find("unknown - skipped") != std::string::npos) return line;
+    }
+    return {};
+}
+
+std::string console_port(const Net& net, const PortRef& r) {
+    auto i = net.find(r.node);
+    if (!i) throw InputError("", 0, 0, "no node '" + r.node + "' in the lab fabric (or the name is ambiguous)");
+    const NetNode& n = net.nodes[*i];
+    if (r.port < 1 || r.port > n.num_ports)
+        throw InputError("", 0, 0, "'" + n.id + "' has no port " + std::to_string(r.port));
+    return "\"" + n.id + "\"[" + std::to_string(r.port) + "]";
+}
+
+int run_fault(const FaultArgs& a) {
+    LabState s;
+    try {
+        s = need_lab(a.dir);
+    } catch (const LabError& e) {
+        return report_lab_error(e);
+    }
+    if (a.words.empty()) throw InputError("", 0, 0, "lab fault needs an action: unlink, relink, move or errors");
+    const std::string& what = a.words[0];
+    const std::string net_path = fs::exists(s.path("net-current.txt")) ? s.path("net-current.txt") : s.path("net.txt");
+    Net net = parse_net(read_file(net_path, "lab net file"), net_path);
+    std::vector<std::string> lines;
+    bool sweeps = true;
+    auto need = [&](size_t n, const char* usage) {
+        if (a.words.size() != n) throw InputError("", 0, 0, std::string("usage: ibfabric lab fault ") + usage);
+    };
+    if (what == "unlink" || what == "relink") {
+        need(2, "unlink|relink <node>/<port>");
+        lines.push_back(std::string(what == "unlink" ? "Unlink " : "ReLink ") + console_port(net, parse_port_ref(a.words[1])));
+    } else if (what == "move") {
+        need(3, "move <node>/<port> <node>/<free port>");
+        PortRef from = parse_port_ref(a.words[1]), to = parse_port_ref(a.words[2]);
+        auto i = net.find(from.node);
+        if (!i || !net.nodes[*i].ports.count(from.port)) throw InputError("", 0, 0, "no cable at " + a.words[1]);
+        NetPort cable = net.nodes[*i].ports.at(from.port);
+        std::string target = console_port(net, to);
+        Fault f{.kind = Fault::Kind::Move, .a = from, .b = to};
+        apply_fault(net, f);  // validates that the target is free
+        lines.push_back("Unlink " + console_port(net, from));
+        lines.push_back("Link " + target + " \"" + cable.peer + "\"[" + std::to_string(cable.peer_port) + "]");
+    } else if (what == "errors") {
+        need(3, "errors <node>/<port> <Counter>=<n>   (e.g. SymbolErrorCounter=55)");
+        std::string c = a.words[2];
+        auto eq = c.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == c.size() ||
+            c.find_first_not_of("0123456789", eq + 1) != std::string::npos ||
+            c.find_first_of(" \"\t") != std::string::npos)
+            throw InputError("", 0, 0, "counter must be <Name>=<number>, e.g. SymbolErrorCounter=55");
+        if (c.rfind("PortCounters.", 0) != 0) c = "PortCounters." + c;
+        lines.push_back("PerformanceSet " + console_port(net, parse_port_ref(a.words[1])) + " " + c);
+        sweeps = false;
+    } else {
+        throw InputError("", 0, 0, "unknown lab fault action '" + what + "' (unlink, relink, move, errors)");
+    }
+    try {
+        const int ups = lab_subnet_up_count(s);
+        const int64_t seq = daemon_seq(s);
+        for (auto& l : lines) {
+            std::string answer = lab_console(s, l, 0.2);
+            std::fprintf(stderr, "lab: ibsim> %s\n", l.c_str());
+            if (auto refusal = console_refusal(answer); !refusal.empty())
+                throw LabError("ibsim refused `" + l + "`: " + refusal);
+        }
+        if (what == "move") {
+            std::ofstream(s.path("net-current.txt")) << write_net(net);
+        }
+        if (!sweeps || a.no_wait) return kExitClean;
+        progress("waiting for OpenSM's heavy sweep");
+        if (!lab_wait_subnet_up(s, ups, a.timeout)) throw LabError("no SUBNET UP after the change", tail_file(s.path("osm.log")));
+        // Let a second sweep (move: Unlink then Link) land before reading findings.
+        int last = lab_subnet_up_count(s);
+        for (int i = 0; i < 25; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(40));
+            int now = lab_subnet_up_count(s);
+            if (now != last) { last = now; i = 0; }
+            if (i >= 10) break;
+        }
+        LabFindings f = current_findings(s, seq, a.timeout);
+        if (s.api_port > 0) {
+            // the newest snapshot wins: wait briefly for a later one
+            for (int i = 0; i < 10; ++i) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                if (auto g = lab_findings_via_daemon(s, f.sweep_seq)) { f = *g; i = 0; }
+            }
+        }
+        return print_findings(s, f, a.json, a.no_color);
+    } catch (const LabError& e) {
+        return report_lab_error(e);
+    }
+}
+
+}  // namespace
+
+void register_lab(CLI::App& app, Runner& run) {
+    CLI::App* lab = app.add_subcommand(
+        "lab",
+        "A simulated fabric: real OpenSM (with the ibfabric plugin) on ibsim, built from a plan, with\n"
+        "faults injected; ibfabricd checks every sweep against the plan. docs/lab.md.");
+    lab->require_subcommand(1);
+
+    auto up = std::make_shared<UpArgs>();
+    CLI::App* cup = lab->add_subcommand(
+        "up",
+        "Generate an ibsim fabric from a plan (or a dump), start ibsim, OpenSM + plugin and ibfabricd,\n"
+        "wait for the first snapshot and print its findings (as `ibfabric check` does). The lab keeps\n"
+        "running until `ibfabric lab down`.");
+    cup->add_option("plan", up->plan, "YAML plan (docs/plan.md) to build the fabric from")->type_name("PLAN");
+    cup->add_option("--fabric", up->fabric, "Build the fabric from a dump (ibnetdiscover, iblinkinfo, ibdiagnet .net) instead")
+        ->type_name("DUMP");
+    cup->add_option("--expected", up->expected,
+                    "What to check against (default: the plan; with --fabric, the dump itself)")->type_name("PLAN|DUMP");
+    cup->add_option("--fault", up->faults, "Inject a fault before the fabric starts (repeatable), see below")->type_name("SPEC");
+    cup->add_option("--dir", up->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
+    cup->add_option("--sm-host", up->sm_host, "CA OpenSM attaches to (default: the first CA with a cable)")->type_name("NODE");
+    cup->add_option("--sweep-interval", up->sweep_interval, "OpenSM sweep_interval in seconds (default 2)")->check(CLI::Range(1, 3600));
+    cup->add_option("--timeout", up->timeout, "Seconds to wait for each step (default 120)")->check(CLI::Range(1.0, 3600.0));
+    cup->add_option("--opensm-template", up->opensm_template, "OpenSM config template (default config/templates/opensm.conf)")
+        ->type_name("FILE");
+    cup->add_flag("--no-daemon", up->no_daemon, "Run OpenSM without the plugin and ibfabricd; findings come from ibnetdiscover");
+    cup->add_flag("--json", up->json, "Print the findings as JSON (docs/findings.md)");
+    cup->add_flag("--no-color", up->no_color, "Never colour the report");
+    cup->footer(std::string(kFaultHelp) +
+                "\nExamples:\n"
+                "  ibfabric lab up config/examples/small-plan.yaml\n"
+                "  ibfabric lab up config/examples/fat-tree-2tier-324.yaml --fault cross:leaf01/19,leaf01/20\n"
+                "  ibfabric lab up --fabric ibnetdiscover.txt\n"
+                "\nExit status: 0 no findings, 1 findings, 2 bad input, 3 a lab process failed to start\n"
+                "(the tail of its log is printed).");
+    cup->callback([&run, up] { run = [up] { return run_up(*up); }; });
+
+    auto fa = std::make_shared<FaultArgs>();
+    CLI::App* cfault = lab->add_subcommand(
+        "fault",
+        "Change the running fabric through ibsim's console, wait for OpenSM's sweep and print the findings:\n"
+        "  unlink <node>/<port>            pull the cable (both ends go down)\n"
+        "  relink <node>/<port>            plug it back\n"
+        "  move <node>/<port> <node>/<q>   move the cable at the first port to free port q\n"
+        "  errors <node>/<port> <Counter>=<n>   set a PortCounters value (e.g. SymbolErrorCounter=55)");
+    cfault->add_option("action", fa->words, "unlink|relink|move|errors and its arguments")->required()->expected(1, 3);
+    cfault->add_option("--dir", fa->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
+    cfault->add_flag("--no-wait", fa->no_wait, "Return once ibsim took the command (no sweep wait, no report)");
+    cfault->add_option("--timeout", fa->timeout, "Seconds to wait for the sweep and the findings (default 60)");
+    cfault->add_flag("--json", fa->json, "Print the findings as JSON");
+    cfault->add_flag("--no-color", fa->no_color, "Never colour the report");
+    cfault->callback([&run, fa] { run = [fa] { return run_fault(*fa); }; });
+
+    auto st = std::make_shared<DirArgs>();
+    CLI::App* cst = lab->add_subcommand("status", "Show the lab's processes, their PIDs and logs (exit 3 when one is not running)");
+    cst->add_option("--dir", st->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
+    cst->add_flag("--json", st->json, "JSON output");
+    cst->callback([&run, st] { run = [st] { return run_status(*st); }; });
+
+    auto fi = std::make_shared<DirArgs>();
+    CLI::App* cfi = lab->add_subcommand("findings", "Print the running lab's current findings");
+    cfi->add_option("--dir", fi->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
+    cfi->add_flag("--json", fi->json, "JSON output");
+    cfi->add_flag("--no-color", fi->no_color, "Never colour the report");
+    cfi->callback([&run, fi] { run = [fi] { return run_findings(*fi); }; });
+
+    auto dn = std::make_shared<DirArgs>();
+    CLI::App* cdn = lab->add_subcommand("down", "Stop exactly the processes `lab up` started (by PID) and free the simulator");
+    cdn->add_option("--dir", dn->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
+    cdn->callback([&run, dn] { run = [dn] { return run_down(*dn); }; });
+}
+
+}  // namespace ibf::cli
