@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -52,10 +53,11 @@ int run_check(const CheckArgs& a) {
     // The plan: a YAML plan, or a known-good dump (the map applies to it too, so names match).
     const std::string expected_text = read_file(a.expected, "plan");
     Plan plan;
+    std::optional<Fabric> golden;
     if (!looks_like_plan_yaml(expected_text) && detect_dump_format(expected_text)) {
-        Fabric golden = parse_dump(expected_text, a.expected);
-        if (!map.empty()) apply_node_name_map(golden, map);
-        plan = plan_from_fabric(golden, a.expected);
+        golden = parse_dump(expected_text, a.expected);
+        if (!map.empty()) apply_node_name_map(*golden, map);
+        plan = plan_from_fabric(*golden, a.expected);
     } else {
         plan = load_plan(expected_text, a.expected);
         // A plan may name its node-name-map (relative to the plan file); --node-name-map wins.
@@ -68,6 +70,8 @@ int run_check(const CheckArgs& a) {
 
     Fabric actual = parse_dump(read_file(a.actual, "dump"), a.actual);
     if (!map.empty()) apply_node_name_map(actual, map);
+    // A golden ibnetdiscover dump names CAs by node GUID, an iblinkinfo dump by port GUID: align them.
+    if (golden) align_golden_guids(plan, *golden, actual);
 
     CheckOptions opt;
     opt.rate_below_capability = !a.no_capability;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -537,6 +538,48 @@ private:
 };
 
 }  // namespace
+
+size_t align_golden_guids(Plan& plan, const Fabric& golden, const Fabric& actual) {
+    // Every GUID an actual node answers to: its node GUID and its ports' GUIDs.
+    std::unordered_map<Guid, NodeId> actual_by_any;
+    actual_by_any.reserve(actual.size() * 2);
+    for (NodeId i = 0; i < actual.size(); ++i) {
+        const Node& n = actual.node(i);
+        actual_by_any.emplace(n.guid, i);
+        for (const Port& p : n.ports)
+            if (p.valid && p.guid) actual_by_any.emplace(p.guid, i);
+    }
+    std::unordered_map<Guid, size_t> planned;
+    planned.reserve(plan.nodes.size());
+    for (size_t i = 0; i < plan.nodes.size(); ++i)
+        if (plan.nodes[i].guid) planned.emplace(*plan.nodes[i].guid, i);
+
+    size_t changed = 0;
+    for (PlannedNode& pn : plan.nodes) {
+        if (!pn.guid || actual.find(*pn.guid)) continue;
+        auto g = golden.find(*pn.guid);
+        if (!g) continue;
+        const Node& gn = golden.node(*g);
+        std::optional<Guid> to;
+        auto consider = [&](Guid guid) {
+            if (to || !guid) return;
+            auto it = actual_by_any.find(guid);
+            if (it == actual_by_any.end()) return;
+            Guid cand = actual.node(it->second).guid;
+            if (planned.count(cand)) return;  // that actual node is planned under its own GUID
+            to = cand;
+        };
+        consider(gn.guid);
+        for (const Port& p : gn.ports)
+            if (p.valid) consider(p.guid);
+        if (!to) continue;
+        planned.erase(*pn.guid);
+        planned.emplace(*to, 0);
+        pn.guid = *to;
+        ++changed;
+    }
+    return changed;
+}
 
 std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt) {
     for (const PlannedLink& l : plan.links)

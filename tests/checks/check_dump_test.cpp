@@ -204,3 +204,66 @@ TEST_F(Sx6036, FaultsSurviveTheDumpWriterAndJson) {
     EXPECT_EQ(j["summary"], nlohmann::json::parse(R"({"missing_link": 1, "miswired": 2, "rate_mismatch": 1})"));
     EXPECT_EQ(findings_to_json(findings_from_json(nlohmann::json::parse(j.dump()))), j);
 }
+
+TEST(RealDumps, GoldenIbnetdiscoverAgainstIblinkinfoOfTheSameFabric) {
+    // ibsim's iblinkinfo of the SX6036 and X5 captures: CAs are known by port GUID there.
+    const std::pair<const char*, const char*> pairs[] = {
+        {"ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt", "ibsim-sx6036-iblinkinfo.txt"},
+        {"ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt", "ibsim-sx6036-iblinkinfo-l.txt"},
+        {"ibnetdiscover-qdr-ddr-11sw-89ca-voltaire4036-psmn-x5.txt", "ibsim-x5-iblinkinfo.txt"},
+        {"ibnetdiscover-qdr-ddr-11sw-89ca-voltaire4036-psmn-x5.txt", "ibsim-x5-iblinkinfo-l.txt"},
+    };
+    for (auto [g, a] : pairs) {
+        const std::string gp = std::string(IBF_TEST_DATA) + "/" + g, ap = std::string(IBF_TEST_DATA) + "/" + a;
+        Fabric golden = parse_dump(slurp(gp), gp);
+        Fabric actual = parse_dump(slurp(ap), ap);
+        const size_t cas = golden.count(NodeType::CA);
+        Plan plan = plan_from_fabric(golden, gp);
+        // Unaligned, every CA looks replaced: one missing_node and one unexpected_node each.
+        EXPECT_EQ(check(plan, actual).size(), 2 * cas) << a;
+        EXPECT_EQ(align_golden_guids(plan, golden, actual), cas) << a;
+        auto fs = check(plan, actual);
+        EXPECT_TRUE(fs.empty()) << a << "\n" << dump(fs);
+        EXPECT_EQ(align_golden_guids(plan, golden, actual), 0u) << "idempotent";
+
+        // And the other way round: an iblinkinfo dump as the plan, ibnetdiscover as the fabric.
+        Plan reverse = plan_from_fabric(actual, ap);
+        EXPECT_EQ(align_golden_guids(reverse, actual, golden), cas) << a;
+        fs = check(reverse, golden);
+        EXPECT_TRUE(fs.empty()) << a << " reversed\n" << dump(fs);
+    }
+}
+
+TEST(RealDumps, AlignedPlansStillFindFaultsAndReplacedHosts) {
+    const std::string gp = kSx6036, ap = std::string(IBF_TEST_DATA) + "/ibsim-sx6036-iblinkinfo-l.txt";
+    Fabric golden = parse_dump(slurp(gp), gp);
+    Fabric actual = parse_dump(slurp(ap), ap);
+    NodeId ib5 = actual.find_by_name("ib5").at(0);
+    cross_cables(actual, ib5, 1, 2);  // stage114 and stage112 swap switch ports
+    // stage110 replaced by a new HCA: same name, unknown GUIDs, same cable.
+    NodeId old = actual.find_by_name("stage110").at(0);
+    const Port& op = *actual.node(old).port(1);
+    NodeId sw = op.peer;
+    int swp = op.peer_port;
+    actual = without_node(actual, old);
+    if (sw > old) --sw;
+    add_host(actual, "stage110 mlx4_0", 0x0002c903deadbee0, sw, swp, {Width::X4, Speed::QDR});
+
+    Plan plan = plan_from_fabric(golden, gp);
+    EXPECT_EQ(align_golden_guids(plan, golden, actual), golden.count(NodeType::CA) - 1);
+    auto fs = check(plan, actual);
+    ASSERT_EQ(fs.size(), 4u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::miswired);
+    EXPECT_EQ(fs[0].a.name, "stage112");
+    EXPECT_EQ(fs[0].b.name, "ib5");
+    EXPECT_EQ(fs[0].b.port, 1);
+    EXPECT_EQ(fs[0].expected, "ib5/2");
+    EXPECT_EQ(fs[1].kind, FindingKind::miswired);
+    EXPECT_EQ(fs[1].a.name, "stage114");
+    EXPECT_EQ(fs[1].expected, "ib5/1");
+    EXPECT_EQ(fs[2].kind, FindingKind::missing_node);
+    EXPECT_EQ(fs[2].a.name, "stage110");
+    EXPECT_EQ(fs[2].actual, "0x0002c903deadbee0");
+    EXPECT_EQ(fs[3].kind, FindingKind::unexpected_node);
+    EXPECT_EQ(fs[3].a.guid, 0x0002c903deadbee0u);
+}

@@ -95,6 +95,16 @@ TEST_F(CheckCli, EveryCaptureAgainstItselfIsCleanAndExitsZero) {
     EXPECT_GE(n, 4);
 }
 
+TEST_F(CheckCli, GoldenIbnetdiscoverAgainstIblinkinfoIsClean) {
+    // iblinkinfo names CAs by port GUID, ibnetdiscover by node GUID: the golden plan is aligned.
+    for (const char* a : {"ibsim-sx6036-iblinkinfo.txt", "ibsim-sx6036-iblinkinfo-l.txt"}) {
+        Result r = run("check -e " + quote(kSx6036) + " -a " + quote(kData + "/" + a) + " --json");
+        EXPECT_EQ(r.code, 0) << a << "\n" << r.out << r.err;
+        r = run("check -e " + quote(kData + "/" + a) + " -a " + quote(kSx6036) + " --json");
+        EXPECT_EQ(r.code, 0) << a << " reversed\n" << r.out << r.err;
+    }
+}
+
 TEST_F(CheckCli, MutatedDumpExitsOneWithExactJson) {
     ibf::Fabric f = sx6036();
     ibf::cross_cables(f, id(f, "ib5"), 21, 23);

@@ -24,4 +24,11 @@ struct CheckOptions {
 
 std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt = {});
 
+// For a plan made from a known-good dump (`golden`, e.g. plan_from_fabric): where the two dumps name
+// the same node by different GUIDs (iblinkinfo prints a CA's port GUIDs, not its node GUID, so
+// readers use its lowest port GUID), points the plan's GUID at the actual node that has the same
+// port GUID. Only planned GUIDs absent from `actual` change, and only to actual GUIDs no planned node
+// uses. Returns how many planned nodes it re-pointed. Pure; linear.
+size_t align_golden_guids(Plan& plan, const Fabric& golden, const Fabric& actual);
+
 }  // namespace ibf
