@@ -74,7 +74,7 @@ CliRun run_cli(const TempDir& dir, const std::vector<std::string>& args, const s
     return r;
 }
 
-class BinaryTest : public ::testing::Test {
+class ControllerBinary : public ::testing::Test {
 protected:
     TempDir dir;
     std::string sock = dir.file("d.sock");
@@ -107,7 +107,7 @@ protected:
 
 }  // namespace
 
-TEST_F(BinaryTest, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
+TEST_F(ControllerBinary, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
     start_daemon("topology: plan.ibnetdiscover\nsocket_mode: \"0600\"\n");
     struct stat st {};
     ASSERT_EQ(::stat(sock.c_str(), &st), 0);
@@ -158,13 +158,13 @@ TEST_F(BinaryTest, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
     EXPECT_NE(gone.err.find("unreachable"), std::string::npos) << gone.err;
 }
 
-TEST_F(BinaryTest, CliUsageErrors) {
+TEST_F(ControllerBinary, CliUsageErrors) {
     EXPECT_EQ(run_cli(dir, {"findings", "--url", "ftp://x"}).code, 2);
     EXPECT_EQ(run_cli(dir, {"status", "--url", "http://:80"}).code, 2);
     EXPECT_EQ(run_cli(dir, {"findings", "--bogus"}).code, 2);
 }
 
-TEST_F(BinaryTest, ConfigErrorNamesFileLineAndExits2) {
+TEST_F(ControllerBinary, ConfigErrorNamesFileLineAndExits2) {
     write_file(dir.file("bad.yaml"), "socket: /tmp/x.sock\nhttp: 127.0.0.1:0\nsokcet_mode: \"0660\"\n");
     pid_t p = spawn({kDaemon, "--config", dir.file("bad.yaml")}, dir.file("o"), dir.file("e"));
     EXPECT_EQ(wait_exit(p), 2);

@@ -20,7 +20,7 @@ std::string error_of(const std::string& text, const std::string& file = "/etc/ib
 
 }  // namespace
 
-TEST(DaemonConfig, EmptyFileGivesDefaults) {
+TEST(ControllerConfig, EmptyFileGivesDefaults) {
     DaemonConfig c = parse_daemon_config("", "x.yaml");
     EXPECT_EQ(c.socket_path, "/run/ibfabric/ibfabricd.sock");
     EXPECT_EQ(c.socket_mode, 0660u);
@@ -33,7 +33,7 @@ TEST(DaemonConfig, EmptyFileGivesDefaults) {
     EXPECT_TRUE(c.check_rate_below_capability);
 }
 
-TEST(DaemonConfig, EveryKeyAndRelativePaths) {
+TEST(ControllerConfig, EveryKeyAndRelativePaths) {
     const std::string text =
         "socket: /run/x/ibf.sock\n"
         "socket_mode: \"0600\"\n"
@@ -66,19 +66,19 @@ TEST(DaemonConfig, EveryKeyAndRelativePaths) {
     EXPECT_FALSE(c.check_rate_below_capability);
 }
 
-TEST(DaemonConfig, UnquotedOctalModeAccepted) {
+TEST(ControllerConfig, UnquotedOctalModeAccepted) {
     EXPECT_EQ(parse_daemon_config("socket_mode: 0660\n", "a.yaml").socket_mode, 0660u);
     EXPECT_EQ(parse_daemon_config("socket_mode: 660\n", "a.yaml").socket_mode, 0660u);
 }
 
-TEST(DaemonConfig, WorldWritableSocketRefusedWithPosition) {
+TEST(ControllerConfig, WorldWritableSocketRefusedWithPosition) {
     EXPECT_EQ(error_of("http: 127.0.0.1:1\nsocket_mode: \"0666\"\n", "d.yaml"),
               "d.yaml:2:14: socket_mode must not give any access to others (world): use e.g. 0660");
     EXPECT_NE(error_of("socket_mode: 0777\n").find("ibfabricd.yaml:1:14"), std::string::npos);
     EXPECT_NE(error_of("socket_mode: 0969\n").find("in octal"), std::string::npos);
 }
 
-TEST(DaemonConfig, UnknownKeyNamesFileLineColumn) {
+TEST(ControllerConfig, UnknownKeyNamesFileLineColumn) {
     const std::string e = error_of("socket: /tmp/a.sock\n\ntopolgy: plan.yaml\n", "cfg.yaml");
     EXPECT_EQ(e.rfind("cfg.yaml:3:1: unknown key 'topolgy'", 0), 0u) << e;
     EXPECT_NE(error_of("limits:\n  max_messages: 5\n").find(":2:3: unknown key 'limits.max_messages'"),
@@ -86,7 +86,7 @@ TEST(DaemonConfig, UnknownKeyNamesFileLineColumn) {
     EXPECT_NE(error_of("checks:\n  rate_below_capability: maybe\n").find(":2:26: "), std::string::npos);
 }
 
-TEST(DaemonConfig, BadValuesNamePosition) {
+TEST(ControllerConfig, BadValuesNamePosition) {
     EXPECT_NE(error_of("http: localhost:99999\n", "c.yaml").find("c.yaml:1:7: 'http': expected host:port"),
               std::string::npos)
         << error_of("http: localhost:99999\n", "c.yaml");
@@ -100,7 +100,7 @@ TEST(DaemonConfig, BadValuesNamePosition) {
     EXPECT_EQ(syntax.rfind("c.yaml:", 0), 0u) << syntax;
 }
 
-TEST(DaemonConfig, HostPort) {
+TEST(ControllerConfig, HostPort) {
     std::string h = "127.0.0.1";
     uint16_t p = 1;
     parse_host_port(":0", h, p, "--http");

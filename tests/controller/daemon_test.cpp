@@ -21,7 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-class DaemonTest : public ::testing::Test {
+class ControllerDaemon : public ::testing::Test {
 protected:
     TempDir dir;
     Fabric planned = small_fabric();
@@ -74,7 +74,7 @@ Fabric miswired_fabric() {
 
 }  // namespace
 
-TEST_F(DaemonTest, FindingsForTheMasterSnapshotMatchCheck) {
+TEST_F(ControllerDaemon, FindingsForTheMasterSnapshotMatchCheck) {
     start();
     EXPECT_EQ(std::stoi(read_file(dir.file("port"))), daemon->http_port());
     struct stat st {};
@@ -109,7 +109,7 @@ TEST_F(DaemonTest, FindingsForTheMasterSnapshotMatchCheck) {
     EXPECT_NE(metrics.find("ibfabric_checks_total 1\n"), std::string::npos);
 }
 
-TEST_F(DaemonTest, SmListHeartbeatCountersAndDisconnect) {
+TEST_F(ControllerDaemon, SmListHeartbeatCountersAndDisconnect) {
     start();
     auto plugin = std::make_unique<UnixClient>(cfg.socket_path);
     ASSERT_TRUE(plugin->send(hello(kMasterGuid, SmState::Master, 1, 15)));
@@ -140,7 +140,7 @@ TEST_F(DaemonTest, SmListHeartbeatCountersAndDisconnect) {
     EXPECT_TRUE(get("/api/v1/sm")["master"].is_null());
 }
 
-TEST_F(DaemonTest, GarbageConnectionIsDroppedWhileAGoodOneKeepsWorking) {
+TEST_F(ControllerDaemon, GarbageConnectionIsDroppedWhileAGoodOneKeepsWorking) {
     start();
     UnixClient good(cfg.socket_path);
     ASSERT_TRUE(good.send(hello(kMasterGuid, SmState::Master)));
@@ -169,7 +169,7 @@ TEST_F(DaemonTest, GarbageConnectionIsDroppedWhileAGoodOneKeepsWorking) {
     EXPECT_EQ(get("/api/v1/sm")["sms"].size(), 1u);  // the rude one never became an SM
 }
 
-TEST_F(DaemonTest, OversizedLengthHeaderIsRejectedAtOnce) {
+TEST_F(ControllerDaemon, OversizedLengthHeaderIsRejectedAtOnce) {
     cfg.max_message_bytes = 64 * 1024;
     start();
     UnixClient c(cfg.socket_path);
@@ -189,7 +189,7 @@ TEST_F(DaemonTest, OversizedLengthHeaderIsRejectedAtOnce) {
     EXPECT_TRUE(c2.closed_by_peer(std::chrono::seconds(3)));
 }
 
-TEST_F(DaemonTest, ReloadNeedsTheTokenAndRechecks) {
+TEST_F(ControllerDaemon, ReloadNeedsTheTokenAndRechecks) {
     write_file(dir.file("token"), "  t0ken-123\n");
     cfg.token_file = dir.file("token");
     start();
@@ -219,14 +219,14 @@ TEST_F(DaemonTest, ReloadNeedsTheTokenAndRechecks) {
     EXPECT_EQ(get("/api/v1/fabric")["plan_nodes"], actual.size());
 }
 
-TEST_F(DaemonTest, ReloadRefusedWithoutConfiguredToken) {
+TEST_F(ControllerDaemon, ReloadRefusedWithoutConfiguredToken) {
     start();
     HttpResult r = request("POST", "/api/v1/reload", "Bearer anything");
     EXPECT_EQ(r.status, 403);
     EXPECT_TRUE(json::parse(r.body).contains("error"));
 }
 
-TEST_F(DaemonTest, HistoryRowPerMasterSweep) {
+TEST_F(ControllerDaemon, HistoryRowPerMasterSweep) {
     cfg.history_db = dir.file("history.db");
     start();
     UnixClient plugin(cfg.socket_path);
@@ -246,7 +246,7 @@ TEST_F(DaemonTest, HistoryRowPerMasterSweep) {
     EXPECT_EQ(HistoryStore(cfg.history_db).count(), 3u);
 }
 
-TEST_F(DaemonTest, HttpErrorsNeverCrash) {
+TEST_F(ControllerDaemon, HttpErrorsNeverCrash) {
     cfg.max_request_bytes = 4096;
     start();
     EXPECT_EQ(request("GET", "/api/v1/nothing").status, 404);
@@ -275,7 +275,7 @@ TEST_F(DaemonTest, HttpErrorsNeverCrash) {
     EXPECT_EQ(request("GET", "/healthz").status, 200);  // still serving
 }
 
-TEST_F(DaemonTest, StaleSocketFileIsReplacedAndRemovedOnStop) {
+TEST_F(ControllerDaemon, StaleSocketFileIsReplacedAndRemovedOnStop) {
     // Leave a socket file behind, as a crashed daemon would.
     {
         int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
@@ -297,13 +297,13 @@ TEST_F(DaemonTest, StaleSocketFileIsReplacedAndRemovedOnStop) {
     EXPECT_FALSE(std::filesystem::exists(cfg.socket_path));
 }
 
-TEST_F(DaemonTest, ANonSocketFileIsNeverReplaced) {
+TEST_F(ControllerDaemon, ANonSocketFileIsNeverReplaced) {
     write_file(cfg.socket_path, "not a socket");
     EXPECT_THROW(Daemon(DaemonOptions{.config = cfg}), std::runtime_error);
     EXPECT_EQ(read_file(cfg.socket_path), "not a socket");
 }
 
-TEST_F(DaemonTest, BadTopologyNamesFileLine) {
+TEST_F(ControllerDaemon, BadTopologyNamesFileLine) {
     write_file(topology, "version: 1\ntiers:\n  - name: leaf\n    count: [oops\n");
     try {
         Daemon d(DaemonOptions{.config = cfg});
@@ -314,7 +314,7 @@ TEST_F(DaemonTest, BadTopologyNamesFileLine) {
     }
 }
 
-TEST_F(DaemonTest, TcpIngestAndLatencyOnA2kNodeFabric) {
+TEST_F(ControllerDaemon, TcpIngestAndLatencyOnA2kNodeFabric) {
     cfg.tcp_bind = "127.0.0.1";
     cfg.tcp_port = 0;
     const Fabric big = synth_fat_tree({.levels = 3, .radix = 40, .hosts = 2000});

@@ -121,7 +121,7 @@ TEST(ControllerState, OlderResultsDoNotReplaceNewerOnes) {
     EXPECT_EQ(st.findings_sweep_seq(), 2u);
 }
 
-TEST(Api, FindingsAreExactlyTheReportJsonPlusSweepKeys) {
+TEST(ControllerApi, FindingsAreExactlyTheReportJsonPlusSweepKeys) {
     ControllerState st;
     st.on_connect(1, "unix", 10);
     st.on_hello(1, hello(kMasterGuid, SmState::Master), 10);
@@ -153,7 +153,7 @@ TEST(Api, FindingsAreExactlyTheReportJsonPlusSweepKeys) {
     EXPECT_EQ(f["findings"], expected["findings"].size());
 }
 
-TEST(Api, SmListShowsStateCountersAndHeartbeat) {
+TEST(ControllerApi, SmListShowsStateCountersAndHeartbeat) {
     ControllerState st;
     st.on_connect(1, "unix", 10);
     st.on_hello(1, hello(kMasterGuid, SmState::Master, 3, 14), 10);
@@ -186,7 +186,7 @@ TEST(Api, SmListShowsStateCountersAndHeartbeat) {
     EXPECT_NE(m.find("ibfabric_ingest_messages_total{type=\"Heartbeat\"} 1\n"), std::string::npos);
 }
 
-TEST(Api, StatusCodes) {
+TEST(ControllerApi, StatusCodes) {
     ControllerState st;
     EXPECT_EQ(call(st, "GET", "/healthz").status, 200);
     EXPECT_EQ(call(st, "GET", "/healthz").body, "ok\n");
@@ -205,7 +205,7 @@ TEST(Api, StatusCodes) {
     EXPECT_TRUE(f["sweep_seq"].is_null());
 }
 
-TEST(Api, ReloadNeedsTheToken) {
+TEST(ControllerApi, ReloadNeedsTheToken) {
     ControllerState st;
     EXPECT_EQ(call(st, "POST", "/api/v1/reload").status, 403);  // no token configured
     EXPECT_EQ(call(st, "POST", "/api/v1/reload", "s3cret", "Bearer s3cre").status, 401);
@@ -216,7 +216,7 @@ TEST(Api, ReloadNeedsTheToken) {
     EXPECT_EQ(json::parse(ok.body)["reloaded"], true);
 }
 
-TEST(History, RowsNewestFirstAndSurviveReopen) {
+TEST(ControllerHistory, RowsNewestFirstAndSurviveReopen) {
     TempDir dir;
     const std::string db = dir.file("h.db");
     {
