@@ -177,12 +177,29 @@ private:
         ambiguous_.assign(np, {});
         for (const PlannedNode& pn : plan_.nodes) ++plan_name_count_[pn.name];
         // GUID identity first, so name matching only considers nodes no GUID claimed.
+        std::vector<size_t> by_port_guid;
         for (size_t i = 0; i < np; ++i) {
             const PlannedNode& pn = plan_.nodes[i];
             if (!pn.guid) continue;
             if (auto id = f_.find(*pn.guid); id && claimed_[*id] == kUnclaimed) {
                 resolved_[i] = *id;
                 claimed_[*id] = static_cast<uint32_t>(i);
+            } else if (!id) {
+                by_port_guid.push_back(i);
+            }
+        }
+        // A planned GUID that is no node's GUID may be a port GUID (what `ibstat` shows for an HCA):
+        // a port GUID belongs to exactly one node, so it identifies that node too.
+        if (!by_port_guid.empty()) {
+            std::unordered_map<Guid, NodeId> port_guids;
+            for (NodeId n = 0; n < f_.size(); ++n)
+                for (const Port& p : f_.node(n).ports)
+                    if (p.valid && p.guid && p.guid != f_.node(n).guid) port_guids.emplace(p.guid, n);
+            for (size_t i : by_port_guid) {
+                auto it = port_guids.find(*plan_.nodes[i].guid);
+                if (it == port_guids.end() || claimed_[it->second] != kUnclaimed) continue;
+                resolved_[i] = it->second;
+                claimed_[it->second] = static_cast<uint32_t>(i);
             }
         }
         // Then names: nodes the plan pins to an HCA first, so a bare name only competes for the rest.

@@ -425,6 +425,22 @@ TEST(Check, GuidPlansHandleSharedDescriptionsAndSpotReplacedHardware) {
     EXPECT_EQ(fs[1].b.port, 4);
 }
 
+TEST(Check, APlannedPortGuidIdentifiesItsNode) {
+    Fabric f = small_tree();
+    Plan p = plan_of(f);
+    // The plan names node00002 by its port GUID, as `ibstat` shows it.
+    NodeId h = id(f, "node00002");
+    p.nodes[h].guid = f.node(h).ports[1].guid;
+    p.nodes[h].name = "whatever";
+    EXPECT_TRUE(check(p, f).empty()) << dump(check(p, f));
+    // A GUID that is nobody's: the node is missing (and the fabric's node00002 unexpected).
+    p.nodes[h].guid = 0x4242;
+    auto fs = check(p, f);
+    ASSERT_EQ(fs.size(), 2u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::missing_node);
+    EXPECT_EQ(fs[1].kind, FindingKind::unexpected_node);
+}
+
 TEST(Check, FindingsAreSortedByKindThenNaturalName) {
     Fabric f;
     NodeId sw10 = f.add_node({.type = NodeType::Switch, .guid = 0x1, .description = "MF0;sw10:X/U1"}, 4);
