@@ -138,7 +138,8 @@ private:
     }
 
     // Leaves: switches with compute hosts, except those whose links mostly go to other such
-    // switches (a spine with a storage or management host), removed most-obvious first.
+    // switches, at least two of them (a spine with a storage or management host), removed
+    // most-obvious first. Two switches cabled to each other stay two leaves.
     void pick_leaves() {
         in_leaf_.assign(n_, 0);
         std::vector<NodeId> leaves;
@@ -153,7 +154,7 @@ private:
             for (NodeId s : leaves) {
                 if (!in_leaf_[s]) continue;
                 int score = leafnbr[s] - host_links_[s];
-                if (score > best_score) best = s, best_score = score;
+                if (score > best_score && distinct_leaf_neighbours(s) >= 2) best = s, best_score = score;
             }
             if (best == kNoNode) break;
             in_leaf_[best] = 0;
@@ -161,6 +162,14 @@ private:
                 if (sw(pt.peer)) --leafnbr[pt.peer];
             });
         }
+    }
+
+    int distinct_leaf_neighbours(NodeId s) const {
+        std::vector<NodeId> seen;
+        for_links(s, [&](int, const Port& pt) {
+            if (sw(pt.peer) && in_leaf_[pt.peer] && std::find(seen.begin(), seen.end(), pt.peer) == seen.end()) seen.push_back(pt.peer);
+        });
+        return static_cast<int>(seen.size());
     }
 
     void assign_tiers() {
