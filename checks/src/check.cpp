@@ -124,12 +124,6 @@ private:
         return {std::move(name), node.guid, port};
     }
 
-    Endpoint planned_end(const PlannedEnd& e) const {
-        if (resolved(e.node)) return actual_end(resolved_[e.node], e.port);
-        const PlannedNode& pn = plan_.nodes[e.node];
-        return {pn.name, pn.guid.value_or(0), e.port};
-    }
-
     static bool is_switch_end(const Fabric& f, NodeId n) { return f.node(n).type == NodeType::Switch; }
 
     // Should the two ends of a link swap places in a finding? A switch comes before a host, else natural order.
@@ -362,42 +356,49 @@ private:
     }
 
     // A planned link and an actual cable that share exactly one end, both unmatched: one miswired finding.
+    // Round 1 pairs only through host ends (a host's cable that went to the wrong switch port moves at
+    // the switch), round 2 through any end. Within a link, the host end is tried first, else the end
+    // that sorts first, so findings do not depend on how the plan orders a link's ends.
     void match_miswired() {
-        for (size_t i = 0; i < plan_.links.size(); ++i) {
-            if (link_done_[i]) continue;
-            const PlannedLink& l = plan_.links[i];
-            if (!both_resolved(l)) continue;
-            // Try the host end first (the cable stays on the host; it moves at the switch), else the
-            // end that sorts first, so the finding does not depend on how the plan orders a link's ends.
-            NodeId ra = resolved_[l.a.node], rb = resolved_[l.b.node];
-            bool a_sw = is_switch_end(f_, ra), b_sw = is_switch_end(f_, rb);
-            bool b_first = (a_sw && !b_sw) ||
-                           (a_sw == b_sw && compare_endpoint(actual_end(rb, l.b.port), actual_end(ra, l.a.port)) < 0);
-            for (int side = 0; side < 2; ++side) {
-                const bool use_a = (side == 0) != b_first;
-                const PlannedEnd& shared = use_a ? l.a : l.b;
-                const PlannedEnd& far = use_a ? l.b : l.a;
-                NodeId n = resolved_[shared.node];
-                const Port* p = f_.node(n).port(shared.port);
-                if (!p || !p->linked() || used_[slot(n, shared.port)]) continue;
-                NodeId m = p->peer;
-                int mp = p->peer_port;
-                if (claimed_[m] >= plan_.nodes.size()) continue;  // the far node is not planned: unexpected_node
-                used_[slot(n, shared.port)] = used_[slot(m, mp)] = 1;
-                link_done_[i] = 1;
-                Finding fd = make(FindingKind::miswired);
-                fd.a = actual_end(n, shared.port);
-                fd.b = actual_end(m, mp);
-                fd.expected = planned_label(far);
-                fd.actual = actual_label(m, mp);
-                fd.label = l.label;
-                fd.message = "cable at " + actual_label(n, shared.port) + cable_text(l.label) + " goes to " +
-                             fd.actual + ", plan says " + fd.expected + "; move the cable at " + fd.actual + " to " +
-                             fd.expected;
-                out_.push_back(std::move(fd));
-                break;
+        for (int round = 0; round < 2; ++round) {
+            for (size_t i = 0; i < plan_.links.size(); ++i) {
+                if (link_done_[i]) continue;
+                const PlannedLink& l = plan_.links[i];
+                if (!both_resolved(l)) continue;
+                NodeId ra = resolved_[l.a.node], rb = resolved_[l.b.node];
+                bool a_sw = is_switch_end(f_, ra), b_sw = is_switch_end(f_, rb);
+                bool b_first = (a_sw && !b_sw) || (a_sw == b_sw && compare_endpoint(actual_end(rb, l.b.port),
+                                                                                    actual_end(ra, l.a.port)) < 0);
+                for (int side = 0; side < 2; ++side) {
+                    const bool use_a = (side == 0) != b_first;
+                    if (round == 0 && (use_a ? a_sw : b_sw)) continue;
+                    if (try_miswired(i, use_a ? l.a : l.b, use_a ? l.b : l.a)) break;
+                }
             }
         }
+    }
+
+    // Pairs planned link `i` with the unmatched actual cable at its end `shared`, if there is one.
+    bool try_miswired(size_t i, const PlannedEnd& shared, const PlannedEnd& far) {
+        const PlannedLink& l = plan_.links[i];
+        NodeId n = resolved_[shared.node];
+        const Port* p = f_.node(n).port(shared.port);
+        if (!p || !p->linked() || used_[slot(n, shared.port)]) return false;
+        NodeId m = p->peer;
+        int mp = p->peer_port;
+        if (claimed_[m] >= plan_.nodes.size()) return false;  // the far node is not planned: unexpected_node
+        used_[slot(n, shared.port)] = used_[slot(m, mp)] = 1;
+        link_done_[i] = 1;
+        Finding fd = make(FindingKind::miswired);
+        fd.a = actual_end(n, shared.port);
+        fd.b = actual_end(m, mp);
+        fd.expected = planned_label(far);
+        fd.actual = actual_label(m, mp);
+        fd.label = l.label;
+        fd.message = "cable at " + actual_label(n, shared.port) + cable_text(l.label) + " goes to " + fd.actual +
+                     ", plan says " + fd.expected + "; move the cable at " + fd.actual + " to " + fd.expected;
+        out_.push_back(std::move(fd));
+        return true;
     }
 
     void report_missing() {

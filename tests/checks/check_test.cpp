@@ -129,6 +129,27 @@ TEST(Check, CableToAnotherSwitchIsMiswired) {
     EXPECT_EQ(fs[0].actual, "spine0003/7");
 }
 
+TEST(Check, HostMovedOntoAPlannedPortMovesAtTheSwitch) {
+    // node00005 belongs on leaf0002/1 and node00004 on leaf0001/4; node00005's cable is on leaf0001/4
+    // and node00004 is unplugged: the host's cable moves at the switch, and node00004 is missing.
+    Fabric f = small_tree();
+    Plan p = plan_of(f);
+    remove_cable(f, id(f, "node00004"), 1);
+    remove_cable(f, id(f, "node00005"), 1);
+    f.connect(id(f, "leaf0001"), 4, id(f, "node00005"), 1);
+    auto fs = check(p, f);
+    ASSERT_EQ(fs.size(), 2u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::missing_link);
+    expect_end(fs[0].a, f, "leaf0001", 4);
+    expect_end(fs[0].b, f, "node00004", 1);
+    EXPECT_EQ(fs[0].actual, "node00005/1");
+    EXPECT_EQ(fs[1].kind, FindingKind::miswired);
+    expect_end(fs[1].a, f, "node00005", 1);
+    expect_end(fs[1].b, f, "leaf0001", 4);
+    EXPECT_EQ(fs[1].expected, "leaf0002/1");
+    EXPECT_NE(fs[1].message.find("move the cable at leaf0001/4 to leaf0002/1"), std::string::npos) << fs[1].message;
+}
+
 TEST(Check, DegradedRateIsOneRateMismatch) {
     Fabric f = small_tree();
     Plan p = plan_of(f);
