@@ -1,14 +1,17 @@
 // bench_analyze: times the fat-tree analysis on a ~100k-link synthetic 3-level tree (a program,
 // not a test). Prints figures; docs/benchmarks-routing.md records them with the command.
 //
-//   bench_analyze [radix=64] [hosts=34000] [repeats=5]
+//   bench_analyze [radix=64] [hosts=34000] [repeats=5] [write-dump-to.txt]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include <fstream>
+
 #include "ibf/analysis.h"
+#include "ibf/dumps.h"
 #include "ibf/ftree_files.h"
 #include "ibf/synth.h"
 
@@ -28,6 +31,10 @@ int main(int argc, char** argv) {
     ibf::remove_cable(f, ibf::synth_node(f, "leaf0007"), radix / 2 + 3);
     ibf::set_link_rate(f, ibf::synth_node(f, "spine0010"), radix / 2 + 1, {ibf::Width::X4, ibf::Speed::EDR});
 
+    if (argc > 4) {  // the same fabric as an ibnetdiscover dump, to time `ibfabric analyze` end to end
+        std::ofstream(argv[4]) << ibf::write_ibnetdiscover(f);
+        std::printf("wrote %s\n", argv[4]);
+    }
     std::vector<double> analyze_ms, files_ms, json_ms, summary_ms;
     size_t findings = 0;
     for (int r = 0; r < repeats; ++r) {
