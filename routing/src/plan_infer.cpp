@@ -175,59 +175,90 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
     struct Pair { std::vector<int> up, down; int c = 0; std::optional<Rate> rate; std::vector<std::pair<LinkKey, Rate>> overrides; };
     std::map<int, Pair> pairs;  // lower tier -> compact uplinks
     std::vector<bool> ordered(levels + 2, false);
+    auto port_to = [&](NodeId lo, NodeId up) {
+        std::vector<std::pair<int, int>> v;  // (upper port, lower port)
+        for (int p = 1; p <= f.node(lo).num_ports(); ++p) {
+            const Port& pt = f.node(lo).ports[p];
+            if (pt.valid && pt.peer == up) v.emplace_back(pt.peer_port, p);
+        }
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    // Lower switches of a tier that do not fit its pair's rule go to a tier of their own
+    // ("leaf_other"): same ports, no compact uplinks, their uplinks explicit.
+    std::vector<std::vector<NodeId>> others(levels + 1);
     for (int t = 1; t + 1 <= levels; ++t) {
         if (!declared[t] || !declared[t + 1]) continue;
-        auto& lowers = members[t];
         auto& uppers = members[t + 1];
-        // every lower reaches every upper with c cables, and nothing else goes up
-        int c = -1;
-        bool ok = true;
-        for (NodeId lo : lowers) {
+        std::vector<int> sizes;
+        for (NodeId lo : members[t])
+            if (const SwitchInfo* si = a.info(lo))
+                for (const Bundle& b : si->up_bundles) sizes.push_back(b.cables);
+        int c = 0;
+        {
+            std::map<int, int> cnt;
+            for (int x : sizes) ++cnt[x];
+            int best = 0;
+            for (auto& [x, k] : cnt)
+                if (k >= best) best = k, c = x;
+        }
+        if (c <= 0) continue;
+        std::vector<NodeId> cand;
+        for (NodeId lo : members[t]) {
             const SwitchInfo* si = a.info(lo);
-            if (!si || si->up_bundles.size() != uppers.size() || si->skip_links || si->intra_links) { ok = false; break; }
-            for (const Bundle& b : si->up_bundles) {
-                if (c == -1) c = b.cables;
-                if (b.cables != c) ok = false;
-            }
+            bool fits = si && si->up_bundles.size() == uppers.size() && !si->skip_links && !si->intra_links &&
+                        std::all_of(si->up_bundles.begin(), si->up_bundles.end(), [&](const Bundle& b) { return b.cables == c; });
+            if (fits) cand.push_back(lo);
         }
-        if (!ok || c <= 0) continue;
-        auto port_to = [&](NodeId lo, NodeId up) {
-            std::vector<std::pair<int, int>> v;  // (upper port, lower port)
-            for (int p = 1; p <= f.node(lo).num_ports(); ++p) {
-                const Port& pt = f.node(lo).ports[p];
-                if (pt.valid && pt.peer == up) v.emplace_back(pt.peer_port, p);
-            }
-            std::sort(v.begin(), v.end());
-            return v;
-        };
+        if (ordered[t] && cand.size() != members[t].size()) continue;  // its order is fixed by the pair below
         NodeId s0 = uppers[0];
-        if (!ordered[t]) {
-            std::sort(lowers.begin(), lowers.end(), [&](NodeId x, NodeId y) { return port_to(x, s0)[0].first < port_to(y, s0)[0].first; });
-        }
-        Pair pr;
-        pr.c = c;
-        for (NodeId lo : lowers)
-            for (auto& [up_port, lo_port] : port_to(lo, s0)) pr.down.push_back(up_port);
-        NodeId l0 = lowers[0];
-        std::vector<NodeId> upper_order = uppers;
-        std::sort(upper_order.begin(), upper_order.end(), [&](NodeId x, NodeId y) { return port_to(l0, x)[0].second < port_to(l0, y)[0].second; });
-        for (NodeId up : upper_order) {
-            auto v = port_to(l0, up);
-            for (int j = 0; j < c && ok; ++j) {
-                auto it = std::find_if(v.begin(), v.end(), [&](auto& e) { return e.first == pr.down[j]; });
-                if (it == v.end()) ok = false; else pr.up.push_back(it->second);
+        std::optional<Pair> found;
+        std::vector<NodeId> upper_order;
+        for (size_t attempt = 0; attempt < 3 && !cand.empty() && !found;) {
+            if (!ordered[t])
+                std::sort(cand.begin(), cand.end(), [&](NodeId x, NodeId y) { return port_to(x, s0)[0].first < port_to(y, s0)[0].first; });
+            size_t tr = std::min(attempt, cand.size() - 1);  // template rank
+            Pair pr;
+            pr.c = c;
+            for (NodeId lo : cand)
+                for (auto& e : port_to(lo, s0)) pr.down.push_back(e.first);
+            NodeId tl = cand[tr];
+            upper_order = uppers;
+            std::sort(upper_order.begin(), upper_order.end(), [&](NodeId x, NodeId y) { return port_to(tl, x)[0].second < port_to(tl, y)[0].second; });
+            bool ok = true;
+            for (NodeId up : upper_order) {
+                auto v = port_to(tl, up);
+                for (int j = 0; j < c && ok; ++j) {
+                    auto it = std::find_if(v.begin(), v.end(), [&](auto& e) { return e.first == pr.down[tr * c + j]; });
+                    if (it == v.end()) ok = false; else pr.up.push_back(it->second);
+                }
+            }
+            std::vector<NodeId> failing;
+            for (size_t r = 0; r < cand.size() && ok; ++r)
+                for (size_t k = 0; k < pr.up.size(); ++k) {
+                    const Port& pt = f.node(cand[r]).ports[pr.up[k]];
+                    if (!(pt.valid && pt.peer == upper_order[k / c] && pt.peer_port == pr.down[r * c + k % c])) {
+                        failing.push_back(cand[r]);
+                        break;
+                    }
+                }
+            if (ok && failing.empty()) {
+                found = std::move(pr);
+            } else if (ok && !ordered[t] && failing.size() * 2 < cand.size()) {
+                for (NodeId x : failing) cand.erase(std::find(cand.begin(), cand.end(), x));
+            } else {
+                ++attempt;
             }
         }
-        for (size_t r = 0; r < lowers.size() && ok; ++r)
-            for (size_t k = 0; k < pr.up.size() && ok; ++k) {
-                const Port& pt = f.node(lowers[r]).ports[pr.up[k]];
-                ok = pt.valid && pt.peer == upper_order[k / c] && pt.peer_port == pr.down[r * c + k % c];
-            }
-        if (!ok) continue;
+        if (!found) continue;
+        Pair& pr = *found;
+        for (NodeId lo : members[t])
+            if (std::find(cand.begin(), cand.end(), lo) == cand.end()) others[t].push_back(lo);
+        members[t] = cand;
         uppers = upper_order;
         ordered[t] = ordered[t + 1] = true;
         std::map<std::pair<int, int>, int> rc;
-        for (NodeId lo : lowers)
+        for (NodeId lo : cand)
             for (int p : pr.up) {
                 Rate r = f.node(lo).ports[p].rate();
                 ++rc[{static_cast<int>(r.width), static_cast<int>(r.speed)}];
@@ -235,22 +266,31 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
         int best = 0;
         for (auto& [k, cnt] : rc)
             if (cnt > best) best = cnt, pr.rate = Rate{static_cast<Width>(k.first), static_cast<Speed>(k.second)};
-        for (NodeId lo : lowers)
+        for (NodeId lo : cand)
             for (int p : pr.up) {
                 cover(lo, p);
                 Rate r = f.node(lo).ports[p].rate();
                 if (r.known() && pr.rate && !(r == *pr.rate)) pr.overrides.push_back({{lo, p}, r});
             }
-        out.compact_switches += static_cast<int>(lowers.size());
+        out.compact_switches += static_cast<int>(cand.size());
         pairs[t] = std::move(pr);
+    }
+    std::vector<bool> in_declared(n, false);
+    for (int t = 1; t <= levels; ++t) {
+        std::sort(others[t].begin(), others[t].end(), [&](NodeId x, NodeId y) { return pname[x] < pname[y]; });
+        if (declared[t])
+            for (NodeId x : members[t]) in_declared[x] = true;
+        for (NodeId x : others[t]) in_declared[x] = true;  // same port count as their tier
     }
 
     // ---- host groups: per leaf, HCA, HCA port and rate ----
     std::string hosts_yaml;
     std::set<NodeId> grouped;
-    std::set<int> leaf_down;
+    std::map<NodeId, std::set<int>> host_ports;  // per leaf, ports used by host groups
     if (levels >= 1 && declared[1]) {
-        for (NodeId s : members[1]) {
+        std::vector<NodeId> leaves = members[1];
+        leaves.insert(leaves.end(), others[1].begin(), others[1].end());
+        for (NodeId s : leaves) {
             std::map<std::tuple<std::string, int, int, int>, std::vector<std::pair<int, NodeId>>> groups;
             for (int p = 1; p <= f.node(s).num_ports(); ++p) {
                 const Port& pt = f.node(s).ports[p];
@@ -265,7 +305,7 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
                 std::sort(v.begin(), v.end());
                 std::vector<std::string> names;
                 std::vector<int> ports;
-                for (auto& [p, h] : v) names.push_back(pname[h]), ports.push_back(p), leaf_down.insert(p), cover(s, p);
+                for (auto& [p, h] : v) names.push_back(pname[h]), ports.push_back(p), host_ports[s].insert(p), cover(s, p);
                 hosts_yaml += "  - {names: " + name_list(names) + (hca.empty() ? "" : ", hca: " + q(hca)) +
                               ", port: " + std::to_string(hport) + ", attach: " + q(pname[s]) + ", ports: " + q(port_list(ports)) +
                               ", per_switch: " + std::to_string(v.size()) +
@@ -288,8 +328,23 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
     for (int t = 1; t <= levels; ++t) any_tier |= declared[t];
     if (any_tier) {
         y += "\nswitches:\n";
+        auto down_of = [&](const std::vector<NodeId>& sws) {
+            std::set<int> d;
+            for (NodeId x : sws)
+                if (host_ports.count(x)) d.insert(host_ports[x].begin(), host_ports[x].end());
+            return std::vector<int>(d.begin(), d.end());
+        };
         for (int t = 1; t <= levels; ++t) {
             if (!declared[t]) continue;
+            if (!others[t].empty()) {
+                std::vector<std::string> names;
+                for (NodeId x : others[t]) names.push_back(pname[x]);
+                y += "  " + tier_name(t) + "_other:   # " + tier_name(t) + " switches whose uplinks do not follow the rule: explicit cables\n";
+                y += "    names: " + name_list(names) + "\n";
+                y += "    ports: " + std::to_string(f.node(others[t][0]).num_ports()) + "\n";
+                std::vector<int> down = down_of(others[t]);
+                if (!down.empty()) y += "    down: " + q(port_list(down)) + "\n";
+            }
             std::vector<std::string> names;
             for (NodeId x : members[t]) names.push_back(pname[x]);
             y += "  " + tier_name(t) + ":\n";
@@ -297,7 +352,7 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
             y += "    ports: " + std::to_string(f.node(members[t][0]).num_ports()) + "\n";
             std::vector<int> down;
             if (pairs.count(t - 1)) down = pairs[t - 1].down;
-            else if (t == 1) down.assign(leaf_down.begin(), leaf_down.end());
+            else if (t == 1) down = down_of(members[1]);
             if (!down.empty()) y += "    down: " + q(port_list(down)) + "\n";
             if (pairs.count(t)) {
                 const Pair& pr = pairs[t];
@@ -334,8 +389,7 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
         const Node& node = f.node(x);
         if (node.type != NodeType::Switch && node.type != NodeType::CA) continue;
         std::string key = pname[x] + (phca[x].empty() ? "" : ":" + phca[x]);
-        bool in_tier = is_sw(x) && tier(x) > 0 && declared[tier(x)];
-        if (in_tier || grouped.count(x)) {
+        if (in_declared[x] || grouped.count(x)) {
             y += "  " + q(key) + ": " + hexg(node.guid) + "\n";
         } else {
             y += "  " + q(key) + ": {type: " + (is_sw(x) ? "switch" : "ca") + ", ports: " + std::to_string(node.num_ports()) +

@@ -54,12 +54,16 @@ TEST(PlanInfer, SyntheticTwoLevelTreeIsFullyCompact) {
 }
 
 TEST(PlanInfer, Sx6036CaptureRoundTrips) {
-    // ib1 lacks one cable to ib8, so the leaf-spine pair is not regular: explicit uplinks; hosts
-    // are grouped per leaf; the storage hosts on ib7 are explicit cables.
+    // ib1 lacks one cable to ib8: the other five leaves follow the rule (compact), ib1 goes to a
+    // tier of its own with its 7 uplinks explicit; hosts are grouped per leaf; the storage hosts
+    // on ib7 are explicit cables.
     Fabric f = load("ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt");
     InferredPlan p = round_trip(f);
+    EXPECT_EQ(p.compact_switches, 5);
     EXPECT_EQ(p.compact_hosts, 142);
-    EXPECT_EQ(p.explicit_cables, 47 + 3);
+    EXPECT_EQ(p.explicit_cables, 7 + 3);
+    EXPECT_NE(p.yaml.find("leaf_other:"), std::string::npos);
+    EXPECT_NE(p.yaml.find("names: [\"ib1\"]"), std::string::npos) << p.yaml.substr(0, 1500);
 }
 
 TEST(PlanInfer, RegularSx6036RoundTripsCompact) {
