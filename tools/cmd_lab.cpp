@@ -20,6 +20,7 @@
 #include "ibf/error.h"
 #include "ibf/lab_fault.h"
 #include "ibf/lab_net.h"
+#include "ibf/lab_plan.h"
 #include "ibf/lab_report.h"
 #include "ibf/lab_runner.h"
 #include "ibf/plan_yaml.h"
@@ -166,6 +167,15 @@ int run_up(const UpArgs& a) {
         Plan plan = load_plan(text, a.plan);
         net = net_from_plan(plan);
         expected = a.expected.empty() ? fs::absolute(a.plan).string() : fs::absolute(a.expected).string();
+        if (a.expected.empty()) {
+            // MTU 4096 / NDR cannot be simulated: check against the same plan with what ibsim can do.
+            LabExpectation ex = lab_expectation(plan);
+            for (const auto& w : ex.warnings) std::fprintf(stderr, "ibfabric lab: warning: %s\n", w.c_str());
+            if (ex.adjusted) {
+                expected = fs::absolute(dir + "/expected-plan.yaml").string();
+                std::ofstream(expected) << ex.yaml;
+            }
+        }
         source = a.plan;
     } else {
         Fabric f = parse_dump(read_file(a.fabric, "dump"), a.fabric);
