@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -430,6 +431,8 @@ TEST(WireFuzz, RandomBytesAndMutationsOnlyEverThrowWireError) {
     std::vector<std::string> seeds;
     for (const auto& m : all_messages()) seeds.push_back(encode(m));
     int errors = 0, messages = 0;
+    // IBF_WIRE_FUZZ_ROUNDS=N multiplies the loops for a longer run (e.g. under ASan/UBSan).
+    const int rounds = std::getenv("IBF_WIRE_FUZZ_ROUNDS") ? std::max(1, std::atoi(std::getenv("IBF_WIRE_FUZZ_ROUNDS"))) : 1;
     auto run = [&](const std::string& bytes) {
         Decoder d(1 << 20);
         size_t off = 0;
@@ -444,13 +447,13 @@ TEST(WireFuzz, RandomBytesAndMutationsOnlyEverThrowWireError) {
             ++errors;
         }
     };
-    for (int i = 0; i < 3000; ++i) {
+    for (int i = 0; i < 3000 * rounds; ++i) {
         std::string b(rng() % 200, '\0');
         for (auto& c : b) c = static_cast<char>(rng());
         if (i % 2 == 0 && b.size() >= 12) b.replace(0, 12, header(kMagic, kVersion, 1 + rng() % 5, rng() % 300));
         run(b);
     }
-    for (int i = 0; i < 6000; ++i) {
+    for (int i = 0; i < 6000 * rounds; ++i) {
         std::string b = seeds[rng() % seeds.size()];
         int edits = 1 + static_cast<int>(rng() % 4);
         for (int e = 0; e < edits; ++e) {
@@ -473,6 +476,63 @@ TEST(WireFuzz, RandomBytesAndMutationsOnlyEverThrowWireError) {
     }
     EXPECT_GT(errors, 3000);   // the fuzzer actually reached the error paths
     EXPECT_GT(messages, 10);   // and some mutations were still valid messages
+}
+
+// Structured fuzz: mutate the snapshot's JSON tree (a value replaced by one of another type or
+// range, a key or element removed, an element duplicated) so that the schema checks, not the JSON
+// parser, are what gets exercised. Decoding must succeed or throw wire::Error.
+TEST(WireFuzz, JsonTreeMutationsOfASnapshot) {
+    std::mt19937_64 rng(0x5eed);
+    const int rounds = std::getenv("IBF_WIRE_FUZZ_ROUNDS") ? std::max(1, std::atoi(std::getenv("IBF_WIRE_FUZZ_ROUNDS"))) : 1;
+    const json base = snapshot_json();
+    auto random_value = [&]() -> json {
+        switch (rng() % 10) {
+            case 0: return nullptr;
+            case 1: return rng() % 2 == 0;
+            case 2: return -static_cast<int64_t>(rng() % 1000) - 1;
+            case 3: return rng();
+            case 4: return rng() % 20;
+            case 5: return 0.5;
+            case 6: return "s";
+            case 7: return json::array({rng() % 3, 1});
+            case 8: return json::object({{"x", 1}});
+            default: return rng() % 70000;
+        }
+    };
+    int ok = 0, errors = 0;
+    for (int i = 0; i < 4000 * rounds; ++i) {
+        json j = base;
+        int edits = 1 + static_cast<int>(rng() % 3);
+        for (int e = 0; e < edits; ++e) {
+            // Walk down a random path.
+            json* cur = &j;
+            while ((cur->is_object() || cur->is_array()) && !cur->empty() && rng() % 4 != 0) {
+                auto k = rng() % cur->size();
+                auto it = cur->begin();
+                std::advance(it, static_cast<long>(k));
+                cur = &*it;
+            }
+            switch (rng() % 4) {
+                case 0:
+                case 1: *cur = random_value(); break;
+                case 2:
+                    if (cur->is_object() && !cur->empty()) cur->erase(cur->begin());
+                    else if (cur->is_array() && !cur->empty()) cur->erase(cur->begin() + static_cast<long>(rng() % cur->size()));
+                    break;
+                case 3:
+                    if (cur->is_array() && !cur->empty()) cur->push_back((*cur)[rng() % cur->size()]);
+                    break;
+            }
+        }
+        try {
+            decode_payload(MsgType::Snapshot, j.dump());
+            ++ok;
+        } catch (const Error&) {
+            ++errors;
+        }
+    }
+    EXPECT_GT(errors, 1000 * rounds);
+    EXPECT_GT(ok, 10);
 }
 
 // Figures for docs/wire.md: encode+decode of a ~2k-node and a 100k-link snapshot. Thread CPU
