@@ -94,6 +94,17 @@ struct Lab {
     }
 
     std::string log() { return read_file(tmp / "osm.log"); }
+
+    // Another opensm on `host`, with its own directory tmp/<name>/ (conf, log, caches).
+    Child spawn_sm(const std::string& name, const std::string& host, const std::string& conf_lines) {
+        std::string dir = tmp / name;
+        std::filesystem::create_directory(dir);
+        write_file(dir + "/opensm.conf", "event_plugin_name ibfabric_osm\nforce_log_flush TRUE\n" + conf_lines);
+        return Child({"opensm", "-F", dir + "/opensm.conf", "-f", dir + "/osm.log", "-e"},
+                     {"IBSIM_SOCKNAME=" + simname, "SIM_HOST=" + host, "OSM_TMP_DIR=" + dir, "OSM_CACHE_DIR=" + dir,
+                      "LD_LIBRARY_PATH=" + std::string(IBF_BIN_DIR) + "/../lib", "LD_PRELOAD=" + kUmad2sim},
+                     dir, dir + "/opensm.out");
+    }
 };
 
 const Node* by_desc(const Fabric& f, const std::string& d) {
@@ -329,4 +340,55 @@ TEST(PluginOnIbsim, OpenSmRefusesAPluginBuiltForAnotherVersion) {
     auto log = lab.log();
     EXPECT_NE(log.find("OpenSM version mismatch"), std::string::npos) << log;
     EXPECT_EQ(log.find("ibfabric_osm: loaded"), std::string::npos);
+}
+
+// SM failover: a STANDBY's plugin reports STANDBY (heartbeat and a StateChange event); after the
+// master is killed, STANDBY -> MASTER fires no OpenSM event, yet the plugin's polled heartbeat turns
+// MASTER and the new master's first sweep arrives as a snapshot.
+TEST(PluginOnIbsim, StandbyTakesOverAndTheHeartbeatSaysMaster) {
+    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
+    Lab lab;
+    Listener la(lab.tmp / "a.sock"), lb(lab.tmp / "b.sock");
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
+    const std::string ha = "sminfo_polling_timeout 1000\npolling_retry_number 2\n";
+    Child a = lab.spawn_sm("a", "h1", ha + "sm_priority 10\nevent_plugin_options socket=" + (lab.tmp / "a.sock") +
+                                          " heartbeat_ms=200\n");
+    ASSERT_TRUE(la.accept(10s));
+    auto sa = la.next_of<Snapshot>(10s);
+    ASSERT_TRUE(sa) << read_file(lab.tmp / "a/osm.log");
+    EXPECT_EQ(sa->self.state, SmState::Master);
+
+    Child b = lab.spawn_sm("b", "h2", ha + "sm_priority 1\nevent_plugin_options socket=" + (lab.tmp / "b.sock") +
+                                          " heartbeat_ms=200\n");
+    ASSERT_TRUE(lb.accept(10s));
+    bool standby_hb = false, standby_event = false;
+    auto deadline = Clock::now() + 10s;
+    while (Clock::now() < deadline && !(standby_hb && standby_event)) {
+        auto m = lb.next(1s);
+        if (!m) continue;
+        if (auto* h = std::get_if<wire::Heartbeat>(&*m); h && h->sm.state == SmState::Standby) standby_hb = true;
+        if (auto* e = std::get_if<wire::Event>(&*m); e && e->kind == wire::EventKind::StateChange && e->state == SmState::Standby)
+            standby_event = true;
+    }
+    EXPECT_TRUE(standby_hb) << read_file(lab.tmp / "b/osm.log");
+    EXPECT_TRUE(standby_event);
+
+    a.kill_now();  // the master dies without a goodbye
+    auto killed = Clock::now();
+    bool master_hb = false;
+    std::optional<Snapshot> sb;
+    deadline = Clock::now() + 15s;
+    while (Clock::now() < deadline && !(master_hb && sb)) {
+        auto m = lb.next(1s);
+        if (!m) continue;
+        if (auto* h = std::get_if<wire::Heartbeat>(&*m); h && h->sm.state == SmState::Master) master_hb = true;
+        if (auto* s = std::get_if<Snapshot>(&*m); s && s->self.state == SmState::Master) sb = std::move(*s);
+    }
+    EXPECT_TRUE(master_hb) << read_file(lab.tmp / "b/osm.log");
+    ASSERT_TRUE(sb) << read_file(lab.tmp / "b/osm.log");
+    EXPECT_EQ(sb->master_lid, sb->self.lid);
+    EXPECT_EQ(sb->fabric.size(), 6u);  // h1's HCA stays alive in ibsim after opensm is killed
+    std::printf("[ha] standby became master and sent its snapshot %.1f s after the kill\n",
+                std::chrono::duration<double>(Clock::now() - killed).count());
+    EXPECT_TRUE(b.stop(5s));
 }
