@@ -154,7 +154,7 @@ private:
             for (NodeId s : leaves) {
                 if (!in_leaf_[s]) continue;
                 int score = leafnbr[s] - host_links_[s];
-                if (score > best_score && distinct_leaf_neighbours(s) >= 2) best = s, best_score = score;
+                if (score > best_score && looks_like_spine(s)) best = s, best_score = score;
             }
             if (best == kNoNode) break;
             in_leaf_[best] = 0;
@@ -164,12 +164,17 @@ private:
         }
     }
 
-    int distinct_leaf_neighbours(NodeId s) const {
+    // Above two or more leaves that carry clearly more hosts (median at least twice its own).
+    bool looks_like_spine(NodeId s) const {
         std::vector<NodeId> seen;
         for_links(s, [&](int, const Port& pt) {
             if (sw(pt.peer) && in_leaf_[pt.peer] && std::find(seen.begin(), seen.end(), pt.peer) == seen.end()) seen.push_back(pt.peer);
         });
-        return static_cast<int>(seen.size());
+        if (seen.size() < 2) return false;
+        std::vector<int> h;
+        for (NodeId q : seen) h.push_back(host_links_[q]);
+        std::nth_element(h.begin(), h.begin() + h.size() / 2, h.end());
+        return host_links_[s] * 2 <= h[h.size() / 2];
     }
 
     void assign_tiers() {

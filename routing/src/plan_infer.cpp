@@ -127,6 +127,8 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
     }
     for (NodeId x = 0; x < n; ++x)
         if (f.node(x).type == NodeType::CA) used.insert(pname[x]);
+    for (NodeId x = 0; x < n; ++x)
+        if (pname[x].empty()) pname[x] = (f.node(x).type == NodeType::Router ? "router-" : "node-") + hexg(f.node(x).guid, false);
 
     // ---- rates, MTU ----
     std::vector<Link> links = f.links();
@@ -387,7 +389,10 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
     y += "\nnodes:\n";
     for (NodeId x = 0; x < n; ++x) {
         const Node& node = f.node(x);
-        if (node.type != NodeType::Switch && node.type != NodeType::CA) continue;
+        if (node.type != NodeType::Switch && node.type != NodeType::CA) {
+            y += "  " + q(pname[x]) + ": {type: router, ports: " + std::to_string(node.num_ports()) + ", guid: " + hexg(node.guid) + "}\n";
+            continue;
+        }
         std::string key = pname[x] + (phca[x].empty() ? "" : ":" + phca[x]);
         if (in_declared[x] || grouped.count(x)) {
             y += "  " + q(key) + ": " + hexg(node.guid) + "\n";
