@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <random>
 
 #include "wire_fixtures.h"
@@ -617,4 +618,36 @@ TEST(WireErrors, ErrorsNameTheField) {
     } catch (const Error& e) {
         EXPECT_EQ(std::string(e.what()), "Snapshot.n[2].p[1][7]: 11 is out of range (max 9)");
     }
+}
+
+// The JSON examples in docs/wire.md must decode: the schema documentation cannot drift silently.
+TEST(Wire, DocumentationExamplesDecode) {
+    std::ifstream in(std::string(IBF_SOURCE_DIR) + "/docs/wire.md");
+    ASSERT_TRUE(in) << "docs/wire.md not found";
+    std::string line, block;
+    std::optional<MsgType> type;
+    bool in_json = false;
+    int decoded = 0;
+    const std::pair<const char*, MsgType> headings[] = {{"### 1 Hello", MsgType::Hello},
+                                                        {"### 2 Snapshot", MsgType::Snapshot},
+                                                        {"### 3 Event", MsgType::Event},
+                                                        {"### 4 Heartbeat", MsgType::Heartbeat},
+                                                        {"### 5 Counters", MsgType::Counters}};
+    while (std::getline(in, line)) {
+        for (auto [h, t] : headings)
+            if (line.rfind(h, 0) == 0) type = t;
+        if (line == "```json") {
+            in_json = true;
+            block.clear();
+        } else if (in_json && line == "```") {
+            in_json = false;
+            ASSERT_TRUE(type) << "json example before any message heading";
+            SCOPED_TRACE(block);
+            EXPECT_NO_THROW(decode_payload(*type, block));
+            ++decoded;
+        } else if (in_json) {
+            block += line + "\n";
+        }
+    }
+    EXPECT_GE(decoded, 4);
 }
