@@ -230,6 +230,9 @@ std::string metrics_text(const ControllerState& st) {
            "Latest time from a snapshot's arrival to its findings being published.");
     m.sample("ibfabric_snapshot_to_findings_seconds", "", num(st.last_publish_lag_ms() / 1000.0));
 
+    m.head("ibfabric_snapshot_decode_seconds", "gauge", "Wire decode time of the latest snapshot (io thread).");
+    m.sample("ibfabric_snapshot_decode_seconds", "", num(st.last_decode_ms() / 1000.0));
+
     const auto& in = st.ingest();
     m.head("ibfabric_ingest_connections", "gauge", "Open plugin connections.");
     m.sample("ibfabric_ingest_connections", "", in.connections_open);

@@ -123,6 +123,8 @@ public:
     double last_publish_lag_ms() const { return last_lag_ms_; }  // snapshot received -> findings published
     const IngestCounters& ingest() const { return ingest_; }
     void note_publish_lag(double ms) { last_lag_ms_ = ms; }
+    double last_decode_ms() const { return last_decode_ms_; }  // wire decode of the last snapshot
+    void note_decode_ms(double ms) { last_decode_ms_ = ms; }
 
 private:
     SmRecord* sm_of(ConnId c);
@@ -143,7 +145,7 @@ private:
 
     uint64_t sweeps_ingested_ = 0, last_sweep_seq_ = 0, checks_run_ = 0;
     int64_t last_sweep_ms_ = 0;
-    double last_check_ms_ = 0, check_ms_sum_ = 0, last_lag_ms_ = 0;
+    double last_check_ms_ = 0, check_ms_sum_ = 0, last_lag_ms_ = 0, last_decode_ms_ = 0;
     IngestCounters ingest_;
 };
 
