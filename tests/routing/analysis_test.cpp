@@ -393,6 +393,17 @@ TEST(AnalysisChassis, LineCardWithoutHostsStaysALeafAndAsicsGetChassisNames) {
     EXPECT_TRUE(a.findings.empty()) << dump_findings(a);
 }
 
+TEST(AnalysisSynth, HostlessLeafInAThreeLevelTreeIsNotACore) {
+    Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 100});  // 25 leaves in 7 pods
+    NodeId leaf = node(f, "leaf0006");                                     // pod 2, hosts 21..24
+    for (int p = 1; p <= 4; ++p) remove_cable(f, leaf, p);
+    Analysis a = analyze(f);
+    EXPECT_EQ(a.tier_of[leaf], 1);
+    EXPECT_EQ(a.tier_of[node(f, "core0001")], 3);
+    EXPECT_EQ(a.levels(), 3);
+    EXPECT_TRUE(a.findings.empty()) << dump_findings(a);
+}
+
 TEST(AnalysisJson, HasTiersAndSwitches) {
     Fabric f = synth_fat_tree({.levels = 2, .radix = 4});
     Analysis a = analyze(f);
