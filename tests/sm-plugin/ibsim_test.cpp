@@ -14,10 +14,14 @@ using namespace ibf::test;
 
 namespace {
 
-// 2 switches, 4 HCAs, 6 cables: two parallel ISLs and one HCA link restricted to 1x at both ends.
-const char* kNet = R"(Switch 8 "sw1"
+// 2 switches, 4 HCAs, 6 cables: two parallel ISLs; every port enables SDR..QDR and FDR..HDR, so
+// links come up 4xHDR, except h2's (EDR only enabled at both ends: 4xEDR) and h4's (1x only: 1xHDR).
+const char* kNet = R"(speed=7
+extspeed=7
+
+Switch 8 "sw1"
 [1] "h1"[1]
-[2] "h2"[1]
+[2] "h2"[1] e=2
 [3] "sw2"[3]
 [4] "sw2"[4]
 
@@ -31,7 +35,7 @@ Hca 1 "h1"
 [1] "sw1"[1]
 
 Hca 1 "h2"
-[1] "sw1"[2]
+[1] "sw1"[2] e=2
 
 Hca 1 "h3"
 [1] "sw2"[1]
@@ -166,27 +170,48 @@ TEST(PluginOnIbsim, HelloAndSnapshotMatchTheNetFileAndResyncAfterControllerResta
     EXPECT_EQ(peer_of("sw2", 2), "h4/1");
     EXPECT_EQ(peer_of("sw1", 5), "-");
 
-    // Rates: every link 4x at the simulator's speed, except h4's, restricted to 1x at both ends.
+    // Rates, per cable, from both ends.
+    auto rate_of = [&](const char* d, int port) {
+        const Node* n = by_desc(f, d);
+        const Port* p = n ? n->port(port) : nullptr;
+        return p ? to_string(p->rate()) : std::string("-");
+    };
+    EXPECT_EQ(rate_of("h1", 1), "4xHDR");
+    EXPECT_EQ(rate_of("sw1", 1), "4xHDR");
+    EXPECT_EQ(rate_of("h2", 1), "4xEDR");
+    EXPECT_EQ(rate_of("sw1", 2), "4xEDR");
+    EXPECT_EQ(rate_of("sw1", 3), "4xHDR");
+    EXPECT_EQ(rate_of("sw2", 4), "4xHDR");
+    EXPECT_EQ(rate_of("h3", 1), "4xHDR");
+    EXPECT_EQ(rate_of("h4", 1), "1xHDR");
+    EXPECT_EQ(rate_of("sw2", 2), "1xHDR");
     const Port* h1p = by_desc(f, "h1")->port(1);
+    const Port* h2p = by_desc(f, "h2")->port(1);
     const Port* h4p = by_desc(f, "h4")->port(1);
-    const Port* sw2p2 = by_desc(f, "sw2")->port(2);
-    ASSERT_TRUE(h1p && h4p && sw2p2);
+    ASSERT_TRUE(h1p && h2p && h4p);
+    std::printf("[h1/1] %s, width en/sup 0x%x/0x%x, speed en/sup 0x%x/0x%x, mtu %d/%d\n", to_string(h1p->rate()).c_str(),
+                h1p->width_enabled, h1p->width_supported, h1p->speed_enabled, h1p->speed_supported, h1p->mtu_cap,
+                h1p->mtu_active);
     EXPECT_EQ(h1p->state, PortState::Active);
     EXPECT_EQ(h1p->phys, PhysState::LinkUp);
-    EXPECT_EQ(h1p->width_active, Width::X4);
-    EXPECT_NE(h1p->speed_active, Speed::Unknown);
-    EXPECT_EQ(h4p->width_active, Width::X1);
-    EXPECT_EQ(sw2p2->width_active, Width::X1);
     EXPECT_EQ(h4p->width_enabled, width_bit(Width::X1));
     EXPECT_EQ(h1p->width_supported & 0x0B, 0x0B);  // ibsim hard-codes (at least) 1x, 4x, 12x
-    EXPECT_NE(h1p->speed_supported, 0);
+    const SpeedMask sdr_to_hdr = speed_bit(Speed::SDR) | speed_bit(Speed::DDR) | speed_bit(Speed::QDR) |
+                                 speed_bit(Speed::FDR) | speed_bit(Speed::EDR) | speed_bit(Speed::HDR);
+    EXPECT_EQ(h1p->speed_enabled, sdr_to_hdr);
+    EXPECT_EQ(h1p->speed_supported, sdr_to_hdr);
+    EXPECT_EQ(h2p->speed_enabled & (speed_bit(Speed::FDR) | speed_bit(Speed::EDR) | speed_bit(Speed::HDR)),
+              speed_bit(Speed::EDR));
     EXPECT_NE(h1p->mtu_cap, 0);
     EXPECT_NE(h1p->mtu_active, 0);
     for (const Node& n : f.nodes())
         for (const Port& p : n.ports)
             if (p.valid && p.linked()) {
-                EXPECT_EQ(p.speed_active, h1p->speed_active) << n.description << "/" << int(p.num);
                 EXPECT_EQ(p.state, PortState::Active) << n.description << "/" << int(p.num);
+                // Active width/speed equal at both ends of every cable.
+                const Port* q = f.node(p.peer).port(p.peer_port);
+                ASSERT_NE(q, nullptr);
+                EXPECT_EQ(p.rate(), q->rate()) << n.description << "/" << int(p.num);
             }
 
     // The SM is h1's port, master, and knows its own LID.
