@@ -177,6 +177,7 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
     struct Pair { std::vector<int> up, down; int c = 0; std::optional<Rate> rate; std::vector<std::pair<LinkKey, Rate>> overrides; };
     std::map<int, Pair> pairs;  // lower tier -> compact uplinks
     std::vector<bool> ordered(levels + 2, false);
+    std::vector<int> pods_of(levels + 2, 1);
     auto port_to = [&](NodeId lo, NodeId up) {
         std::vector<std::pair<int, int>> v;  // (upper port, lower port)
         for (int p = 1; p <= f.node(lo).num_ports(); ++p) {
@@ -185,6 +186,29 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
         }
         std::sort(v.begin(), v.end());
         return v;
+    };
+    // Records a compact pair: tier orders, covered cables, the uplink rate and its exceptions.
+    auto finish = [&](int t, const std::vector<NodeId>& lowers, const std::vector<NodeId>& upper_order, Pair pr) {
+        members[t] = lowers;
+        members[t + 1] = upper_order;
+        ordered[t] = ordered[t + 1] = true;
+        std::map<std::pair<int, int>, int> rc;
+        for (NodeId lo : lowers)
+            for (int p : pr.up) {
+                Rate r = f.node(lo).ports[p].rate();
+                ++rc[{static_cast<int>(r.width), static_cast<int>(r.speed)}];
+            }
+        int best = 0;
+        for (auto& [k, cnt] : rc)
+            if (cnt > best) best = cnt, pr.rate = Rate{static_cast<Width>(k.first), static_cast<Speed>(k.second)};
+        for (NodeId lo : lowers)
+            for (int p : pr.up) {
+                cover(lo, p);
+                Rate r = f.node(lo).ports[p].rate();
+                if (r.known() && pr.rate && !(r == *pr.rate)) pr.overrides.push_back({{lo, p}, r});
+            }
+        out.compact_switches += static_cast<int>(lowers.size());
+        pairs[t] = std::move(pr);
     };
     // Lower switches of a tier that do not fit its pair's rule go to a tier of their own
     // ("leaf_other"): same ports, no compact uplinks, their uplinks explicit.
@@ -205,6 +229,149 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
                 if (k >= best) best = k, c = x;
         }
         if (c <= 0) continue;
+        auto fits_c = [&](NodeId lo, size_t bundles) {
+            const SwitchInfo* si = a.info(lo);
+            return si && si->up_bundles.size() == bundles && !si->skip_links && !si->intra_links &&
+                   std::all_of(si->up_bundles.begin(), si->up_bundles.end(), [&](const Bundle& b) { return b.cables == c; });
+        };
+        auto min_port_to = [&](NodeId lo, NodeId up) { return port_to(lo, up)[0].second; };
+        // pods: components of the lower-upper bundle graph
+        std::unordered_map<NodeId, int> comp;
+        int ncomp = 0;
+        {
+            std::unordered_map<NodeId, std::vector<NodeId>> adj;
+            for (NodeId lo : members[t])
+                if (const SwitchInfo* si = a.info(lo))
+                    for (const Bundle& b : si->up_bundles) adj[lo].push_back(b.peer), adj[b.peer].push_back(lo);
+            for (NodeId lo : members[t]) {
+                if (comp.count(lo)) continue;
+                std::vector<NodeId> stack{lo};
+                comp[lo] = ncomp;
+                while (!stack.empty()) {
+                    NodeId x = stack.back();
+                    stack.pop_back();
+                    for (NodeId y : adj[x])
+                        if (!comp.count(y)) comp[y] = ncomp, stack.push_back(y);
+                }
+                ++ncomp;
+            }
+        }
+        if (!ordered[t] && ncomp > 1) {  // pod-local with several pods, all or nothing
+            std::vector<std::vector<NodeId>> L(ncomp), S(ncomp);
+            for (NodeId lo : members[t]) L[comp[lo]].push_back(lo);
+            bool ok = true;
+            for (NodeId up : uppers) {
+                if (!comp.count(up)) { ok = false; break; }
+                S[comp[up]].push_back(up);
+            }
+            for (int p = 0; p < ncomp && ok; ++p)
+                ok = !S[p].empty() && L[p].size() == L[0].size() && S[p].size() == S[0].size() &&
+                     std::all_of(L[p].begin(), L[p].end(), [&](NodeId lo) { return fits_c(lo, S[p].size()); });
+            std::vector<int> order(ncomp);
+            for (int p = 0; p < ncomp; ++p) order[p] = p;
+            if (ok) {
+                std::sort(order.begin(), order.end(), [&](int x, int y) {
+                    auto mx = *std::min_element(L[x].begin(), L[x].end(), [&](NodeId u, NodeId v) { return pname[u] < pname[v]; });
+                    auto my = *std::min_element(L[y].begin(), L[y].end(), [&](NodeId u, NodeId v) { return pname[u] < pname[v]; });
+                    return pname[mx] < pname[my];
+                });
+            }
+            Pair pr0;
+            pr0.c = c;
+            std::vector<NodeId> all_l, all_s;
+            for (int oi = 0; oi < ncomp && ok; ++oi) {
+                auto& lp = L[order[oi]];
+                auto& sp = S[order[oi]];
+                NodeId s0 = *std::min_element(sp.begin(), sp.end());
+                std::sort(lp.begin(), lp.end(), [&](NodeId x, NodeId y) { return port_to(x, s0)[0].first < port_to(y, s0)[0].first; });
+                std::vector<int> down, up;
+                for (NodeId lo : lp)
+                    for (auto& e : port_to(lo, s0)) down.push_back(e.first);
+                NodeId tl = lp[0];
+                std::sort(sp.begin(), sp.end(), [&](NodeId x, NodeId y) { return min_port_to(tl, x) < min_port_to(tl, y); });
+                for (NodeId u : sp) {
+                    auto v = port_to(tl, u);
+                    for (int j = 0; j < c && ok; ++j) {
+                        auto it = std::find_if(v.begin(), v.end(), [&](auto& e) { return e.first == down[j]; });
+                        if (it == v.end()) ok = false; else up.push_back(it->second);
+                    }
+                }
+                if (!ok) break;
+                if (oi == 0) pr0.up = up, pr0.down = down;
+                else if (up != pr0.up || down != pr0.down) { ok = false; break; }
+                for (size_t r = 0; r < lp.size() && ok; ++r)
+                    for (size_t k = 0; k < up.size() && ok; ++k) {
+                        const Port& pt = f.node(lp[r]).ports[up[k]];
+                        ok = pt.valid && pt.peer == sp[k / c] && pt.peer_port == down[r * c + k % c];
+                    }
+                all_l.insert(all_l.end(), lp.begin(), lp.end());
+                all_s.insert(all_s.end(), sp.begin(), sp.end());
+            }
+            if (ok) {
+                pods_of[t] = pods_of[t + 1] = ncomp;
+                finish(t, all_l, all_s, std::move(pr0));
+            }
+            continue;
+        }
+        if (ordered[t] && pods_of[t] > 1) {  // planes: position j of every pod -> plane j of the upper tier
+            const int P = pods_of[t];
+            auto& lowers = members[t];
+            const size_t nper = lowers.size() / static_cast<size_t>(P);
+            bool ok = nper > 0 && uppers.size() % nper == 0;
+            const size_t g = ok ? uppers.size() / nper : 0;
+            for (NodeId lo : lowers) ok = ok && fits_c(lo, g);
+            auto lower_at = [&](int p, size_t j) { return lowers[static_cast<size_t>(p) * nper + j]; };
+            std::vector<std::vector<NodeId>> planes(nper);
+            std::set<NodeId> seen;
+            for (size_t j = 0; j < nper && ok; ++j) {
+                for (const Bundle& b : a.info(lower_at(0, j))->up_bundles) planes[j].push_back(b.peer);
+                std::sort(planes[j].begin(), planes[j].end());
+                for (int p = 1; p < P && ok; ++p) {
+                    std::vector<NodeId> mine;
+                    for (const Bundle& b : a.info(lower_at(p, j))->up_bundles) mine.push_back(b.peer);
+                    std::sort(mine.begin(), mine.end());
+                    ok = mine == planes[j];
+                }
+                for (NodeId u : planes[j]) ok = ok && seen.insert(u).second;
+            }
+            Pair pr;
+            pr.c = c;
+            if (ok) {
+                NodeId tl = lower_at(0, 0);
+                std::sort(planes[0].begin(), planes[0].end(), [&](NodeId x, NodeId y) { return min_port_to(tl, x) < min_port_to(tl, y); });
+                NodeId core0 = planes[0][0];
+                for (int p = 0; p < P; ++p)
+                    for (auto& e : port_to(lower_at(p, 0), core0)) pr.down.push_back(e.first);
+                for (NodeId u : planes[0]) {
+                    auto v = port_to(tl, u);
+                    for (int j = 0; j < c && ok; ++j) {
+                        auto it = std::find_if(v.begin(), v.end(), [&](auto& e) { return e.first == pr.down[j]; });
+                        if (it == v.end()) ok = false; else pr.up.push_back(it->second);
+                    }
+                }
+            }
+            for (size_t j = 1; j < nper && ok; ++j) {
+                NodeId lj = lower_at(0, j);
+                auto index_of = [&](NodeId u) {
+                    auto it = std::find(pr.up.begin(), pr.up.end(), min_port_to(lj, u));
+                    return it - pr.up.begin();
+                };
+                std::sort(planes[j].begin(), planes[j].end(), [&](NodeId x, NodeId y) { return index_of(x) < index_of(y); });
+            }
+            for (int p = 0; p < P && ok; ++p)
+                for (size_t j = 0; j < nper && ok; ++j)
+                    for (size_t k = 0; k < pr.up.size() && ok; ++k) {
+                        const Port& pt = f.node(lower_at(p, j)).ports[pr.up[k]];
+                        ok = pt.valid && pt.peer == planes[j][k / c] && pt.peer_port == pr.down[static_cast<size_t>(p) * c + k % c];
+                    }
+            if (ok) {
+                std::vector<NodeId> all_s;
+                for (auto& pl : planes) all_s.insert(all_s.end(), pl.begin(), pl.end());
+                std::vector<NodeId> all_l = lowers;
+                finish(t, all_l, all_s, std::move(pr));
+            }
+            continue;
+        }
         std::vector<NodeId> cand;
         for (NodeId lo : members[t]) {
             const SwitchInfo* si = a.info(lo);
@@ -253,29 +420,9 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
             }
         }
         if (!found) continue;
-        Pair& pr = *found;
         for (NodeId lo : members[t])
             if (std::find(cand.begin(), cand.end(), lo) == cand.end()) others[t].push_back(lo);
-        members[t] = cand;
-        uppers = upper_order;
-        ordered[t] = ordered[t + 1] = true;
-        std::map<std::pair<int, int>, int> rc;
-        for (NodeId lo : cand)
-            for (int p : pr.up) {
-                Rate r = f.node(lo).ports[p].rate();
-                ++rc[{static_cast<int>(r.width), static_cast<int>(r.speed)}];
-            }
-        int best = 0;
-        for (auto& [k, cnt] : rc)
-            if (cnt > best) best = cnt, pr.rate = Rate{static_cast<Width>(k.first), static_cast<Speed>(k.second)};
-        for (NodeId lo : cand)
-            for (int p : pr.up) {
-                cover(lo, p);
-                Rate r = f.node(lo).ports[p].rate();
-                if (r.known() && pr.rate && !(r == *pr.rate)) pr.overrides.push_back({{lo, p}, r});
-            }
-        out.compact_switches += static_cast<int>(cand.size());
-        pairs[t] = std::move(pr);
+        finish(t, cand, upper_order, std::move(*found));
     }
     std::vector<bool> in_declared(n, false);
     for (int t = 1; t <= levels; ++t) {
@@ -352,6 +499,7 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
             y += "  " + tier_name(t) + ":\n";
             y += "    names: " + name_list(names) + "\n";
             y += "    ports: " + std::to_string(f.node(members[t][0]).num_ports()) + "\n";
+            if (pods_of[t] > 1) y += "    pods: " + std::to_string(pods_of[t]) + "\n";
             std::vector<int> down;
             if (pairs.count(t - 1)) down = pairs[t - 1].down;
             else if (t == 1) down = down_of(members[1]);

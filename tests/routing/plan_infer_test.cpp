@@ -90,9 +90,22 @@ TEST(PlanInfer, SharpDumpRoundTrips) {
     EXPECT_EQ(p.explicit_cables, 2);  // the aggregation nodes
 }
 
-TEST(PlanInfer, ThreeLevelTreeRoundTrips) {
-    Fabric f = synth_fat_tree({.levels = 3, .radix = 4});
-    round_trip(f);
+TEST(PlanInfer, FullThreeLevelTreesAreCompactWithPodsAndPlanes) {
+    for (int radix : {4, 8}) {
+        Fabric f = synth_fat_tree({.levels = 3, .radix = radix});
+        InferredPlan p = round_trip(f);
+        FatTreeShape shape = fat_tree_shape({.levels = 3, .radix = radix});
+        EXPECT_EQ(p.explicit_cables, 0) << radix << "\n" << p.yaml.substr(0, 2000);
+        EXPECT_EQ(p.compact_switches, shape.leaves + shape.spines);
+        EXPECT_NE(p.yaml.find("pods: " + std::to_string(radix)), std::string::npos);
+    }
+}
+
+TEST(PlanInfer, PartialThreeLevelTreeRoundTrips) {
+    // 10 leaves in pods of 4, 4 and 2: unequal pods, so the uplinks are explicit cables.
+    Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40});
+    InferredPlan p = round_trip(f);
+    EXPECT_EQ(p.compact_hosts, 40);
 }
 
 }  // namespace
