@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "test_proc.h"
 
@@ -416,4 +417,67 @@ TEST(PluginOnIbsim, StandbyTakesOverAndTheHeartbeatSaysMaster) {
     std::printf("[ha] standby became master and sent its snapshot %.1f s after the kill\n",
                 std::chrono::duration<double>(Clock::now() - killed).count());
     EXPECT_TRUE(b.stop(5s));
+}
+
+// A real cluster's ibnetdiscover dump (8 SX6036 switches, 144 HCAs, FDR10 between switches, QDR to
+// hosts) loaded into ibsim: every cable end in the plugin's snapshot must have the rate the dump
+// lists for it, FDR10 (Mellanox ExtendedPortInfo) included, and the dump's LIDs must survive.
+TEST(PluginOnIbsim, RealCaptureRatesAndLidsSurviveIntoTheSnapshot) {
+    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
+    const std::string dump = read_file(std::string(IBF_TEST_DATA) + "/ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt");
+    ASSERT_FALSE(dump.empty());
+    // Expected (node GUID, port) -> rate, and node GUID -> LID, straight from the dump's text.
+    std::map<std::pair<Guid, int>, std::string> want_rate;
+    std::map<Guid, uint16_t> want_lid;
+    std::istringstream in(dump);
+    std::string line;
+    Guid cur = 0;
+    while (std::getline(in, line)) {
+        if (line.rfind("Switch", 0) == 0 || line.rfind("Ca", 0) == 0 || line.rfind("Hca", 0) == 0) {
+            auto q = line.find("\"S-") != std::string::npos ? line.find("\"S-") : line.find("\"H-");
+            cur = std::stoull(line.substr(q + 3, 16), nullptr, 16);
+            if (auto l = line.find(" lid "); l != std::string::npos && line[0] == 'S')
+                want_lid[cur] = static_cast<uint16_t>(std::stoi(line.substr(l + 5)));
+        } else if (line.rfind("[", 0) == 0 && cur) {
+            int port = std::stoi(line.substr(1));
+            auto sp = line.find_last_of(" \t");
+            want_rate[{cur, port}] = line.substr(sp + 1);
+            if (line.find("\"S-") == std::string::npos) {  // a host's LID is printed on the switch side
+                auto h = line.find("\"H-");
+                auto l = line.find(" lid ");
+                if (h != std::string::npos && l != std::string::npos)
+                    want_lid[std::stoull(line.substr(h + 3, 16), nullptr, 16)] = static_cast<uint16_t>(std::stoi(line.substr(l + 5)));
+            }
+        }
+    }
+    ASSERT_EQ(want_rate.size(), 384u);  // 144 host cables + 48 ISLs, both ends
+    Lab lab;
+    Listener l(lab.tmp / "s.sock");
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(dump));
+    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("socket=" + (lab.tmp / "s.sock"), "H-24be05ffff980030"));
+    ASSERT_TRUE(l.accept(10s));
+    auto snap = l.next_of<Snapshot>(20s);
+    ASSERT_TRUE(snap) << lab.log();
+    const Fabric& f = snap->fabric;
+    EXPECT_EQ(f.count(NodeType::Switch), 8u);
+    EXPECT_EQ(f.count(NodeType::CA), 144u);
+    size_t checked = 0, fdr10 = 0;
+    for (const Node& n : f.nodes())
+        for (const Port& p : n.ports) {
+            if (!p.valid || !p.linked()) continue;
+            auto it = want_rate.find({n.guid, p.num});
+            if (it == want_rate.end()) continue;
+            EXPECT_EQ(to_string(p.rate()), it->second) << guid_hex(n.guid) << "/" << int(p.num);
+            ++checked;
+            fdr10 += p.speed_active == Speed::FDR10;
+        }
+    EXPECT_EQ(checked, want_rate.size());
+    EXPECT_GT(fdr10, 50u);
+    size_t lids = 0;
+    for (const Node& n : f.nodes())
+        if (auto it = want_lid.find(n.guid); it != want_lid.end()) {
+            EXPECT_EQ(n.lid, it->second) << guid_hex(n.guid);
+            ++lids;
+        }
+    EXPECT_EQ(lids, 152u);
 }
