@@ -47,7 +47,7 @@ std::string port_list(const std::vector<int>& v) {
 }
 
 // Names in order, consecutive numbered runs folded into patterns ("ib[1-6]", "node[001-324]").
-std::string name_list(const std::vector<std::string>& names) {
+std::string name_list(const std::vector<std::string>& names, size_t min_run = 3) {
     auto split = [](const std::string& n) {
         size_t k = n.size();
         while (k > 0 && std::isdigit(static_cast<unsigned char>(n[k - 1]))) --k;
@@ -72,7 +72,7 @@ std::string name_list(const std::vector<std::string>& names) {
         }
         out += first ? "" : ", ";
         first = false;
-        if (j - i >= 3) {
+        if (j - i >= min_run && j - i >= 2) {
             out += q(prefix + "[" + digits + "-" + split(names[j - 1]).second + "]");
         } else {
             j = i + 1;
@@ -434,6 +434,15 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
 
     // ---- host groups: per leaf, HCA, HCA port and rate ----
     std::string hosts_yaml;
+    struct HostGroup {
+        std::vector<NodeId> sws;  // leaves, a numbered run
+        std::string hca;
+        int hport = 1;
+        Rate rate;
+        std::vector<int> ports;
+        std::vector<std::string> names;
+    };
+    std::vector<HostGroup> hgroups;
     std::set<NodeId> grouped;
     std::map<NodeId, std::set<int>> host_ports;  // per leaf, ports used by host groups
     if (levels >= 1 && declared[1]) {
@@ -452,16 +461,35 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
             for (auto& [key, v] : groups) {
                 auto& [hca, hport, w, sp] = key;
                 std::sort(v.begin(), v.end());
-                std::vector<std::string> names;
-                std::vector<int> ports;
-                for (auto& [p, h] : v) names.push_back(pname[h]), ports.push_back(p), host_ports[s].insert(p), cover(s, p);
-                hosts_yaml += "  - {names: " + name_list(names) + (hca.empty() ? "" : ", hca: " + q(hca)) +
-                              ", port: " + std::to_string(hport) + ", attach: " + q(pname[s]) + ", ports: " + q(port_list(ports)) +
-                              ", per_switch: " + std::to_string(v.size()) +
-                              rate_suffix(Rate{static_cast<Width>(w), static_cast<Speed>(sp)}) + "}\n";
+                HostGroup g{{s}, hca, hport, Rate{static_cast<Width>(w), static_cast<Speed>(sp)}, {}, {}};
+                for (auto& [p, h] : v) g.names.push_back(pname[h]), g.ports.push_back(p), host_ports[s].insert(p), cover(s, p);
                 out.compact_hosts += static_cast<int>(v.size());
+                // Leaves in a numbered run with the same host layout share one group.
+                if (!hgroups.empty()) {
+                    HostGroup& prev = hgroups.back();
+                    if (prev.hca == g.hca && prev.hport == g.hport && prev.rate == g.rate && prev.ports == g.ports) {
+                        std::vector<std::string> sws;
+                        for (NodeId x : prev.sws) sws.push_back(pname[x]);
+                        sws.push_back(pname[s]);
+                        if (name_list(sws, 2).find("\", \"") == std::string::npos) {
+                            prev.sws.push_back(s);
+                            prev.names.insert(prev.names.end(), g.names.begin(), g.names.end());
+                            continue;
+                        }
+                    }
+                }
+                hgroups.push_back(std::move(g));
             }
         }
+    }
+    for (const HostGroup& g : hgroups) {
+        std::vector<std::string> sws;
+        for (NodeId x : g.sws) sws.push_back(pname[x]);
+        std::string attach = name_list(sws, 2);
+        attach = attach.substr(1, attach.size() - 2);  // the one quoted pattern
+        hosts_yaml += "  - {names: " + name_list(g.names) + (g.hca.empty() ? "" : ", hca: " + q(g.hca)) +
+                      ", port: " + std::to_string(g.hport) + ", attach: " + attach + ", ports: " + q(port_list(g.ports)) +
+                      ", per_switch: " + std::to_string(g.ports.size()) + rate_suffix(g.rate) + "}\n";
     }
 
     // ---- write ----

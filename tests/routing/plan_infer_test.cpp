@@ -51,6 +51,10 @@ TEST(PlanInfer, SyntheticTwoLevelTreeIsFullyCompact) {
     EXPECT_EQ(p.compact_hosts, 32);
     EXPECT_NE(p.yaml.find("\"leaf[0001-0008]\""), std::string::npos) << p.yaml;
     EXPECT_NE(p.yaml.find("up_to: spine"), std::string::npos);
+    // one host group for the whole run of leaves
+    EXPECT_NE(p.yaml.find("{names: [\"node[00001-00032]\"], hca: \"mlx5_0\", port: 1, attach: \"leaf[0001-0008]\", ports: \"1-4\", per_switch: 4}"),
+              std::string::npos)
+        << p.yaml;
 }
 
 TEST(PlanInfer, Sx6036CaptureRoundTrips) {
