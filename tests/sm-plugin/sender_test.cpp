@@ -192,7 +192,9 @@ TEST(Sender, ControllerThatNeverReadsBlocksNeitherSubmitNorStop) {
         for (int k = 0; k < 10; ++k)
             worst = std::max(worst, ms_of([&] { s.submit_event({wire::EventKind::Trap, 1, 128, 1, SmState::Master, "x"}); }));
     }
-    EXPECT_LT(worst, 50.0) << "submit must not wait for the socket";
+    // Typically microseconds; the bound leaves room for a preempted sender holding the hand-off
+    // mutex on a loaded CI machine. A submit that waited for the socket would take >= 300 ms.
+    EXPECT_LT(worst, 100.0) << "submit must not wait for the socket";
     auto c = s.counters();
     EXPECT_GT(c.events_dropped, 0u);        // queue of 8 overflowed
     EXPECT_LE(c.queue_depth, 8u + 1u);      // bounded: 8 events + one snapshot
@@ -201,7 +203,7 @@ TEST(Sender, ControllerThatNeverReadsBlocksNeitherSubmitNorStop) {
     auto deadline = Clock::now() + 5s;
     while (s.counters().send_errors == 0 && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
     EXPECT_GE(s.counters().send_errors, 1u);
-    EXPECT_LT(ms_of([&] { s.stop(); }), 500.0);
+    EXPECT_LT(ms_of([&] { s.stop(); }), 1000.0);  // ~100 ms slices; generous for a loaded machine
 }
 
 TEST(Sender, StopIsPromptWhileReconnecting) {
@@ -211,7 +213,7 @@ TEST(Sender, StopIsPromptWhileReconnecting) {
     Sender s(o, hooks());
     s.start();
     std::this_thread::sleep_for(300ms);
-    EXPECT_LT(ms_of([&] { s.stop(); }), 300.0);
+    EXPECT_LT(ms_of([&] { s.stop(); }), 1000.0);  // not the 60 s backoff
     EXPECT_FALSE(s.connected());
 }
 
