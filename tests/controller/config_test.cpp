@@ -22,7 +22,7 @@ std::string error_of(const std::string& text, const std::string& file = "/etc/ib
 
 TEST(ControllerConfig, EmptyFileGivesDefaults) {
     DaemonConfig c = parse_daemon_config("", "x.yaml");
-    EXPECT_EQ(c.socket_path, "/run/ibfabric/ibfabricd.sock");
+    EXPECT_EQ(c.socket_path, "/run/ibfabric/osm.sock");
     EXPECT_EQ(c.socket_mode, 0660u);
     EXPECT_EQ(c.http_bind, "127.0.0.1");
     EXPECT_EQ(c.http_port, 8639);
@@ -113,4 +113,15 @@ TEST(ControllerConfig, HostPort) {
     EXPECT_EQ(p, 9000);
     EXPECT_THROW(parse_host_port("host:", h, p, "--http"), InputError);
     EXPECT_THROW(parse_host_port("[::1]8639", h, p, "--http"), InputError);
+}
+
+TEST(ControllerConfig, ShippedExampleParsesAndNamesAnExistingTopology) {
+    const std::string path = std::string(IBF_SOURCE_DIR) + "/config/examples/ibfabricd.yaml";
+    const std::string text = ibf::test::read_file(path);
+    ASSERT_FALSE(text.empty());
+    DaemonConfig c = parse_daemon_config(text, path);
+    EXPECT_EQ(c.socket_mode, 0660u);
+    EXPECT_EQ(c.http_bind, "127.0.0.1");
+    EXPECT_EQ(c.http_port, 8639);
+    EXPECT_TRUE(std::filesystem::exists(c.topology)) << c.topology;
 }

@@ -18,7 +18,7 @@ namespace ibf {
 
 struct DaemonConfig {
     std::string source;                                      // the config file, "" = defaults
-    std::string socket_path = "/run/ibfabric/ibfabricd.sock"; // plugin ingest (Unix socket)
+    std::string socket_path = "/run/ibfabric/osm.sock"; // plugin ingest (Unix socket)
     unsigned socket_mode = 0660;                              // never world-writable
     std::string tcp_bind;                                     // optional TCP ingest, "" = off
     uint16_t tcp_port = 0;                                    // 0 = ephemeral (when tcp_bind set)
