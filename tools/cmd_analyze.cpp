@@ -107,12 +107,15 @@ int run_analyze(const AnalyzeArgs& args) {
 
 struct PlanArgs {
     std::string dump, node_name_map, out;
+    bool pin_guids = false;
 };
 
 int run_plan_from_dump(const PlanArgs& args) {
     Fabric f = load_dump(args.dump, args.node_name_map);
     Analysis a = analyze(f);
-    InferredPlan p = infer_plan_yaml(f, a, args.dump);
+    InferOptions opt;
+    opt.pin_all_guids = args.pin_guids;
+    InferredPlan p = infer_plan_yaml(f, a, args.dump, opt);
     if (args.out.empty() || args.out == "-") {
         std::cout << p.yaml;
         std::cout.flush();
@@ -187,11 +190,14 @@ void register_analyze(CLI::App& app, Runner& run) {
     CLI::App* fd = plan->add_subcommand(
         "from-dump",
         "Infer a compact YAML plan (docs/plan.md) from a known-good dump: tiers and host groups where a\n"
-        "rule describes the cabling, explicit cables for the irregular parts, every node's GUID, rates.\n"
+        "rule describes the cabling, explicit cables for the irregular parts, rates.\n"
         "`ibfabric check --expected plan.yaml --actual <the same dump>` is then clean.");
     fd->add_option("dump", pa->dump, "the known-good dump")->required()->type_name("DUMP");
     fd->add_option("-o,--output", pa->out, "write the plan here (default: stdout)")->type_name("FILE");
     fd->add_option("--node-name-map", pa->node_name_map, "node-name-map applied to the dump first")->type_name("FILE");
+    fd->add_flag("--pin-guids", pa->pin_guids,
+                 "Pin every node by GUID (a golden snapshot: a replaced switch or HCA is then a finding). Default: nodes\n"
+                 "are matched by name; only nodes without a usable name of their own are pinned by GUID");
     fd->footer("Example:\n  ibfabric plan from-dump golden.txt -o plan.yaml && ibfabric check -e plan.yaml -a now.txt");
     fd->callback([&run, pa] { run = [pa] { return run_plan_from_dump(*pa); }; });
 

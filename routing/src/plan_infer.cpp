@@ -91,7 +91,7 @@ struct LinkKey {
 
 }  // namespace
 
-InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::string& source) {
+InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::string& source, const InferOptions& opt) {
     InferredPlan out;
     const size_t n = f.size();
     const int levels = a.levels();
@@ -496,7 +496,9 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
     std::string y;
     y += "# Plan inferred by `ibfabric plan from-dump` from " + source + "\n";
     y += "# " + std::to_string(f.count(NodeType::Switch)) + " switches, " + std::to_string(f.count(NodeType::CA)) + " CAs, " +
-         std::to_string(links.size()) + " links; every node pinned by GUID under nodes:.\n";
+         std::to_string(links.size()) + " links. " +
+         (opt.pin_all_guids ? "Every node is pinned by GUID under nodes:.\n"
+                            : "Nodes are matched by name; those with generated names are pinned by GUID under nodes:.\n");
     y += "version: 1\n";
     y += "name: " + q("from-dump") + "\n";
     if (plan_rate) y += "rate: " + to_string(*plan_rate) + "\n";
@@ -562,21 +564,24 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
             overrides += "  - {port: " + q(pname[k.n] + "/" + std::to_string(k.p)) + ", rate: " + to_string(r) + "}\n";
     if (!overrides.empty()) y += "\noverrides:\n" + overrides;
 
-    y += "\nnodes:\n";
+    std::string nodes;
     for (NodeId x = 0; x < n; ++x) {
         const Node& node = f.node(x);
         if (node.type != NodeType::Switch && node.type != NodeType::CA) {
-            y += "  " + q(pname[x]) + ": {type: router, ports: " + std::to_string(node.num_ports()) + ", guid: " + hexg(node.guid) + "}\n";
+            nodes += "  " + q(pname[x]) + ": {type: router, ports: " + std::to_string(node.num_ports()) + ", guid: " + hexg(node.guid) + "}\n";
             continue;
         }
         std::string key = pname[x] + (phca[x].empty() ? "" : ":" + phca[x]);
+        const bool own_name = pname[x] == node.name && phca[x] == (is_sw(x) ? std::string() : derive_hca(NodeType::CA, node.description));
+        const bool pin = opt.pin_all_guids || !own_name;
         if (in_declared[x] || grouped.count(x)) {
-            y += "  " + q(key) + ": " + hexg(node.guid) + "\n";
+            if (pin) nodes += "  " + q(key) + ": " + hexg(node.guid) + "\n";
         } else {
-            y += "  " + q(key) + ": {type: " + (is_sw(x) ? "switch" : "ca") + ", ports: " + std::to_string(node.num_ports()) +
-                 ", guid: " + hexg(node.guid) + "}\n";
+            nodes += "  " + q(key) + ": {type: " + (is_sw(x) ? "switch" : "ca") + ", ports: " + std::to_string(node.num_ports()) +
+                 (pin ? ", guid: " + hexg(node.guid) : std::string()) + "}\n";
         }
     }
+    if (!nodes.empty()) y += "\nnodes:\n" + nodes;
     out.yaml = std::move(y);
     return out;
 }

@@ -90,9 +90,11 @@ TEST_F(CliTest, BadInputExitsTwo) {
 TEST_F(CliTest, PlanFromDumpChecksClean) {
     for (const std::string& dump : {kSx, kX5}) {
         std::string plan = (dir_ / "plan.yaml").string();
-        ASSERT_EQ(run("plan from-dump " + dump + " -o " + plan).code, 0) << dump;
-        Result c = run("check --expected " + plan + " --actual " + dump);
-        EXPECT_EQ(c.code, 0) << dump << "\n" << c.out;
+        for (const char* pin : {"", " --pin-guids"}) {
+            ASSERT_EQ(run("plan from-dump " + dump + pin + " -o " + plan).code, 0) << dump;
+            Result c = run("check --expected " + plan + " --actual " + dump);
+            EXPECT_EQ(c.code, 0) << dump << pin << "\n" << c.out;
+        }
     }
 }
 
@@ -106,6 +108,8 @@ TEST_F(CliTest, RoutingFilesFromDumpAndFromItsPlanAgree) {
     // the same files from the plan inferred from the dump (GUIDs pinned in nodes:)
     std::string plan = (dir_ / "plan.yaml").string();
     ASSERT_EQ(run("plan from-dump " + kSx + " -o " + plan).code, 0);
+    EXPECT_EQ(run("routing-files " + plan + " --out-dir " + (dir_ / "b").string()).code, 2);  // nodes by name: no GUIDs
+    ASSERT_EQ(run("plan from-dump " + kSx + " --pin-guids -o " + plan).code, 0);
     ASSERT_EQ(run("routing-files " + plan + " --out-dir " + (dir_ / "b").string()).code, 0);
     EXPECT_EQ(slurp(dir_ / "b" / "root_guid_file"), roots);
     EXPECT_EQ(slurp(dir_ / "b" / "cn_guid_file"), cn);

@@ -29,8 +29,10 @@ std::string dump_findings(const std::vector<Finding>& fs) {
 }
 
 // Infers the plan, parses it back, checks the fabric against it: must be clean.
-InferredPlan round_trip(const Fabric& f) {
-    InferredPlan p = infer_plan_yaml(f, analyze(f), "test");
+InferredPlan round_trip(const Fabric& f, bool pin_all = false) {
+    InferOptions opt;
+    opt.pin_all_guids = pin_all;
+    InferredPlan p = infer_plan_yaml(f, analyze(f), "test", opt);
     Plan plan;
     try {
         plan = parse_plan_yaml(p.yaml, "inferred.yaml");
@@ -55,6 +57,24 @@ TEST(PlanInfer, SyntheticTwoLevelTreeIsFullyCompact) {
     EXPECT_NE(p.yaml.find("{names: [\"node[00001-00032]\"], hca: \"mlx5_0\", port: 1, attach: \"leaf[0001-0008]\", ports: \"1-4\", per_switch: 4}"),
               std::string::npos)
         << p.yaml;
+}
+
+TEST(PlanInfer, EveryCaptureRoundTripsWithAllGuidsPinned) {
+    for (const char* name : {"ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt", "ibnetdiscover-qdr-ddr-11sw-89ca-voltaire4036-psmn-x5.txt",
+                             "synthetic-ibnetdiscover-hdr-sharp.txt", "iblinkinfo-qdr-1sw-8ca-infiniscale4-teaker.txt"}) {
+        SCOPED_TRACE(name);
+        InferredPlan p = round_trip(load(name), true);
+        EXPECT_NE(p.yaml.find("Every node is pinned by GUID"), std::string::npos);
+    }
+}
+
+TEST(PlanInfer, OwnNamesAreNotPinnedGeneratedOnesAre) {
+    Fabric f = load("ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt");
+    InferredPlan p = round_trip(f);
+    EXPECT_EQ(p.yaml.find("0xf452140300115da0"), std::string::npos);  // ib1: by name
+    Fabric x5 = load("ibnetdiscover-qdr-ddr-11sw-89ca-voltaire4036-psmn-x5.txt");
+    InferredPlan q = round_trip(x5);
+    EXPECT_NE(q.yaml.find("\"spine-8098\": 0x0008f10500108098"), std::string::npos);  // generated: pinned
 }
 
 TEST(PlanInfer, Sx6036CaptureRoundTrips) {

@@ -10,7 +10,8 @@
 // cables on the same ports) is written as `up`/`up_to`/`cables_per_pair`/`down`; any other pair,
 // and anything outside the tiers (storage on spines, aggregation nodes, leaf-to-leaf cables), is
 // written as explicit `cables:`. Hosts become one host group per leaf, HCA port and rate, with
-// their switch ports as ranges. Every node is pinned by GUID in `nodes:`; rates are written where
+// their switch ports as ranges. Nodes whose names had to be generated (or all, with
+// pin_all_guids) are pinned by GUID in `nodes:`; rates are written where
 // they differ from the plan-wide majority rate (tier, group, cable, or an `overrides:` entry); the
 // MTU only when every link reports the same one. Names that a plan cannot carry (spaces, '/', '[',
 // shared descriptions) are replaced by "<tier>-<last 4 GUID digits>" or "host-<GUID>".
@@ -30,6 +31,13 @@ struct InferredPlan {
     int explicit_cables = 0;   // links written under cables:
 };
 
-InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::string& source);
+struct InferOptions {
+    // false: nodes keep their own names and are matched by name (a replaced switch or HCA still
+    // checks clean); only nodes whose name had to be generated are pinned by GUID.
+    // true: every node is pinned by GUID (a golden snapshot: a swapped part is a finding).
+    bool pin_all_guids = false;
+};
+
+InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::string& source, const InferOptions& opt = {});
 
 }  // namespace ibf
