@@ -1,4 +1,4 @@
-#include "process.h"
+#include "ibf/lab_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -49,7 +49,7 @@ CArgs make_env(const SpawnSpec& s) {
 
 // Child side, between fork and exec: only async-signal-safe calls.
 [[noreturn]] void exec_child(const SpawnSpec& s, const std::string& path, char** argv, char** envp, int out_fd,
-                             int in_fd, int err_pipe) {
+                             int err_fd, int in_fd, int err_pipe) {
     if (s.new_session) setsid();
     if (!s.cwd.empty() && chdir(s.cwd.c_str()) != 0) {
         int e = errno;
@@ -58,7 +58,7 @@ CArgs make_env(const SpawnSpec& s) {
     }
     dup2(in_fd, 0);
     dup2(out_fd, 1);
-    dup2(out_fd, 2);
+    dup2(err_fd, 2);
     signal(SIGPIPE, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -71,7 +71,7 @@ CArgs make_env(const SpawnSpec& s) {
     _exit(127);
 }
 
-int start(const SpawnSpec& s, int out_fd, int in_fd) {
+int start(const SpawnSpec& s, int out_fd, int err_fd, int in_fd) {
     if (s.argv.empty()) throw std::runtime_error("spawn: empty argv");
     std::string path = s.argv[0].find('/') == std::string::npos ? which(s.argv[0]) : s.argv[0];
     if (path.empty()) throw std::runtime_error("cannot find '" + s.argv[0] + "' in PATH");
@@ -87,7 +87,7 @@ int start(const SpawnSpec& s, int out_fd, int in_fd) {
         close(p[1]);
         throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
     }
-    if (pid == 0) exec_child(s, path, argv.ptrs.data(), envp.ptrs.data(), out_fd, in_fd, p[1]);
+    if (pid == 0) exec_child(s, path, argv.ptrs.data(), envp.ptrs.data(), out_fd, err_fd, in_fd, p[1]);
     close(p[1]);
     int e = 0;
     ssize_t n;
@@ -128,7 +128,7 @@ int spawn(const SpawnSpec& s) {
         throw std::runtime_error("cannot open " + s.stdin_path + ": " + std::strerror(errno));
     }
     try {
-        int pid = start(s, out_fd, in_fd);
+        int pid = start(s, out_fd, out_fd, in_fd);
         close(out_fd);
         close(in_fd);
         return pid;
@@ -143,19 +143,23 @@ int run_capture(const SpawnSpec& s, double timeout_s, std::string& out) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
     int in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int err_fd = open(s.out_path.empty() ? "/dev/null" : s.out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     int pid;
     SpawnSpec spec = s;
     spec.new_session = true;  // own process group, so a timeout kill reaches only it
     try {
-        pid = start(spec, p[1], in_fd);
+        if (err_fd < 0) throw std::runtime_error("cannot open " + s.out_path + ": " + std::strerror(errno));
+        pid = start(spec, p[1], err_fd, in_fd);
     } catch (...) {
         close(p[0]);
         close(p[1]);
         close(in_fd);
+        if (err_fd >= 0) close(err_fd);
         throw;
     }
     close(p[1]);
     close(in_fd);
+    close(err_fd);
     const double deadline = now_s() + timeout_s;
     char buf[65536];
     bool timed_out = false;

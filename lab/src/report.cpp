@@ -4,7 +4,7 @@
 
 #include "ibf/dumps.h"
 #include "ibf/report.h"
-#include "process.h"
+#include "ibf/lab_process.h"
 
 namespace ibf {
 

@@ -19,7 +19,7 @@
 #include <sstream>
 
 #include "ibf/error.h"
-#include "process.h"
+#include "ibf/lab_process.h"
 
 namespace fs = std::filesystem;
 
@@ -230,10 +230,11 @@ std::string lab_run_client(const LabState& s, const std::vector<std::string>& ar
     sp.cwd = s.path("work");
     fs::create_directories(sp.cwd);
     sp.env = {{"IBSIM_SOCKNAME", s.sockname}, {"SIM_HOST", s.sm_host}, {"LD_PRELOAD", umad2sim}};
+    sp.out_path = s.path("client.log");  // the client's stderr
     std::string out;
     int rc = run_capture(sp, timeout_s, out);
-    if (rc == -1) throw LabError(argv[0] + " timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s");
-    if (rc != 0) throw LabError(argv[0] + " exited with " + std::to_string(rc), out.substr(out.size() > 2000 ? out.size() - 2000 : 0));
+    if (rc == -1) throw LabError(argv[0] + " timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s", tail_file(sp.out_path));
+    if (rc != 0) throw LabError(argv[0] + " exited with " + std::to_string(rc), tail_file(sp.out_path));
     return out;
 }
 

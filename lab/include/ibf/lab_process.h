@@ -1,4 +1,8 @@
-// Process helpers for the lab runner (internal). fork()+execve() with an argv: never a shell.
+// Process helpers of the lab (also used by the integration tests): fork()+execve() with an argv,
+// never a shell; liveness checked through /proc so a reused PID is not mistaken for ours.
+//
+//   std::string out;
+//   int rc = ibf::lab_detail::run_capture({.argv = {"ibnetdiscover"}, .env = {{"SIM_HOST", "h1"}}}, 30, out);
 #pragma once
 
 #include <string>
@@ -12,7 +16,8 @@ struct SpawnSpec {
     std::string cwd;
     std::string stdin_path = "/dev/null";
     bool stdin_rdwr = false;         // open stdin read-write (keeps a FIFO from ever reaching EOF)
-    std::string out_path;            // stdout and stderr, appended; "" = /dev/null
+    std::string out_path;            // spawn: stdout and stderr, appended ("" = /dev/null);
+                                     // run_capture: stderr only ("" = /dev/null)
     bool new_session = true;         // setsid(): survives the CLI that started it
 };
 

@@ -1,0 +1,375 @@
+// End-to-end: `ibfabric lab` builds an ibsim fabric from a plan, runs real OpenSM with the
+// ibfabric plugin and ibfabricd, and the findings served match the faults injected.
+// Every test has its own lab directory (and so its own IBSIM_SOCKNAME) and stops its processes.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "ibf/lab_process.h"
+#include "ibf/lab_report.h"
+#include "ibf/lab_runner.h"
+
+namespace fs = std::filesystem;
+using namespace ibf;
+using lab_detail::now_s;
+using lab_detail::sleep_s;
+using nlohmann::json;
+
+namespace {
+
+const std::string kBin = IBF_BIN_DIR;
+const std::string kSmall = std::string(IBF_SOURCE_DIR) + "/config/examples/small-plan.yaml";
+const std::string k324 = std::string(IBF_SOURCE_DIR) + "/config/examples/fat-tree-2tier-324.yaml";
+
+bool have_daemon() {
+    return fs::exists(kBin + "/ibfabricd") && fs::exists(kBin + "/../lib/libibfabric_osm.so");
+}
+
+struct Cli {
+    int rc = -1;
+    std::string out;  // stdout
+    std::string err;  // stderr
+    json j;           // stdout parsed when it is JSON
+};
+
+// A lab directory of its own; whatever runs in it is stopped at the end of the test.
+class LabDir {
+public:
+    LabDir() {
+        char tmpl[] = "/tmp/ibf-lab-it-XXXXXX";
+        char* d = mkdtemp(tmpl);
+        if (!d) throw std::runtime_error("mkdtemp failed");
+        path = d;
+    }
+    ~LabDir() {
+        try {
+            if (auto s = lab_load_state(path)) lab_down(*s, 1.0);
+        } catch (...) {
+        }
+        for (int pid : extra_pids) lab_detail::stop(pid, "", 1.0);
+        std::error_code ec;
+        if (!::testing::Test::HasFailure()) fs::remove_all(path, ec);  // keep logs of a failure
+    }
+    LabDir(const LabDir&) = delete;
+    LabDir& operator=(const LabDir&) = delete;
+
+    Cli cli(std::vector<std::string> args, double timeout_s = 120) const {
+        lab_detail::SpawnSpec s;
+        s.argv = {kBin + "/ibfabric"};
+        s.argv.insert(s.argv.end(), args.begin(), args.end());
+        s.argv.push_back("--dir");
+        s.argv.push_back(path);
+        s.out_path = path + "/cli.err";
+        std::error_code ec;
+        fs::remove(s.out_path, ec);
+        Cli c;
+        c.rc = lab_detail::run_capture(s, timeout_s, c.out);
+        std::ifstream e(s.out_path);
+        c.err.assign(std::istreambuf_iterator<char>(e), {});
+        if (!c.out.empty() && c.out[0] == '{') c.j = json::parse(c.out, nullptr, false);
+        return c;
+    }
+    LabState state() const {
+        auto s = lab_load_state(path);
+        if (!s) throw std::runtime_error("no lab state in " + path);
+        return *s;
+    }
+
+    std::string path;
+    std::vector<int> extra_pids;
+};
+
+std::map<std::string, int> summary(const Cli& c) {
+    std::map<std::string, int> m;
+    if (c.j.is_object() && c.j.contains("summary"))
+        for (auto& [k, v] : c.j["summary"].items()) m[k] = v.get<int>();
+    return m;
+}
+
+std::string describe(const Cli& c) { return "rc=" + std::to_string(c.rc) + "\nstdout:\n" + c.out + "\nstderr:\n" + c.err; }
+
+}  // namespace
+
+TEST(LabE2E, CleanFabricHasNoFindingsAndDownStopsEverything) {
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--json"});
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    EXPECT_TRUE(summary(up).empty()) << up.out;
+    EXPECT_EQ(up.j["findings"].size(), 0u);
+    EXPECT_EQ(up.j["via"], have_daemon() ? "ibfabricd" : "ibnetdiscover");
+
+    LabState s = lab.state();
+    EXPECT_TRUE(lab_detail::alive(s.ibsim_pid, "ibsim"));
+    EXPECT_TRUE(lab_detail::alive(s.opensm_pid, "opensm"));
+    if (have_daemon()) {
+        EXPECT_TRUE(lab_detail::alive(s.daemon_pid, "ibfabricd"));
+    }
+    Cli st = lab.cli({"lab", "status", "--json"});
+    EXPECT_EQ(st.rc, 0) << describe(st);
+    EXPECT_GE(st.j["subnet_up_count"].get<int>(), 1);
+
+    // A second `up` in the same directory refuses while the first runs.
+    Cli again = lab.cli({"lab", "up", kSmall});
+    EXPECT_EQ(again.rc, 3) << describe(again);
+    EXPECT_NE(again.err.find("already running"), std::string::npos) << again.err;
+
+    Cli down = lab.cli({"lab", "down"});
+    EXPECT_EQ(down.rc, 0) << describe(down);
+    EXPECT_FALSE(lab_detail::alive(s.ibsim_pid, "ibsim"));
+    EXPECT_FALSE(lab_detail::alive(s.opensm_pid, "opensm"));
+    EXPECT_FALSE(lab_detail::alive(s.daemon_pid, "ibfabricd"));
+    EXPECT_FALSE(fs::exists(lab.path + "/state.json"));
+}
+
+TEST(LabE2E, EachInjectedFaultGivesExactlyItsFinding) {
+    struct Case {
+        std::string spec;
+        std::map<std::string, int> want;
+        std::string port;  // a finding must name this end
+    };
+    const std::vector<Case> cases = {
+        {"move:leaf01/19:leaf01/30", {{"miswired", 1}}, "leaf01/30"},
+        {"cross:leaf01/19,leaf01/20", {{"miswired", 2}}, "leaf01/19"},
+        {"remove:leaf02/21", {{"missing_link", 1}}, "leaf02/21"},
+        {"width:leaf03/22=1x", {{"rate_mismatch", 1}}, "leaf03/22"},
+        {"speed:leaf03/21=SDR", {{"rate_mismatch", 1}}, "leaf03/21"},
+    };
+    for (const auto& c : cases) {
+        LabDir lab;
+        Cli up = lab.cli({"lab", "up", kSmall, "--fault", c.spec, "--json"});
+        EXPECT_EQ(up.rc, 1) << c.spec << "\n" << describe(up);
+        EXPECT_EQ(summary(up), c.want) << c.spec << "\n" << up.out;
+        bool named = false;
+        for (auto& f : up.j["findings"]) {
+            for (const char* end : {"a", "b"}) {
+                if (!f.contains(end) || !f[end].is_object()) continue;
+                std::string label = f[end].value("name", "") + "/" + std::to_string(f[end].value("port", 0));
+                if (label == c.port) named = true;
+            }
+        }
+        EXPECT_TRUE(named) << c.spec << " does not name " << c.port << "\n" << up.out;
+        if (c.spec.rfind("width", 0) == 0) {
+            EXPECT_NE(up.out.find("1xEDR"), std::string::npos) << up.out;
+        }
+        if (c.spec.rfind("speed", 0) == 0) {
+            EXPECT_NE(up.out.find("4xSDR"), std::string::npos) << up.out;
+        }
+    }
+}
+
+TEST(LabE2E, WithoutTheDaemonIbnetdiscoverSeesTheGeneratedFabric) {
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--no-daemon", "--fault", "cross:leaf02/19,leaf02/20", "--json"});
+    ASSERT_EQ(up.rc, 1) << describe(up);
+    EXPECT_EQ(up.j["via"], "ibnetdiscover");
+    EXPECT_EQ(summary(up), (std::map<std::string, int>{{"miswired", 2}})) << up.out;
+    EXPECT_EQ(lab.state().daemon_pid, 0);
+}
+
+TEST(LabE2E, AFabricDumpRunsInIbsimAndMatchesItself) {
+    LabDir lab;
+    const std::string dump = std::string(IBF_TEST_DATA) + "/ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt";
+    Cli up = lab.cli({"lab", "up", "--fabric", dump, "--json"});
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    EXPECT_TRUE(summary(up).empty()) << up.out;
+    EXPECT_NE(up.err.find("FDR10"), std::string::npos) << "the FDR10 mapping is warned about\n" << up.err;
+}
+
+TEST(LabE2E, UnlinkAtRunTimeIsFoundAfterTheNextSweepAndRelinkClearsIt) {
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--json"});
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    const double t0 = now_s();
+    Cli un = lab.cli({"lab", "fault", "unlink", "leaf02/19", "--json"});
+    const double took = now_s() - t0;
+    ASSERT_EQ(un.rc, 1) << describe(un);
+    EXPECT_EQ(summary(un), (std::map<std::string, int>{{"missing_link", 1}})) << un.out;
+    EXPECT_LT(took, 10.0);
+    Cli re = lab.cli({"lab", "fault", "relink", "leaf02/19", "--json"});
+    EXPECT_EQ(re.rc, 0) << describe(re);
+    EXPECT_TRUE(summary(re).empty()) << re.out;
+    // A cable moved at run time, then moved back.
+    Cli mv = lab.cli({"lab", "fault", "move", "leaf04/20", "leaf04/30", "--json"});
+    EXPECT_EQ(mv.rc, 1) << describe(mv);
+    EXPECT_EQ(summary(mv), (std::map<std::string, int>{{"miswired", 1}})) << mv.out;
+    Cli back = lab.cli({"lab", "fault", "move", "leaf04/30", "leaf04/20", "--json"});
+    EXPECT_EQ(back.rc, 0) << describe(back);
+    // Bad requests are usage errors, and ibsim refusals are reported.
+    EXPECT_EQ(lab.cli({"lab", "fault", "unlink", "nosuch/3"}).rc, 2);
+    EXPECT_EQ(lab.cli({"lab", "fault", "relink", "leaf01/30"}).rc, 3);
+    Cli errs = lab.cli({"lab", "fault", "errors", "leaf01/1", "SymbolErrorCounter=55"});
+    EXPECT_EQ(errs.rc, 0) << describe(errs);
+}
+
+TEST(LabE2E, RestartedDaemonResynchronisesWithoutRestartingOpenSM) {
+    if (!have_daemon()) GTEST_SKIP() << "ibfabricd / libibfabric_osm.so not built";
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--fault", "remove:leaf02/21", "--json"});
+    ASSERT_EQ(up.rc, 1) << describe(up);
+    LabState s = lab.state();
+    const int ups = lab_subnet_up_count(s);
+    ASSERT_TRUE(lab_detail::stop(s.daemon_pid, "ibfabricd", 3.0));
+
+    // Same config, new process, new HTTP port.
+    fs::remove(s.path("ibfabricd.port"));
+    lab_detail::SpawnSpec d;
+    d.argv = {kBin + "/ibfabricd", "--config", s.path("ibfabricd.yaml"), "--port-file", s.path("ibfabricd.port")};
+    d.out_path = s.path("ibfabricd2.log");
+    s.daemon_pid = lab_detail::spawn(d);
+    lab_save_state(s);  // so the lab (and this test's cleanup) stops the new daemon
+    const double deadline = now_s() + 20;
+    while (now_s() < deadline) {
+        std::ifstream pf(s.path("ibfabricd.port"));
+        if (pf >> s.api_port && s.api_port > 0) break;
+        sleep_s(0.02);
+    }
+    ASSERT_GT(s.api_port, 0) << tail_file(d.out_path);
+    lab_save_state(s);
+    // The plugin reconnects (backoff <= 2 s) and resends its latest snapshot: findings come back
+    // without a new sweep.
+    auto f = lab_wait_findings(s, -1, 15);
+    ASSERT_TRUE(f) << tail_file(d.out_path) << tail_file(s.path("osm.log"));
+    ASSERT_EQ(f->findings.size(), 1u);
+    EXPECT_EQ(f->findings[0].kind, FindingKind::missing_link);
+    EXPECT_EQ(lab_subnet_up_count(s), ups) << "OpenSM swept again: the resync was not from the plugin's copy";
+    EXPECT_TRUE(lab_detail::alive(s.opensm_pid, "opensm"));
+    // And the new daemon follows the next sweep.
+    Cli un = lab.cli({"lab", "fault", "unlink", "leaf01/19", "--json"});
+    EXPECT_EQ(summary(un), (std::map<std::string, int>{{"missing_link", 2}})) << describe(un);
+}
+
+namespace {
+
+// Forces `n` heavy sweeps (SIGHUP makes OpenSM re-read its config and sweep heavily, as reliably as
+// a trap does not) and returns how long each took to reach SUBNET UP.
+std::vector<double> sweep_latencies(const LabState& s, int n) {
+    std::vector<double> out;
+    for (int i = 0; i < n; ++i) {
+        const int before = lab_subnet_up_count(s);
+        const double t0 = now_s();
+        kill(s.opensm_pid, SIGHUP);
+        if (!lab_wait_subnet_up(s, before, 10)) {
+            out.push_back(1e9);
+            return out;
+        }
+        out.push_back(now_s() - t0);
+        sleep_s(0.05);
+    }
+    return out;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+TEST(LabE2E, OpenSMKeepsSweepingWhenTheDaemonIsGoneOrStuck) {
+    if (!have_daemon()) GTEST_SKIP() << "ibfabricd / libibfabric_osm.so not built";
+    LabDir lab;
+    // The 324-host fabric: each snapshot is large enough to fill a socket buffer quickly.
+    // A long sweep_interval: only the forced heavy sweeps run.
+    Cli up = lab.cli({"lab", "up", k324, "--sweep-interval", "60", "--json"}, 180);
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    LabState s = lab.state();
+
+    std::vector<double> base = sweep_latencies(s, 6);
+    const long rss0 = lab_detail::rss_kb(s.opensm_pid);
+
+    // 1. ibfabricd stopped: the plugin cannot connect.
+    ASSERT_TRUE(lab_detail::stop(s.daemon_pid, "ibfabricd", 3.0));
+    std::vector<double> gone = sweep_latencies(s, 6);
+
+    // 2. A listener that accepts and never reads: the plugin's sends block until its timeout.
+    fs::remove(s.ingest_socket);
+    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(lfd, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", s.ingest_socket.c_str());
+    ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(lfd, 8), 0);
+    fcntl(lfd, F_SETFL, O_NONBLOCK);
+    std::atomic<int> accepted{0};
+    std::vector<int> held;
+    std::atomic<bool> stop{false};
+    std::thread acceptor([&] {
+        while (!stop) {
+            int c = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (c >= 0) {
+                held.push_back(c);  // never read
+                ++accepted;
+            } else {
+                sleep_s(0.01);
+            }
+        }
+    });
+    sleep_s(2.5);  // let the plugin reconnect (backoff <= 2 s)
+    std::vector<double> stuck = sweep_latencies(s, 12);
+    const long rss1 = lab_detail::rss_kb(s.opensm_pid);
+    stop = true;
+    acceptor.join();
+    for (int c : held) close(c);
+    close(lfd);
+
+    EXPECT_GE(accepted.load(), 1) << "the plugin never connected to the stuck listener";
+    const double mb = median(base), mg = median(gone), ms = median(stuck);
+    std::printf("SUBNET UP after a forced sweep (median of %zu/%zu/%zu, s): daemon up %.3f, daemon gone %.3f, "
+                "daemon stuck %.3f (max %.3f); opensm RSS %ld kB -> %ld kB\n", base.size(), gone.size(), stuck.size(),
+                mb, mg, ms, *std::max_element(stuck.begin(), stuck.end()), rss0, rss1);
+    for (double t : gone) EXPECT_LT(t, 3.0);
+    for (double t : stuck) EXPECT_LT(t, 3.0);
+    EXPECT_LT(mg, std::max(3 * mb, mb + 0.25));
+    EXPECT_LT(ms, std::max(3 * mb, mb + 0.25));
+    EXPECT_TRUE(lab_detail::alive(s.opensm_pid, "opensm"));
+    ASSERT_GT(rss0, 0);
+    EXPECT_LT(rss1 - rss0, 64 * 1024) << "opensm grew by more than 64 MB while the daemon was stuck";
+}
+
+TEST(LabE2E, GarbageOnTheIngestSocketDoesNotDisturbThePlugin) {
+    if (!have_daemon()) GTEST_SKIP() << "ibfabricd / libibfabric_osm.so not built";
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--json"});
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    LabState s = lab.state();
+
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", s.ingest_socket.c_str());
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    std::mt19937 rng(42);
+    std::string junk(64 * 1024, '\0');
+    for (auto& c : junk) c = static_cast<char>(rng());
+    junk.replace(0, 16, "\xff\xff\xff\xffGARBAGE-FRAME!!");
+    (void)!send(fd, junk.data(), junk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+
+    // The plugin's connection still delivers the next sweep.
+    Cli un = lab.cli({"lab", "fault", "unlink", "leaf03/20", "--json"});
+    EXPECT_EQ(un.rc, 1) << describe(un);
+    EXPECT_EQ(summary(un), (std::map<std::string, int>{{"missing_link", 1}})) << un.out;
+    EXPECT_EQ(un.j["via"], "ibfabricd");
+    EXPECT_TRUE(lab_detail::alive(s.daemon_pid, "ibfabricd"));
+    // The garbage connection is dropped by the daemon (EOF or reset within a few seconds).
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char b[256];
+    ssize_t n = recv(fd, b, sizeof b, 0);
+    EXPECT_LE(n, 0) << "the daemon kept a connection that sent garbage";
+    close(fd);
+}
