@@ -96,8 +96,10 @@ int run_analyze(const AnalyzeArgs& args) {
         std::cout << j.dump(2) << "\n";
     } else {
         const bool color = !args.no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) == 1;
-        std::cout << "analyzed " << args.dump << " (" << f.count(NodeType::Switch) << " switches, " << f.count(NodeType::CA)
-                  << " CAs, " << f.link_count() << " links): " << a.levels() << "-level fat tree\n\n"
+        auto count = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+        std::cout << "analyzed " << args.dump << " (" << count(f.count(NodeType::Switch), "switch", "switches") << ", "
+                  << count(f.count(NodeType::CA), "CA", "CAs") << ", " << count(f.link_count(), "link", "links") << "): "
+                  << (a.levels() > 0 ? std::to_string(a.levels()) + "-level fat tree" : std::string("no tiers (no hosts)")) << "\n\n"
                   << render_tier_table(f, a) << "\n"
                   << render_text(a.findings, color);
     }

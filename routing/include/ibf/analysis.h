@@ -69,6 +69,7 @@ struct Analysis {
     double host_gbps = 0;                // their summed rate
     double bisection_gbps = 0;           // estimate: min(host_gbps, min over tiers of up_gbps) / 2
     std::vector<Finding> findings;       // sorted (kind, a.name, a.port)
+    std::vector<std::string> names;      // display_name() of every node, by NodeId
 
     const SwitchInfo* info(NodeId n) const;
     int levels() const { return static_cast<int>(tiers.size()); }
@@ -96,8 +97,11 @@ nlohmann::json analysis_to_json(const Fabric& f, const Analysis& a, bool per_swi
 // The tier table as plain text (one line per tier, then per-leaf oversubscription range).
 std::string render_tier_table(const Fabric& f, const Analysis& a);
 
-// A readable, unique name for a node: its derived name when unique in the fabric, else
-// "<tier>-<last 4 GUID hex digits>" (e.g. "spine-8098"), else the full GUID.
+// A readable, unique name for a node: its derived name when unique in the fabric, a chassis
+// ASIC's "sw01/L05/U1", else "<tier>-<last 4 GUID hex digits>" (e.g. "spine-8098") when unique,
+// else the full GUID. From Analysis::names when filled (analyze() fills it).
 std::string display_name(const Fabric& f, const Analysis& a, NodeId n);
+// display_name() of every node at once (linear time).
+std::vector<std::string> display_names(const Fabric& f, const std::vector<int>& tier_of);
 
 }  // namespace ibf
