@@ -352,3 +352,38 @@ TEST_F(ControllerDaemon, TcpIngestAndLatencyOnA2kNodeFabric) {
     EXPECT_GE(lag_s, check_s);
     EXPECT_LT(lag_s, 5.0);
 }
+
+TEST_F(ControllerDaemon, NodeNameMapAppliesBeforeTheCheck) {
+    // A YAML plan by names; in the live fabric leaf0001 reports a factory description, and the
+    // node-name-map gives it back its plan name.
+    std::string yaml = "version: 1\nnodes:\n";
+    for (const Node& n : planned.nodes())
+        if (n.type == NodeType::Switch) yaml += "  " + n.name + ": {type: switch, ports: " + std::to_string(n.num_ports()) + "}\n";
+    yaml += "cables:\n";
+    for (const Link& l : planned.links())
+        yaml += "  - {a: " + planned.node(l.a).name + "/" + std::to_string(l.pa) + ", b: " + planned.node(l.b).name +
+                "/" + std::to_string(l.pb) + "}\n";
+    write_file(dir.file("plan.yaml"), yaml);
+    cfg.topology = dir.file("plan.yaml");
+
+    Fabric actual = small_fabric();
+    const NodeId leaf = synth_node(actual, "leaf0001");
+    const Guid leaf_guid = actual.node(leaf).guid;
+    actual.node(leaf).description = "MF0;switch-7cfe90:QM8700/U1";
+    actual.node(leaf).name.clear();
+    actual.finalize();
+    ASSERT_EQ(actual.node(leaf).name, "switch-7cfe90");
+    // Without the map the check sees a stranger where leaf0001 should be.
+    ASSERT_FALSE(check(load_plan(yaml, "plan.yaml"), actual).empty());
+
+    write_file(dir.file("node-name-map"), "# guid name\n" + guid_hex(leaf_guid) + " \"leaf0001\"\n");
+    cfg.node_name_map = dir.file("node-name-map");
+    start();
+    UnixClient plugin(cfg.socket_path);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(actual, kMasterGuid, SmState::Master, 3)));
+    ASSERT_TRUE(wait_findings_seq(3));
+    const json j = get("/api/v1/findings");
+    EXPECT_EQ(j["checked"], true);
+    EXPECT_TRUE(j["findings"].empty()) << j.dump(2);
+}
