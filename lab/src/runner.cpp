@@ -356,7 +356,7 @@ LabState lab_up(const Net& net, const LabOptions& o) {
          {"DUMP_DIR", s.path("work")},
          {"SWEEP_INTERVAL", std::to_string(o.sweep_interval_s)},
          {"EVENT_PLUGIN_NAME", with_plugin ? "ibfabric_osm" : "(null)"},
-         {"EVENT_PLUGIN_OPTIONS", with_plugin ? "socket=" + s.ingest_socket : "(null)"},
+         {"EVENT_PLUGIN_OPTIONS", with_plugin ? "socket=" + s.ingest_socket + (o.plugin_options.empty() ? "" : " " + o.plugin_options) : "(null)"},
          {"PARTITION_FILE", s.path("partitions.conf")}},
         o.opensm_template);
     write_file(s.path("opensm.conf"), conf);

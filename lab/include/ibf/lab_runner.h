@@ -41,6 +41,7 @@ struct LabOptions {
     std::string ibfabricd;            // path of ibfabricd; "" = no daemon and no plugin
     std::string plugin_dir;           // directory holding libibfabric_osm.so ("" = no plugin)
     std::string expected;             // plan or dump the daemon checks against ("" = none)
+    std::string plugin_options;       // extra event_plugin_options (e.g. "log=debug"), after socket=
     std::string sm_host;              // ibsim node id OpenSM attaches to; "" = net.default_sm_host()
     int sweep_interval_s = 2;         // OpenSM light sweep period
     double start_timeout_s = 60;      // per step
