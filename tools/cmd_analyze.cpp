@@ -84,7 +84,7 @@ Fabric fabric_from_plan(const Plan& p) {
 
 struct AnalyzeArgs {
     std::string dump, node_name_map;
-    bool json = false, no_color = false;
+    bool json = false, no_color = false, switches = false;
 };
 
 int run_analyze(const AnalyzeArgs& args) {
@@ -101,6 +101,7 @@ int run_analyze(const AnalyzeArgs& args) {
                   << count(f.count(NodeType::CA), "CA", "CAs") << ", " << count(f.link_count(), "link", "links") << "): "
                   << (a.levels() > 0 ? std::to_string(a.levels()) + "-level fat tree" : std::string("no tiers (no hosts)")) << "\n\n"
                   << render_tier_table(f, a) << "\n"
+                  << (args.switches ? render_switch_table(f, a) + "\n" : std::string())
                   << render_text(a.findings, color);
     }
     std::cout.flush();
@@ -177,10 +178,13 @@ void register_analyze(CLI::App& app, Runner& run) {
         ->type_name("FILE");
     an->add_flag("--json", aa->json,
                  "Print JSON: the findings object of `check --json` (docs/findings.md) plus \"analysis\" (tiers, switches)");
+    an->add_flag("--switches", aa->switches,
+                 "Also list every switch: tier, hosts, links, uplink bundles, oversubscription (down/up bandwidth)");
     an->add_flag("--no-color", aa->no_color, "Never colour the text report");
     an->footer(
         "Examples:\n"
         "  ibnetdiscover > fabric.txt && ibfabric analyze fabric.txt\n"
+        "  ibfabric analyze fabric.txt --switches     # per-leaf oversubscription\n"
         "  ibfabric analyze fabric.txt --json | jq '.analysis.tiers'\n"
         "\n"
         "Exit status: 0 no findings, 1 findings reported, 2 bad input or usage.");

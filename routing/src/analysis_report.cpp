@@ -1,5 +1,7 @@
 // analysis_to_json and the plain-text tier table.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -116,6 +118,32 @@ std::string render_tier_table(const Fabric& f, const Analysis& a) {
     if (!a.aggregation_nodes.empty()) out += ", " + std::to_string(a.aggregation_nodes.size()) + " aggregation nodes";
     out += "; bisection bandwidth estimate " + fmt_gbps(a.bisection_gbps) + "\n";
     (void)f;
+    return out;
+}
+
+std::string render_switch_table(const Fabric& f, const Analysis& a) {
+    std::string out;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-28s %-6s %5s %5s %5s  %-22s %s\n", "switch", "tier", "hosts", "down", "up", "uplink bundles",
+                  "oversubscription");
+    out += line;
+    std::vector<const SwitchInfo*> order;
+    for (const SwitchInfo& s : a.switches) order.push_back(&s);
+    std::stable_sort(order.begin(), order.end(), [&](const SwitchInfo* x, const SwitchInfo* y) {
+        return std::make_pair(x->tier == 0 ? 1000 : x->tier, display_name(f, a, x->node)) <
+               std::make_pair(y->tier == 0 ? 1000 : y->tier, display_name(f, a, y->node));
+    });
+    for (const SwitchInfo* s : order) {
+        std::map<int, int> sizes;
+        for (const Bundle& b : s->up_bundles) ++sizes[b.cables];
+        std::string bundles;
+        for (auto& [size, count] : sizes) bundles += (bundles.empty() ? "" : " ") + std::to_string(count) + "x" + std::to_string(size);
+        if (bundles.empty()) bundles = "-";
+        std::string over = s->up_gbps > 0 && s->down_gbps > 0 ? fmt_ratio(s->oversubscription) : "-";
+        std::snprintf(line, sizeof line, "%-28s %-6s %5d %5d %5d  %-22s %s\n", display_name(f, a, s->node).c_str(),
+                      tier_name(s->tier).c_str(), s->hosts, s->down_links, s->up_links, bundles.c_str(), over.c_str());
+        out += line;
+    }
     return out;
 }
 

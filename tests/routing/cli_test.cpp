@@ -62,6 +62,13 @@ TEST_F(CliTest, AnalyzeReportsFindingsWithExitOne) {
     EXPECT_NE(r.out.find("4 findings: 1 missing_uplink, 3 host_misplaced"), std::string::npos) << r.out;
 }
 
+TEST_F(CliTest, AnalyzeSwitchesListsPerLeafOversubscription) {
+    Result r = run("analyze " + kSx + " --switches --no-color");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.out.find("ib1                          leaf      24    24     7  1x3 1x4                2.74:1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ib7                          spine      3    27     0  -                      -"), std::string::npos) << r.out;
+}
+
 TEST_F(CliTest, AnalyzeCleanFabricExitsZero) {
     Result r = run("analyze " + kX5);
     EXPECT_EQ(r.code, 0) << r.out;

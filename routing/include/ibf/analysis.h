@@ -94,8 +94,10 @@ Analysis analyze(const Fabric& f, const AnalyzeOptions& opt = {});
 // Findings are not included: serialize them with findings_to_json (checks/report.h).
 nlohmann::json analysis_to_json(const Fabric& f, const Analysis& a, bool per_switch = true);
 
-// The tier table as plain text (one line per tier, then per-leaf oversubscription range).
+// The tier table as plain text (one line per tier with its oversubscription range, then totals).
 std::string render_tier_table(const Fabric& f, const Analysis& a);
+// One line per switch (by tier, then name): hosts, down/up links, bundle sizes, oversubscription.
+std::string render_switch_table(const Fabric& f, const Analysis& a);
 
 // A readable, unique name for a node: its derived name when unique in the fabric, a chassis
 // ASIC's "sw01/L05/U1", else "<tier>-<last 4 GUID hex digits>" (e.g. "spine-8098") when unique,
