@@ -1,9 +1,9 @@
 // ibf_lab_bench: live figures on a ~2k-node simulated fat-tree (docs/benchmarks-live.md).
 //
-//   ibf_lab_bench [--leaves 60] [--sweeps 15] [--dir /tmp/ibf-lab-bench]
+//   ibf_lab_bench [--leaves 60] [--sweeps 20] [--dir /tmp/ibf-lab-bench-<pid>]
 //
-// 1. OpenSM heavy-sweep period without and with the ibfabric plugin (+ ibfabricd): heavy sweeps
-//    are forced back to back with SIGHUP (sent the moment SUBNET UP is logged, so the plugin's
+// 1. OpenSM heavy-sweep period without and with the ibfabric plugin (+ ibfabricd), two labs side
+//    by side swept in alternating pairs: heavy sweeps are forced back to back with SIGHUP (sent the moment SUBNET UP is logged, so the plugin's
 //    copy at SUBNET_UP, which runs on the sweeper thread, delays the next sweep and is counted);
 //    the period is the distance between consecutive SUBNET UP timestamps in osm.log.
 // 2. The plugin's own copy time under OpenSM's lock (its log=debug line per snapshot).
@@ -200,21 +200,20 @@ std::vector<double> findings_lags(const LabState& s, int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int leaves = 60, sweeps = 15, rounds = 2;
+    int leaves = 60, sweeps = 20;
     std::string dir = "/tmp/ibf-lab-bench-" + std::to_string(getpid());
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string k = argv[i];
         if (k == "--leaves") leaves = std::atoi(argv[i + 1]);
         else if (k == "--sweeps") sweeps = std::atoi(argv[i + 1]);
         else if (k == "--dir") dir = argv[i + 1];
-        else if (k == "--rounds") rounds = std::atoi(argv[i + 1]);
         else {
-            std::fprintf(stderr, "usage: ibf_lab_bench [--leaves N (1..64)] [--sweeps N] [--rounds N] [--dir DIR]\n");
+            std::fprintf(stderr, "usage: ibf_lab_bench [--leaves N (1..64)] [--sweeps N] [--dir DIR]\n");
             return 2;
         }
     }
-    if (leaves < 1 || leaves > 64 || sweeps < 3 || rounds < 1) {
-        std::fprintf(stderr, "ibf_lab_bench: --leaves 1..64, --sweeps >= 3, --rounds >= 1\n");
+    if (leaves < 1 || leaves > 64 || sweeps < 3) {
+        std::fprintf(stderr, "ibf_lab_bench: --leaves 1..64, --sweeps >= 3\n");
         return 2;
     }
     const std::string bin = fs::canonical("/proc/self/exe").parent_path().string();
@@ -228,7 +227,7 @@ int main(int argc, char** argv) {
     const std::string expected = dir + "/expected-plan.yaml";
     std::ofstream(expected) << (ex.adjusted ? ex.yaml : plan_yaml(leaves));
     std::printf("fabric: 2-level fat-tree, 64-port switches: %d leaves, 32 spines, %zu HCAs, %zu links; "
-                "%d rounds of (without, with) x %d forced heavy sweeps\n", leaves, net.count(NodeType::CA), net.link_count(), rounds, sweeps);
+                "%d alternating pairs of forced heavy sweeps (without, with)\n", leaves, net.count(NodeType::CA), net.link_count(), sweeps);
     std::fflush(stdout);
 
     struct Mode {
@@ -237,51 +236,62 @@ int main(int argc, char** argv) {
         std::vector<double> periods, copies, lags;
         double cpu = 0;  // opensm CPU seconds over the forced sweeps
         int n = 0;
-    } modes[] = {{"without plugin", false, {}, {}, {}, 0, 0}, {"with plugin + ibfabricd", true, {}, {}, {}, 0, 0}};
-    for (int round = 0; round < rounds; ++round)
-    for (auto& m : modes) {
-        LabOptions o;
-        o.dir = dir + (m.plugin ? "/with" : "/without");
-        o.opensm_template = src + "/config/templates/opensm.conf";
-        o.sweep_interval_s = 3600;  // only forced sweeps
-        o.start_timeout_s = 180;
-        o.progress = [](const std::string& s) { std::fprintf(stderr, "bench: %s\n", s.c_str()); };
-        if (m.plugin) {
-            o.ibfabricd = bin + "/ibfabricd";
-            o.plugin_dir = fs::weakly_canonical(bin + "/../lib").string();
-            o.expected = expected;
-            o.plugin_options = "log=debug";
-        }
         LabState s;
-        try {
-            s = lab_up(net, o);
-            if (m.plugin && !lab_wait_findings(s, -1, 120)) throw LabError("no findings from ibfabricd");
-            sleep_s(1.0);
-            sweep_periods(s, 2);  // warm-up
-            LogTail copies(s.path("osm.log"));
-            copies.new_lines();
-            const double cpu0 = cpu_seconds(s.opensm_pid);
-            auto periods = sweep_periods(s, sweeps);
-            m.cpu += cpu_seconds(s.opensm_pid) - cpu0;
-            m.n += sweeps;
-            m.periods.insert(m.periods.end(), periods.begin(), periods.end());
+    } modes[] = {{"without plugin", false, {}, {}, {}, 0, 0, {}}, {"with plugin + ibfabricd", true, {}, {}, {}, 0, 0, {}}};
+    // Both labs run at once (idle between forced sweeps) and sweep in alternating pairs, so slow
+    // changes in the machine's load hit both modes alike.
+    auto stop_all = [&] {
+        for (auto& m : modes)
+            if (auto st = lab_load_state(m.s.dir.empty() ? dir + "/none" : m.s.dir)) lab_down(*st);
+    };
+    std::vector<double> ratios;
+    try {
+        for (auto& m : modes) {
+            LabOptions o;
+            o.dir = dir + (m.plugin ? "/with" : "/without");
+            o.opensm_template = src + "/config/templates/opensm.conf";
+            o.sweep_interval_s = 3600;  // only forced sweeps
+            o.start_timeout_s = 180;
+            o.progress = [](const std::string& s) { std::fprintf(stderr, "bench: %s\n", s.c_str()); };
             if (m.plugin) {
-                auto c = copy_times(copies);
-                m.copies.insert(m.copies.end(), c.begin(), c.end());
-                auto l = findings_lags(s, std::max(10, sweeps) / rounds + 1);
-                m.lags.insert(m.lags.end(), l.begin(), l.end());
+                o.ibfabricd = bin + "/ibfabricd";
+                o.plugin_dir = fs::weakly_canonical(bin + "/../lib").string();
+                o.expected = expected;
+                o.plugin_options = "log=debug";
             }
-        } catch (const LabError& e) {
-            std::fprintf(stderr, "ibf_lab_bench: %s\n%s", e.what(), e.log_tail().c_str());
-            if (auto st = lab_load_state(o.dir)) lab_down(*st);
-            return 3;
+            m.s = lab_up(net, o);
+            if (m.plugin && !lab_wait_findings(m.s, -1, 120)) throw LabError("no findings from ibfabricd");
         }
-        lab_down(s);
-        std::printf("round %d, %s: periods (s)", round + 1, m.name);
-        for (size_t k = m.periods.size() - static_cast<size_t>(sweeps); k < m.periods.size(); ++k)
-            std::printf(" %.4f", m.periods[k]);
+        sleep_s(1.0);
+        for (auto& m : modes) sweep_periods(m.s, 2);  // warm-up
+        LogTail copies(modes[1].s.path("osm.log"));
+        copies.new_lines();
+        for (int i = 0; i < sweeps; ++i) {
+            double pair[2] = {0, 0};
+            for (int k = 0; k < 2; ++k) {
+                Mode& m = modes[(i + k) % 2];  // alternate which mode goes first
+                const double cpu0 = cpu_seconds(m.s.opensm_pid);
+                auto p = sweep_periods(m.s, 1);
+                m.cpu += cpu_seconds(m.s.opensm_pid) - cpu0;
+                m.n += 1;
+                if (p.empty()) throw LabError(std::string(m.name) + ": a forced sweep did not finish");
+                m.periods.push_back(p[0]);
+                pair[m.plugin ? 1 : 0] = p[0];
+            }
+            ratios.push_back(pair[1] / pair[0]);
+        }
+        modes[1].copies = copy_times(copies);
+        modes[1].lags = findings_lags(modes[1].s, std::max(10, sweeps));
+    } catch (const LabError& e) {
+        std::fprintf(stderr, "ibf_lab_bench: %s\n%s", e.what(), e.log_tail().c_str());
+        stop_all();
+        return 3;
+    }
+    stop_all();
+    for (auto& m : modes) {
+        std::printf("%s: periods (s)", m.name);
+        for (double d : m.periods) std::printf(" %.4f", d);
         std::printf("\n");
-        std::fflush(stdout);
     }
     Stats a = stats(modes[0].periods), b = stats(modes[1].periods), c = stats(modes[1].copies),
           l = stats(modes[1].lags);
@@ -289,7 +299,8 @@ int main(int argc, char** argv) {
                 a.median, a.min, a.max, a.n);
     std::printf("                                               with plugin    median %.4f (min %.4f max %.4f, n=%zu)\n",
                 b.median, b.min, b.max, b.n);
-    std::printf("added by the plugin: %+.2f %% of the median sweep period\n", (b.median - a.median) / a.median * 100);
+    std::printf("added by the plugin: %+.2f %% (ratio of medians); median of the %zu paired ratios: %+.2f %%\n",
+                (b.median - a.median) / a.median * 100, ratios.size(), (stats(ratios).median - 1) * 100);
     const double ca = modes[0].cpu / modes[0].n, cb = modes[1].cpu / modes[1].n;
     std::printf("opensm CPU time per forced heavy sweep (ms, all threads): without %.1f, with %.1f: %+.2f %%\n",
                 ca * 1000, cb * 1000, (cb - ca) / ca * 100);
