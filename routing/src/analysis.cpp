@@ -439,7 +439,12 @@ private:
                     add(FindingKind::uneven_bundle, ep(s.node, 0), ep(sp.u, 0), cables(sp.expected), cables(sp.actual),
                         label(s.node, 0) + " has " + cables(sp.actual) + " to " + label(sp.u, 0) + " where its other bundles have " +
                             std::to_string(sp.expected) + ": an extra or misrouted cable");
-            bool gated = s.up_links * 2 < expected_total || (s.tier == 1 && s.hosts == 0);
+            // Not a missing cable but a design: a host-less leaf, a switch with less than half the
+            // usual uplinks, or one of a group (at least 3, and a third of the peers) with the same count.
+            int same_count = 1;
+            for (int x : totals) same_count += x == s.up_links;
+            bool design_group = same_count >= 3 && same_count * 3 >= static_cast<int>(peers.size()) + 1;
+            bool gated = s.up_links * 2 < expected_total || (s.tier == 1 && s.hosts == 0) || design_group;
             for (const Dev& d : deficit) {
                 if (d.actual >= d.expected) continue;
                 if (s.up_links >= expected_total) {

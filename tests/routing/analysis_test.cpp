@@ -206,6 +206,29 @@ TEST(AnalysisSynth, RemovedSpineToCoreCableIsOneMissingUplink) {
     EXPECT_EQ(a.findings[0].b.name, "core0007");
 }
 
+TEST(AnalysisSynth, HalfTheLeavesWithFewerUplinksIsADesign) {
+    // leaves 5..8 reach only spines 1 and 2: four alike switches, not four missing-cable faults.
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    for (const char* leaf : {"leaf0005", "leaf0006", "leaf0007", "leaf0008"})
+        for (int p : {7, 8}) remove_cable(f, node(f, leaf), p);
+    Analysis a = analyze(f);
+    EXPECT_TRUE(a.findings.empty()) << dump_findings(a);
+    EXPECT_EQ(a.tiers[0].bundle_sizes, (std::map<int, int>{{1, 24}}));
+}
+
+TEST(AnalysisSynth, TwoLeavesEachMissingACableAreTwoFindings) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    remove_cable(f, node(f, "leaf0002"), 5);
+    remove_cable(f, node(f, "leaf0006"), 8);
+    Analysis a = analyze(f);
+    ASSERT_EQ(a.findings.size(), 2u) << dump_findings(a);
+    EXPECT_EQ(a.findings[0].kind, FindingKind::missing_uplink);
+    EXPECT_EQ(a.findings[0].a.name, "leaf0002");
+    EXPECT_EQ(a.findings[0].b.name, "spine0001");
+    EXPECT_EQ(a.findings[1].a.name, "leaf0006");
+    EXPECT_EQ(a.findings[1].b.name, "spine0004");
+}
+
 TEST(AnalysisSynth, SlowIslIsOneRateOutlier) {
     Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
     NodeId leaf = node(f, "leaf0005");
