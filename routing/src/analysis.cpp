@@ -53,6 +53,31 @@ char chassis_role(std::string_view d) {
     return 0;
 }
 
+// Natural order, as docs/findings.md sorts: digit runs compare by value ("leaf2" < "leaf10").
+int natural_compare(const std::string& a, const std::string& b) {
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        bool da = std::isdigit(static_cast<unsigned char>(a[i])), db = std::isdigit(static_cast<unsigned char>(b[j]));
+        if (da && db) {
+            size_t i0 = i, j0 = j;
+            while (i0 < a.size() && a[i0] == '0') ++i0;
+            while (j0 < b.size() && b[j0] == '0') ++j0;
+            size_t i1 = i0, j1 = j0;
+            while (i1 < a.size() && std::isdigit(static_cast<unsigned char>(a[i1]))) ++i1;
+            while (j1 < b.size() && std::isdigit(static_cast<unsigned char>(b[j1]))) ++j1;
+            if (i1 - i0 != j1 - j0) return i1 - i0 < j1 - j0 ? -1 : 1;
+            if (int c = a.compare(i0, i1 - i0, b, j0, j1 - j0)) return c < 0 ? -1 : 1;
+            i = i1, j = j1;
+        } else {
+            if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]) ? -1 : 1;
+            ++i, ++j;
+        }
+    }
+    if (i < a.size()) return 1;
+    if (j < b.size()) return -1;
+    return 0;
+}
+
 struct Dsu {
     std::vector<NodeId> p;
     explicit Dsu(size_t n) : p(n) { std::iota(p.begin(), p.end(), 0); }
@@ -90,8 +115,11 @@ public:
         find_uplink_port_hosts();
         find_rate_outliers();
         std::sort(a_.findings.begin(), a_.findings.end(), [](const Finding& x, const Finding& y) {
-            return std::tie(x.kind, x.a.name, x.a.port, x.b.name, x.b.port) <
-                   std::tie(y.kind, y.a.name, y.a.port, y.b.name, y.b.port);
+            if (x.kind != y.kind) return x.kind < y.kind;
+            if (int c = natural_compare(x.a.name, y.a.name)) return c < 0;
+            if (x.a.port != y.a.port) return x.a.port < y.a.port;
+            if (int c = natural_compare(x.b.name, y.b.name)) return c < 0;
+            return x.b.port < y.b.port;
         });
         return std::move(a_);
     }

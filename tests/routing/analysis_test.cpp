@@ -229,6 +229,20 @@ TEST(AnalysisSynth, TwoLeavesEachMissingACableAreTwoFindings) {
     EXPECT_EQ(a.findings[1].b.name, "spine0004");
 }
 
+TEST(AnalysisSynth, FindingsAreInNaturalOrder) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 24, .hosts = 120});  // leaf0001..leaf0010, 12 spines
+    for (NodeId n = 0; n < f.size(); ++n)  // drop the zero padding: leaf1 .. leaf10
+        if (f.node(n).type == NodeType::Switch && f.node(n).name.rfind("leaf", 0) == 0)
+            f.node(n).description = "MF0;leaf" + std::to_string(std::stoi(f.node(n).name.substr(4))) + ":QM8700/U1", f.node(n).name.clear();
+    f.finalize();
+    remove_cable(f, node(f, "leaf10"), 13);
+    remove_cable(f, node(f, "leaf2"), 13);
+    Analysis a = analyze(f);
+    ASSERT_EQ(a.findings.size(), 2u) << dump_findings(a);
+    EXPECT_EQ(a.findings[0].a.name, "leaf2");
+    EXPECT_EQ(a.findings[1].a.name, "leaf10");
+}
+
 TEST(AnalysisSynth, SlowIslIsOneRateOutlier) {
     Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
     NodeId leaf = node(f, "leaf0005");
