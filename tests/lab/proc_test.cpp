@@ -1,0 +1,119 @@
+// The lab's process helpers and state file, without ibsim: templates, state round trip, spawning
+// with an argv, timeouts, liveness by PID and program, stopping.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ibf/error.h"
+#include "ibf/lab_process.h"
+#include "ibf/lab_runner.h"
+
+namespace fs = std::filesystem;
+using namespace ibf;
+using namespace ibf::lab_detail;
+
+namespace {
+struct Tmp {
+    Tmp() {
+        char t[] = "/tmp/ibf-lab-unit-XXXXXX";
+        path = mkdtemp(t);
+    }
+    ~Tmp() { fs::remove_all(path); }
+    std::string path;
+};
+}  // namespace
+
+TEST(LabProc, FillTemplateReplacesEveryPlaceholderOrSaysWhere) {
+    EXPECT_EQ(fill_template("a {{X}} b {{Y}}\n", {{"X", "1"}, {"Y", "two"}}, "t.conf"), "a 1 b two\n");
+    try {
+        fill_template("ok\nlog_file {{LOG}}\n", {{"X", "1"}}, "t.conf");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.file(), "t.conf");
+        EXPECT_EQ(e.line(), 2);
+        EXPECT_EQ(e.column(), 10);
+        EXPECT_NE(e.message().find("{{LOG}}"), std::string::npos);
+    }
+    EXPECT_THROW(fill_template("x {{OPEN", {}, "t.conf"), InputError);
+}
+
+TEST(LabProc, TheShippedOpenSMTemplateFillsAndAsksForThePlugin) {
+    std::ifstream f(std::string(IBF_SOURCE_DIR) + "/config/templates/opensm.conf");
+    std::string t((std::istreambuf_iterator<char>(f)), {});
+    ASSERT_FALSE(t.empty());
+    std::string conf = fill_template(t,
+                                     {{"LOG_FILE", "/l/osm.log"}, {"DUMP_DIR", "/l/work"}, {"SWEEP_INTERVAL", "2"},
+                                      {"EVENT_PLUGIN_NAME", "ibfabric_osm"}, {"EVENT_PLUGIN_OPTIONS", "socket=/l/s"},
+                                      {"PARTITION_FILE", "/l/p.conf"}},
+                                     "opensm.conf");
+    EXPECT_NE(conf.find("\nevent_plugin_name ibfabric_osm\n"), std::string::npos);
+    EXPECT_NE(conf.find("\nevent_plugin_options socket=/l/s\n"), std::string::npos);
+    EXPECT_NE(conf.find("\nforce_log_flush TRUE\n"), std::string::npos);
+    EXPECT_NE(conf.find("\nlog_file /l/osm.log\n"), std::string::npos);
+    EXPECT_EQ(conf.find("{{"), std::string::npos);
+}
+
+TEST(LabProc, StateFileRoundTrip) {
+    Tmp t;
+    LabState s;
+    s.dir = t.path;
+    s.sockname = "ibflab1x2";
+    s.sm_host = "node01 mlx5_0";
+    s.ibsim_pid = 11;
+    s.opensm_pid = 12;
+    s.daemon_pid = 13;
+    s.api_port = 4242;
+    s.ingest_socket = t.path + "/ingest.sock";
+    s.expected = "/p.yaml";
+    s.source = "plan.yaml";
+    s.faults = {"remove:leaf01/1", "cross:a/1,a/2"};
+    s.started_unix_ms = 1234;
+    lab_save_state(s);
+    auto r = lab_load_state(t.path);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->sm_host, s.sm_host);
+    EXPECT_EQ(r->daemon_pid, 13);
+    EXPECT_EQ(r->api_port, 4242);
+    EXPECT_EQ(r->faults, s.faults);
+    EXPECT_FALSE(lab_load_state(t.path + "/nope"));
+    std::ofstream(t.path + "/state.json") << "{not json";
+    EXPECT_THROW(lab_load_state(t.path), InputError);
+}
+
+TEST(LabProc, RunCaptureTakesAnArgvNotAShellLine) {
+    std::string out;
+    // One argument with shell metacharacters reaches the program untouched.
+    EXPECT_EQ(run_capture({.argv = {"echo", "a; rm -rf / $(x) 'q'"}}, 10, out), 0);
+    EXPECT_EQ(out, "a; rm -rf / $(x) 'q'\n");
+    out.clear();
+    EXPECT_EQ(run_capture({.argv = {"sh", "-c", "echo $IBF_X", "x"}, .env = {{"IBF_X", "set"}}}, 10, out), 0);
+    EXPECT_EQ(out, "set\n");
+    out.clear();
+    EXPECT_EQ(run_capture({.argv = {"false"}}, 10, out), 1);
+    EXPECT_EQ(run_capture({.argv = {"sleep", "5"}}, 0.2, out), -1);  // timed out and killed
+    EXPECT_THROW(run_capture({.argv = {"/nonexistent/ibf-no-such-program"}}, 1, out), std::runtime_error);
+}
+
+TEST(LabProc, AliveChecksTheProgramAndStopEndsIt) {
+    Tmp t;
+    int pid = spawn({.argv = {"sleep", "30"}, .out_path = t.path + "/out"});
+    ASSERT_GT(pid, 0);
+    EXPECT_TRUE(alive(pid, "sleep"));
+    EXPECT_FALSE(alive(pid, "opensm"));  // a PID running another program is not "ours"
+    EXPECT_FALSE(stop(pid, "opensm", 0.1));
+    EXPECT_TRUE(alive(pid, "sleep"));
+    EXPECT_TRUE(stop(pid, "sleep", 2.0));
+    EXPECT_FALSE(alive(pid, "sleep"));  // reaped, not a zombie
+    EXPECT_FALSE(alive(0));
+}
+
+TEST(LabProc, TailFileKeepsTheLastLines) {
+    Tmp t;
+    std::ofstream(t.path + "/log") << "1\n2\n3\n4\n";
+    EXPECT_EQ(tail_file(t.path + "/log", 2), "3\n4\n");
+    EXPECT_EQ(tail_file(t.path + "/missing", 2), "");
+}
