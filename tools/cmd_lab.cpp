@@ -221,8 +221,10 @@ int run_up(const UpArgs& a) {
         }
     }
     LabState s;
+    bool started = false;  // lab_up() stops what it started when it fails; after that it is ours to stop
     try {
         s = lab_up(net, o);
+        started = true;
         s.faults = applied;
         lab_save_state(s);
         if (s.api_port > 0) progress("waiting for the plugin's first snapshot to be checked by ibfabricd (port " +
@@ -233,8 +235,8 @@ int run_up(const UpArgs& a) {
                  (a.dir.empty() ? "" : " --dir " + a.dir) + "`)");
         return print_findings(s, f, a.json, a.no_color);
     } catch (const LabError& e) {
-        // Leave nothing half-started behind.
-        if (auto st = lab_load_state(dir)) lab_down(*st, 1.0);
+        // Leave nothing half-started behind (but never a lab this command did not start).
+        if (started) lab_down(s, 1.0);
         return report_lab_error(e);
     }
 }

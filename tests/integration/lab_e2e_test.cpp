@@ -125,6 +125,8 @@ TEST(LabE2E, CleanFabricHasNoFindingsAndDownStopsEverything) {
     Cli again = lab.cli({"lab", "up", kSmall});
     EXPECT_EQ(again.rc, 3) << describe(again);
     EXPECT_NE(again.err.find("already running"), std::string::npos) << again.err;
+    EXPECT_TRUE(lab_detail::alive(s.opensm_pid, "opensm")) << "the refused `up` must leave the running lab alone";
+    EXPECT_TRUE(lab_detail::alive(s.ibsim_pid, "ibsim"));
 
     Cli down = lab.cli({"lab", "down"});
     EXPECT_EQ(down.rc, 0) << describe(down);
