@@ -54,6 +54,7 @@ struct UpArgs {
     bool no_daemon = false;
     int sweep_interval = 2;
     double timeout = 120;
+    double ttl = 0;
 };
 
 struct DirArgs {
@@ -227,6 +228,7 @@ int run_up(const UpArgs& a) {
         started = true;
         s.faults = applied;
         lab_save_state(s);
+        if (a.ttl > 0) lab_arm_watchdog(s, a.ttl);
         if (s.api_port > 0) progress("waiting for the plugin's first snapshot to be checked by ibfabricd (port " +
                                      std::to_string(s.api_port) + ")");
         else progress("discovering the fabric with ibnetdiscover");
@@ -436,6 +438,8 @@ void register_lab(CLI::App& app, Runner& run) {
     cup->add_option("--timeout", up->timeout, "Seconds to wait for each step (default 120)")->check(CLI::Range(1.0, 3600.0));
     cup->add_option("--opensm-template", up->opensm_template, "OpenSM config template (default config/templates/opensm.conf)")
         ->type_name("FILE");
+    cup->add_option("--ttl", up->ttl, "Stop the lab by itself after this many seconds (default: never)")
+        ->check(CLI::Range(1.0, 1e7));
     cup->add_flag("--no-daemon", up->no_daemon, "Run OpenSM without the plugin and ibfabricd; findings come from ibnetdiscover");
     cup->add_flag("--json", up->json, "Print the findings as JSON (docs/findings.md)");
     cup->add_flag("--no-color", up->no_color, "Never colour the report");

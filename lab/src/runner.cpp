@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "ibf/error.h"
@@ -127,7 +128,9 @@ void lab_save_state(const LabState& s) {
     nlohmann::json j{{"dir", s.dir},
                      {"ibsim_sockname", s.sockname},
                      {"sm_host", s.sm_host},
-                     {"pids", {{"ibsim", s.ibsim_pid}, {"opensm", s.opensm_pid}, {"ibfabricd", s.daemon_pid}}},
+                     {"pids", {{"ibsim", s.ibsim_pid}, {"opensm", s.opensm_pid}, {"ibfabricd", s.daemon_pid},
+                               {"watchdog", s.watchdog_pid}}},
+                     {"watchdog_exe", s.watchdog_exe},
                      {"api_port", s.api_port},
                      {"ingest_socket", s.ingest_socket},
                      {"expected", s.expected},
@@ -152,6 +155,8 @@ std::optional<LabState> lab_load_state(const std::string& dir) {
         s.ibsim_pid = j.at("pids").at("ibsim").get<int>();
         s.opensm_pid = j.at("pids").at("opensm").get<int>();
         s.daemon_pid = j.at("pids").at("ibfabricd").get<int>();
+        s.watchdog_pid = j.at("pids").value("watchdog", 0);
+        s.watchdog_exe = j.value("watchdog_exe", "");
         s.api_port = j.value("api_port", 0);
         s.ingest_socket = j.value("ingest_socket", "");
         s.expected = j.value("expected", "");
@@ -176,6 +181,8 @@ std::vector<std::string> lab_down(const LabState& s, double grace_s) {
     if (stop(s.opensm_pid, "opensm", grace_s)) stopped.push_back("opensm");
     if (s.daemon_pid > 0 && stop(s.daemon_pid, "ibfabricd", grace_s)) stopped.push_back("ibfabricd");
     if (stop(s.ibsim_pid, "ibsim", grace_s)) stopped.push_back("ibsim");
+    if (s.watchdog_pid > 0 && s.watchdog_pid != getpid() && !s.watchdog_exe.empty())
+        stop(s.watchdog_pid, s.watchdog_exe, 0.5);
     std::error_code ec;
     fs::remove(s.path("state.json"), ec);
     fs::remove(s.path("console"), ec);
@@ -296,6 +303,39 @@ HttpReply http_get(int port, const std::string& target, double timeout_s) {
     }
     rep.body = std::move(body);
     return rep;
+}
+
+void lab_arm_watchdog(LabState& s, double ttl_s) {
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    std::string exe = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+    exe = exe.substr(exe.rfind('/') + 1);
+    const LabState copy = s;
+    pid_t pid = fork();
+    if (pid < 0) throw LabError(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        setsid();
+        for (int fd = 0; fd < 1024; ++fd) close(fd);
+        const double deadline = now_s() + ttl_s;
+        for (;;) {
+            // Stopped (or replaced by another lab) already: nothing to do.
+            std::optional<LabState> cur;
+            try {
+                cur = lab_load_state(copy.dir);
+            } catch (...) {
+            }
+            if (!cur || cur->sockname != copy.sockname) _exit(0);
+            if (now_s() >= deadline) {
+                cur->watchdog_pid = 0;  // do not signal ourselves
+                lab_down(*cur, 2.0);
+                _exit(0);
+            }
+            sleep_s(0.5);
+        }
+    }
+    s.watchdog_pid = pid;
+    s.watchdog_exe = exe;
+    lab_save_state(s);
 }
 
 namespace {

@@ -70,6 +70,12 @@ public:
         lab_detail::SpawnSpec s;
         s.argv = {kBin + "/ibfabric"};
         s.argv.insert(s.argv.end(), args.begin(), args.end());
+        // A lab never outlives this test for long, even if the test process is killed.
+        if (args.size() >= 2 && args[0] == "lab" && args[1] == "up" &&
+            std::find(args.begin(), args.end(), "--ttl") == args.end()) {
+            s.argv.push_back("--ttl");
+            s.argv.push_back("300");
+        }
         s.argv.push_back("--dir");
         s.argv.push_back(path);
         s.out_path = path + "/cli.err";
@@ -391,4 +397,18 @@ TEST(LabE2E, GarbageOnTheIngestSocketDoesNotDisturbThePlugin) {
     ssize_t n = recv(fd, b, sizeof b, 0);
     EXPECT_LE(n, 0) << "the daemon kept a connection that sent garbage";
     close(fd);
+}
+
+TEST(LabE2E, TheWatchdogStopsALabWhoseCallerVanished) {
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--no-daemon", "--ttl", "2", "--json"});
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    LabState s = lab.state();
+    ASSERT_GT(s.watchdog_pid, 0);
+    EXPECT_TRUE(lab_detail::alive(s.opensm_pid, "opensm"));
+    const double deadline = now_s() + 15;
+    while (now_s() < deadline && lab_detail::alive(s.opensm_pid, "opensm")) sleep_s(0.1);
+    EXPECT_FALSE(lab_detail::alive(s.opensm_pid, "opensm"));
+    EXPECT_FALSE(lab_detail::alive(s.ibsim_pid, "ibsim"));
+    EXPECT_FALSE(fs::exists(lab.path + "/state.json"));
 }

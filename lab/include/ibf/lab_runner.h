@@ -54,6 +54,8 @@ struct LabState {
     std::string sockname;     // IBSIM_SOCKNAME
     std::string sm_host;      // SIM_HOST of OpenSM and of lab clients
     int ibsim_pid = 0, opensm_pid = 0, daemon_pid = 0;  // 0 = not started
+    int watchdog_pid = 0;        // lab_arm_watchdog(), 0 = none
+    std::string watchdog_exe;    // its program's file name (checked before it is signalled)
     int api_port = 0;         // ibfabricd's HTTP port, 0 = no daemon
     std::string ingest_socket;  // the plugin -> daemon socket
     std::string expected;     // what findings are checked against
@@ -71,6 +73,11 @@ std::string default_lab_dir();
 // for OpenSM's SUBNET UP (and the daemon's HTTP port). On failure stops what it started and
 // throws LabError with the failing log's tail.
 LabState lab_up(const Net& net, const LabOptions& opt);
+
+// Forks a watchdog (in its own session) that runs lab_down() on this lab after `ttl_s` seconds
+// unless the lab was stopped before; records it in the state so lab_down() stops it too. For
+// tests and scripts, so a lab never outlives a crashed caller for long.
+void lab_arm_watchdog(LabState& s, double ttl_s);
 
 // Reads <dir>/state.json; nullopt when there is none. InputError when it is unreadable.
 std::optional<LabState> lab_load_state(const std::string& dir);
