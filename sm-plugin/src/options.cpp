@@ -81,9 +81,13 @@ std::variant<Options, std::string> parse_options(const char* text) {
             auto x = ranged(10, 60000);
             if (!x) return bad("must be an integer 10..60000");
             o.backoff_max_ms = static_cast<int>(*x);
+        } else if (key == "lft") {
+            if (val == "1" || val == "true" || val == "on") o.lft = true;
+            else if (val == "0" || val == "false" || val == "off") o.lft = false;
+            else return bad("must be 1 or 0");
         } else {
             return "event_plugin_options: unknown option \"" + std::string(key) +
-                   "\" (known: socket, tcp, queue, log, heartbeat_ms, send_timeout_ms, backoff_max_ms)";
+                   "\" (known: socket, tcp, queue, log, heartbeat_ms, send_timeout_ms, backoff_max_ms, lft)";
         }
     }
     if (have_socket && have_tcp) return std::string("event_plugin_options: give socket= or tcp=, not both");

@@ -1,6 +1,7 @@
 // The subnet walk. Runs on OpenSM's sweeper thread under osm->lock: a copy and nothing more.
 #include "ibf/osm_copy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -97,6 +98,9 @@ void copy_subnet(osm_opensm_t* osm, Snapshot& out) {
     out.master_lid = cl_ntoh16(subn.master_sm_base_lid);
     out.initialization_error = subn.subnet_initialization_error;
     out.routing_engine = osm->routing_engine_used && osm->routing_engine_used->name ? osm->routing_engine_used->name : "";
+    // As configured (opensm.conf routing_engine, comma-separated list tried in order); NULL means
+    // OpenSM's default, minhop.
+    out.routing_engine_configured = subn.opt.routing_engine_names ? subn.opt.routing_engine_names : "";
 
     for (cl_map_item_t* it = cl_qmap_head(&subn.sm_guid_tbl); it != cl_qmap_end(&subn.sm_guid_tbl); it = cl_qmap_next(it)) {
         const auto* rsm = reinterpret_cast<const osm_remote_sm_t*>(it);
@@ -172,6 +176,30 @@ void copy_subnet(osm_opensm_t* osm, Snapshot& out) {
         }
     }
     f.finalize();
+}
+
+void copy_lfts(osm_opensm_t* osm, Snapshot& out) {
+    osm_subn_t& subn = osm->subn;
+    const size_t lids = static_cast<size_t>(subn.max_ucast_lid_ho) + 1;
+    cl_qmap_t* sws = &subn.sw_guid_tbl;
+    out.lfts.reserve(out.lfts.size() + cl_qmap_count(sws));
+    for (cl_map_item_t* it = cl_qmap_head(sws); it != cl_qmap_end(sws); it = cl_qmap_next(it)) {
+        const auto* sw = reinterpret_cast<const osm_switch_t*>(it);
+        if (!sw->p_node) continue;
+        SwitchLft t;
+        t.switch_guid = cl_ntoh64(sw->p_node->node_info.node_guid);
+        t.port_by_lid.assign(lids, kLftNoPath);
+        const uint8_t* lft = sw->lft ? sw->lft : sw->new_lft;
+        if (lft) {
+            // Entries up to the switch's own max LID and within the allocated table; LID 0 is never routed.
+            size_t n = std::min<size_t>({lids, static_cast<size_t>(sw->max_lid_ho) + 1, sw->lft_size});
+            if (n > 1) std::memcpy(t.port_by_lid.data() + 1, lft + 1, n - 1);
+        }
+        const uint8_t nports = sw->num_ports;  // ports 0..num_ports-1
+        for (uint8_t& p : t.port_by_lid)
+            if (p != kLftNoPath && p >= nports) p = kLftNoPath;  // never send what the decoder must refuse
+        out.lfts.push_back(std::move(t));
+    }
 }
 
 SmInfo poll_self(osm_opensm_t* osm) {

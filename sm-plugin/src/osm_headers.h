@@ -16,6 +16,7 @@
 #include <opensm/osm_port.h>
 #include <opensm/osm_remote_sm.h>
 #include <opensm/osm_subnet.h>
+#include <opensm/osm_switch.h>
 #include <opensm/osm_version.h>
 #undef delete
 

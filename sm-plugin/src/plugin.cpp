@@ -100,15 +100,20 @@ void take_snapshot(Plugin* p) {
     osm_opensm_t* osm = p->osm;
     auto snap = std::make_shared<Snapshot>();
     auto t0 = Clock::now();
+    Clock::time_point t1;
     cl_plock_acquire(&osm->lock);
     try {
         ibf::osm::copy_subnet(osm, *snap);
+        t1 = Clock::now();
+        if (p->opts.lft) ibf::osm::copy_lfts(osm, *snap);
     } catch (...) {
         cl_plock_release(&osm->lock);
         throw;
     }
     cl_plock_release(&osm->lock);
-    auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+    auto t2 = Clock::now();
+    auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t2 - t0).count());
+    auto lft_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1).count());
     snap->sweep_seq = ++p->seq;
     snap->taken_unix_ms = unix_ms();
     if (p->opts.log >= LogLevel::debug || (snap->initialization_error && p->opts.log >= LogLevel::info)) {
@@ -116,7 +121,10 @@ void take_snapshot(Plugin* p) {
         osm_say(osm, LogLevel::info,
                 "snapshot " + std::to_string(snap->sweep_seq) + ": " + std::to_string(n) + " nodes, " +
                     std::to_string(snap->fabric.link_count()) + " links, " + std::to_string(us) +
-                    " us under the lock (" + std::to_string(n ? us * 1000 / n : 0) + " ns/node)" +
+                    " us under the lock (" + std::to_string(n ? us * 1000 / n : 0) + " ns/node" +
+                    (p->opts.lft ? ", LFTs of " + std::to_string(snap->lfts.size()) + " switches " + std::to_string(lft_us) + " us" : "") +
+                    "), routing engine " + (snap->routing_engine.empty() ? "?" : snap->routing_engine) + " (configured: " +
+                    (snap->routing_engine_configured.empty() ? "default" : snap->routing_engine_configured) + ")" +
                     (snap->initialization_error ? ", sweep reported a subnet initialization error" : ""));
     }
     p->sender->submit_snapshot(std::move(snap), us);

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "../../sm-plugin/src/osm_headers.h"
 #include "ibf/osm_copy.h"
@@ -96,4 +98,36 @@ TEST(OsmCopy, DownPortAndOddValues) {
     EXPECT_EQ(out.phys, PhysState::Polling);
     EXPECT_EQ(out.width_active, Width::Unknown);
     EXPECT_EQ(out.mtu_cap, 0);
+}
+
+// copy_lfts on a hand-built subnet: two switches in sw_guid_tbl, one with a shorter table than the
+// subnet's max LID and one entry beyond its ports (must not reach the wire, which would refuse it).
+TEST(OsmCopy, LftsAreCopiedUpToTheMaxLidInUse) {
+    auto osm = std::make_unique<osm_opensm_t>();
+    std::memset(static_cast<void*>(osm.get()), 0, sizeof(osm_opensm_t));
+    cl_qmap_init(&osm->subn.sw_guid_tbl);
+    osm->subn.max_ucast_lid_ho = 6;
+
+    osm_node_t n1{}, n2{};
+    n1.node_info.node_guid = cl_hton64(0x1111);
+    n2.node_info.node_guid = cl_hton64(0x2222);
+    std::vector<uint8_t> t1(64, OSM_NO_PATH), t2(64, OSM_NO_PATH);
+    t1[1] = 0; t1[2] = 3; t1[3] = 4; t1[4] = 1; t1[5] = 2; t1[6] = 3;
+    t2[1] = 1; t2[2] = 0; t2[3] = 37;  // 37: beyond a 36-port switch
+    t2[5] = 9;                         // beyond max_lid_ho 4: not part of the table
+    osm_switch_t s1, s2;
+    std::memset(static_cast<void*>(&s1), 0, sizeof s1);
+    std::memset(static_cast<void*>(&s2), 0, sizeof s2);
+    s1.p_node = &n1; s1.num_ports = 9;  s1.max_lid_ho = 6; s1.lft = t1.data(); s1.lft_size = 64;
+    s2.p_node = &n2; s2.num_ports = 37; s2.max_lid_ho = 4; s2.lft = t2.data(); s2.lft_size = 64;
+    cl_qmap_insert(&osm->subn.sw_guid_tbl, 0x1111, &s1.map_item);
+    cl_qmap_insert(&osm->subn.sw_guid_tbl, 0x2222, &s2.map_item);
+
+    Snapshot snap;
+    ibf::osm::copy_lfts(osm.get(), snap);
+    ASSERT_EQ(snap.lfts.size(), 2u);
+    EXPECT_EQ(snap.lfts[0].switch_guid, 0x1111u);
+    EXPECT_EQ(snap.lfts[0].port_by_lid, (std::vector<uint8_t>{255, 0, 3, 4, 1, 2, 3}));
+    EXPECT_EQ(snap.lfts[1].switch_guid, 0x2222u);
+    EXPECT_EQ(snap.lfts[1].port_by_lid, (std::vector<uint8_t>{255, 1, 0, 255, 255, 255, 255}));
 }

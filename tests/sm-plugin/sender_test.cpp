@@ -66,6 +66,10 @@ TEST(PluginOptions, DefaultsAndEveryKey) {
     EXPECT_EQ(o.send_timeout_ms, 900);
     EXPECT_EQ(o.backoff_max_ms, 300);
     EXPECT_EQ(std::get<Options>(parse_options("socket=/tmp/x.sock")).endpoint(), "unix:/tmp/x.sock");
+    EXPECT_TRUE(d.lft);  // LFT export is on by default
+    EXPECT_FALSE(std::get<Options>(parse_options("lft=0")).lft);
+    EXPECT_FALSE(std::get<Options>(parse_options("lft=off")).lft);
+    EXPECT_TRUE(std::get<Options>(parse_options("lft=1")).lft);
 }
 
 TEST(PluginOptions, BadOptionsAreRefusedWithAReason) {
@@ -85,6 +89,7 @@ TEST(PluginOptions, BadOptionsAreRefusedWithAReason) {
     EXPECT_NE(err(("socket=/" + std::string(200, 'a')).c_str()).find("108"), std::string::npos);
     EXPECT_NE(err("justaword").find("not key=value"), std::string::npos);
     EXPECT_NE(err("heartbeat_ms=5").find("100..60000"), std::string::npos);
+    EXPECT_NE(err("lft=2").find("lft=\"2\": must be 1 or 0"), std::string::npos);
 }
 
 TEST(PluginOptions, VersionCheck) {

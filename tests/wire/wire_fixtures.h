@@ -45,6 +45,7 @@ inline Snapshot sample_snapshot() {
     s.taken_unix_ms = 1764460800123;
     s.initialization_error = true;
     s.routing_engine = "ftree";
+    s.routing_engine_configured = "ftree,minhop";
     s.other_sms = {{0x100002, 6, 3, SmState::Standby, 99}, {0x100003, 7, 0, SmState::NotActive, 0}};
     Fabric& f = s.fabric;
     NodeId sw = f.add_node({.type = NodeType::Switch, .guid = 0x200000, .system_guid = 0x200000,
@@ -74,6 +75,8 @@ inline Snapshot sample_snapshot() {
     f.connect(ca2, 1, sw, 2);
     f.connect(sw, 3, ca3, 1);
     f.finalize();
+    // LID 1 = the switch itself (port 0), 5..8 = h1 (LMC 2), 6 = h2, 7 = h3; the rest no path.
+    s.lfts = {{0x200000, {kLftNoPath, 0, kLftNoPath, kLftNoPath, kLftNoPath, 1, 2, 3, 1}}};
     return s;
 }
 
@@ -119,6 +122,12 @@ inline void expect_same_snapshot(const Snapshot& a, const Snapshot& b) {
     EXPECT_EQ(a.taken_unix_ms, b.taken_unix_ms);
     EXPECT_EQ(a.initialization_error, b.initialization_error);
     EXPECT_EQ(a.routing_engine, b.routing_engine);
+    EXPECT_EQ(a.routing_engine_configured, b.routing_engine_configured);
+    ASSERT_EQ(a.lfts.size(), b.lfts.size());
+    for (size_t i = 0; i < a.lfts.size(); ++i) {
+        EXPECT_EQ(a.lfts[i].switch_guid, b.lfts[i].switch_guid);
+        EXPECT_EQ(a.lfts[i].port_by_lid, b.lfts[i].port_by_lid);
+    }
     ASSERT_EQ(a.other_sms.size(), b.other_sms.size());
     for (size_t i = 0; i < a.other_sms.size(); ++i) expect_same_sm(a.other_sms[i], b.other_sms[i]);
     ASSERT_EQ(a.fabric.size(), b.fabric.size());

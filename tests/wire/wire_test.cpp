@@ -163,6 +163,43 @@ TEST(Wire, SnapshotRoundTripKeepsTheFabric) {
     EXPECT_EQ(back.fabric.node(ca).name, "custom-name");  // explicit name kept
 }
 
+TEST(Wire, SnapshotLftsAndConfiguredEngineRoundTrip) {
+    Snapshot s = sample_snapshot();
+    // A full-size table: every unicast LID, every port value a switch may use.
+    SwitchLft big{0x200000, std::vector<uint8_t>(kMaxLftLids)};
+    for (size_t l = 0; l < big.port_by_lid.size(); ++l) big.port_by_lid[l] = l % 3 ? static_cast<uint8_t>(l % 9) : kLftNoPath;
+    s.lfts = {big};
+    auto back = std::get<Snapshot>(decode_one(encode(s)));
+    EXPECT_EQ(back.routing_engine_configured, "ftree,minhop");
+    ASSERT_EQ(back.lfts.size(), 1u);
+    EXPECT_EQ(back.lfts[0].switch_guid, 0x200000u);
+    EXPECT_EQ(back.lfts[0].port_by_lid, big.port_by_lid);
+    // Two hex digits per LID on the wire.
+    json j = json::parse(encode_payload(s));
+    EXPECT_EQ(j["lf"][0][1].get<std::string>().size(), 2 * kMaxLftLids);
+    EXPECT_EQ(j["rc"], "ftree,minhop");
+}
+
+TEST(Wire, LftAndConfiguredEngineAreOptionalKeys) {
+    // Not exported (plugin lft=0, or an older plugin): the keys are absent and decode as empty.
+    Snapshot s = sample_snapshot();
+    s.lfts.clear();
+    s.routing_engine_configured.clear();
+    json j = json::parse(encode_payload(s));
+    EXPECT_FALSE(j.contains("lf"));
+    EXPECT_FALSE(j.contains("rc"));
+    auto back = std::get<Snapshot>(decode_payload(MsgType::Snapshot, j.dump()));
+    EXPECT_TRUE(back.lfts.empty());
+    EXPECT_EQ(back.routing_engine_configured, "");
+    // Extra trailing elements in an LFT entry are ignored like in other arrays (future additions).
+    json k = snapshot_json();
+    k["lf"][0].push_back(7);
+    k["lf"][0].push_back(json::array({1}));
+    auto back2 = std::get<Snapshot>(decode_payload(MsgType::Snapshot, k.dump()));
+    ASSERT_EQ(back2.lfts.size(), 1u);
+    EXPECT_EQ(back2.lfts[0].port_by_lid.size(), 9u);
+}
+
 TEST(Wire, EmptySnapshotRoundTrips) {
     Snapshot s;
     auto back = std::get<Snapshot>(decode_one(encode(s)));
@@ -365,6 +402,17 @@ TEST(WireErrors, SnapshotSchemaViolations) {
          }, "already linked"},
         {"self link", [](json& j) { j["k"] = json::array({0, 1, 0, 1}); }, "linked to itself"},
         {"link negative", [](json& j) { j["k"][0] = -1; }, "negative"},
+        {"lft port beyond the switch", [](json& j) { j["lf"][0][1] = "ff00ffffff010209"; }, "routed to port 9 beyond the switch's 8 ports"},
+        {"lft of a CA", [](json& j) { j["lf"][0][0] = 0x100001; }, "not a switch"},
+        {"lft of an unknown node", [](json& j) { j["lf"][0][0] = 0x999; }, "not a node"},
+        {"lft twice", [](json& j) { j["lf"].push_back(j["lf"][0]); }, "second LFT"},
+        {"lft odd hex", [](json& j) { j["lf"][0][1] = "ff0"; }, "odd number"},
+        {"lft not hex", [](json& j) { j["lf"][0][1] = "ffzz"; }, "not a hex digit"},
+        {"lft not a string", [](json& j) { j["lf"][0][1] = json::array({1, 2}); }, "expected a hex string"},
+        {"lft short", [](json& j) { j["lf"][0] = json::array({0x200000}); }, "needs 2"},
+        {"lft not array", [](json& j) { j["lf"] = json::object(); }, "expected an array"},
+        {"lft too long", [](json& j) { j["lf"][0][1] = std::string(2 * kMaxLftLids + 2, 'f'); }, "more than"},
+        {"rc not string", [](json& j) { j["rc"] = 1; }, "expected a string"},
         {"too many sms", [](json& j) {
              j["sms"] = json::array();
              for (size_t i = 0; i <= kMaxSms; ++i) j["sms"].push_back(json::array({1, 1, 1, 1, 1}));

@@ -131,6 +131,32 @@ void write_payload(Writer& w, const Snapshot& s) {
     w.key("ms"); w.num(s.taken_unix_ms); w.ch(',');
     w.key("ie"); w.boolean(s.initialization_error); w.ch(',');
     w.key("re"); w.str(s.routing_engine); w.ch(',');
+    if (!s.routing_engine_configured.empty()) {
+        w.key("rc"); w.str(s.routing_engine_configured); w.ch(',');
+    }
+    if (!s.lfts.empty()) {
+        // Optional: per switch [node GUID, "hex"], two hex digits per destination LID (docs/wire.md).
+        static constexpr char hex[] = "0123456789abcdef";
+        w.key("lf"); w.ch('[');
+        for (size_t i = 0; i < s.lfts.size(); ++i) {
+            const SwitchLft& t = s.lfts[i];
+            if (i) w.ch(',');
+            w.ch('[');
+            w.num(t.switch_guid); w.ch(',');
+            std::string h;
+            size_t n = std::min(t.port_by_lid.size(), kMaxLftLids);
+            h.resize(2 * n + 2);
+            h[0] = '"';
+            for (size_t l = 0; l < n; ++l) {
+                h[1 + 2 * l] = hex[t.port_by_lid[l] >> 4];
+                h[2 + 2 * l] = hex[t.port_by_lid[l] & 15];
+            }
+            h[2 * n + 1] = '"';
+            w.raw(h);
+            w.ch(']');
+        }
+        w.ch(']'); w.ch(',');
+    }
     w.key("sms"); w.ch('[');
     size_t nsms = std::min(s.other_sms.size(), kMaxSms);
     for (size_t i = 0; i < nsms; ++i) {
@@ -488,7 +514,7 @@ public:
     }
 
 private:
-    enum class Ctx : uint8_t { Root, Sm, Sms, Nodes, Node, Ports, Port, Links, Skip };
+    enum class Ctx : uint8_t { Root, Sm, Sms, Nodes, Node, Ports, Port, Links, Lfts, Lft, Skip };
     struct Frame {
         Ctx ctx;
         bool obj;
@@ -507,7 +533,7 @@ private:
         uint32_t seen = 0;
         std::vector<PortRow> ports;
     };
-    enum RootBit : uint32_t { R_osm = 1, R_self = 2, R_ml = 4, R_seq = 8, R_ms = 16, R_ie = 32, R_re = 64, R_sms = 128, R_n = 256, R_k = 512 };
+    enum RootBit : uint32_t { R_osm = 1, R_self = 2, R_ml = 4, R_seq = 8, R_ms = 16, R_ie = 32, R_re = 64, R_sms = 128, R_n = 256, R_k = 512, R_rc = 1024, R_lf = 2048 };
     enum NodeBit : uint32_t { N_t = 1, N_g = 2, N_sg = 4, N_d = 8, N_nm = 16, N_v = 32, N_dv = 64, N_l = 128, N_np = 256, N_p = 512 };
 
     std::vector<Frame> frames_;
@@ -568,9 +594,12 @@ private:
         else child.label_index = p.count;
         switch (p.ctx) {
             case Ctx::Root:
-                if (p.key == "self" || p.key == "sms" || p.key == "n" || p.key == "k") {
+                if (p.key == "self" || p.key == "sms" || p.key == "n" || p.key == "k" || p.key == "lf") {
                     if (obj) not_a("an array", container_val(obj));
-                    if (p.key == "self") {
+                    if (p.key == "lf") {
+                        once(root_seen_, R_lf, elem());
+                        child.ctx = Ctx::Lfts;
+                    } else if (p.key == "self") {
                         once(root_seen_, R_self, elem());
                         child.ctx = Ctx::Sm;
                         child.sm = &result.self;
@@ -621,6 +650,16 @@ private:
                 node_.ports.emplace_back();
                 break;
             }
+            case Ctx::Lfts:
+                if (obj) not_a("an array", container_val(obj));
+                if (p.count >= kMaxNodes) fail(cont(), "array has more than " + std::to_string(kMaxNodes) + " elements");
+                child.ctx = Ctx::Lft;
+                result.lfts.emplace_back();
+                break;
+            case Ctx::Lft:
+                if (p.count < 2) scalar(container_val(obj));  // throws the type error
+                if (p.count >= 64) fail(cont(), "array has more than 64 elements");
+                break;
             case Ctx::Sm:
             case Ctx::Port:
             case Ctx::Links:
@@ -636,7 +675,7 @@ private:
     }
 
     static bool is_root_scalar(const std::string& k) {
-        return k == "osm" || k == "ml" || k == "seq" || k == "ms" || k == "ie" || k == "re";
+        return k == "osm" || k == "ml" || k == "seq" || k == "ms" || k == "ie" || k == "re" || k == "rc";
     }
     static bool is_node_scalar(const std::string& k) {
         return k == "t" || k == "g" || k == "sg" || k == "d" || k == "nm" || k == "v" || k == "dv" || k == "l" || k == "np";
@@ -655,7 +694,8 @@ private:
                 else if (k == "ms") { once(root_seen_, R_ms, w); result.taken_unix_ms = as_i64(v, w); }
                 else if (k == "ie") { once(root_seen_, R_ie, w); result.initialization_error = as_bool(v, w); }
                 else if (k == "re") { once(root_seen_, R_re, w); result.routing_engine = as_str(v, w); }
-                else if (k == "self" || k == "sms" || k == "n" || k == "k") not_a("an array", v);
+                else if (k == "rc") { once(root_seen_, R_rc, w); result.routing_engine_configured = as_str(v, w); }
+                else if (k == "self" || k == "sms" || k == "n" || k == "k" || k == "lf") not_a("an array", v);
                 break;
             }
             case Ctx::Sm: {
@@ -669,6 +709,30 @@ private:
                     default:
                         if (f.count >= 64) fail(cont(), "array has more than 64 elements");
                         break;
+                }
+                break;
+            }
+            case Ctx::Lfts: not_a("an array", v);
+            case Ctx::Lft: {
+                SwitchLft& t = result.lfts.back();
+                if (f.count == 0) {
+                    t.switch_guid = as_u64(v, w, UINT64_MAX);
+                } else if (f.count == 1) {
+                    if (v.t != json::value_t::string) fail(w, std::string("expected a hex string, got ") + v.type_name());
+                    if (v.s.size() % 2) fail(w, "odd number of hex digits");
+                    if (v.s.size() / 2 > kMaxLftLids)
+                        fail(w, "more than " + std::to_string(kMaxLftLids) + " LIDs");
+                    t.port_by_lid.resize(v.s.size() / 2);
+                    auto nib = [&](char c) -> int {
+                        if (c >= '0' && c <= '9') return c - '0';
+                        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+                        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+                        fail(w, "not a hex digit");
+                    };
+                    for (size_t l = 0; l < t.port_by_lid.size(); ++l)
+                        t.port_by_lid[l] = static_cast<uint8_t>(nib(v.s[2 * l]) << 4 | nib(v.s[2 * l + 1]));
+                } else if (f.count >= 64) {
+                    fail(cont(), "array has more than 64 elements");
                 }
                 break;
             }
@@ -734,6 +798,9 @@ private:
                 if (f.count < 14) fail(cont(), "array has " + std::to_string(f.count) + " elements, needs 14");
                 break;
             case Ctx::Node: finish_node(); break;
+            case Ctx::Lft:
+                if (f.count < 2) fail(cont(), "array has " + std::to_string(f.count) + " elements, needs 2");
+                break;
             default: break;
         }
         frames_.pop_back();
@@ -808,6 +875,23 @@ private:
             if (p->linked() || q->linked()) fail(at, "port already linked");
             f.connect(a, pa, b, pb);
         }
+        const Path wlf = w.child("lf");
+        std::vector<uint8_t> seen_lft(f.size(), 0);
+        for (size_t i = 0; i < result.lfts.size(); ++i) {
+            const SwitchLft& t = result.lfts[i];
+            const Path at = wlf.at(i);
+            auto id = f.find(t.switch_guid);
+            if (!id) fail(at.at(0), "LFT of " + guid_hex(t.switch_guid) + ", which is not a node of \"n\"");
+            const Node& sw = f.node(*id);
+            if (sw.type != NodeType::Switch) fail(at.at(0), "LFT of " + guid_hex(t.switch_guid) + ", which is not a switch");
+            if (seen_lft[*id]++) fail(at.at(0), "second LFT for switch " + guid_hex(t.switch_guid));
+            for (size_t l = 0; l < t.port_by_lid.size(); ++l) {
+                int port = t.port_by_lid[l];
+                if (port != kLftNoPath && port > sw.num_ports())
+                    fail(at.at(1), "LID " + std::to_string(l) + " routed to port " + std::to_string(port) +
+                                       " beyond the switch's " + std::to_string(sw.num_ports()) + " ports");
+            }
+        }
         f.finalize();
     }
 };
@@ -851,7 +935,11 @@ namespace {
 template <class T>
 std::string encode_frame(MsgType type, const T& msg) {
     std::string out(kHeaderSize, '\0');
-    if constexpr (std::is_same_v<T, Snapshot>) out.reserve(kHeaderSize + 256 + msg.fabric.size() * 160);
+    if constexpr (std::is_same_v<T, Snapshot>) {
+        size_t lft_bytes = 0;
+        for (const SwitchLft& t : msg.lfts) lft_bytes += 2 * t.port_by_lid.size() + 32;
+        out.reserve(kHeaderSize + 256 + msg.fabric.size() * 160 + lft_bytes);
+    }
     Writer w(out);
     write_payload(w, msg);
     size_t len = out.size() - kHeaderSize;

@@ -24,6 +24,15 @@ struct SmInfo {
     uint32_t act_count = 0;
 };
 
+// One switch's linear forwarding table as OpenSM programmed it: the egress port for every
+// destination LID (index = LID, 0..max LID in use; 255 = no path). Exported by the plugin after
+// routing (optional, plugin option lft=1), consumed by routing/lft.h (lft_balance).
+struct SwitchLft {
+    Guid switch_guid = 0;                // node GUID of the switch
+    std::vector<uint8_t> port_by_lid;    // index = destination LID; 255 = unreachable
+};
+inline constexpr uint8_t kLftNoPath = 255;
+
 struct Snapshot {
     std::string osm_version;          // "OpenSM 3.3.23"
     SmInfo self;                      // the SM that produced this snapshot
@@ -32,8 +41,10 @@ struct Snapshot {
     int64_t taken_unix_ms = 0;        // wall clock at copy time (set by the plugin, not by pure code)
     bool initialization_error = false;  // subn.subnet_initialization_error at that sweep
     std::string routing_engine;       // engine actually used ("ftree", "minhop", ...) "" if unknown
+    std::string routing_engine_configured;  // opensm.conf routing_engine as given ("ftree,minhop"), "" = default/unknown
     std::vector<SmInfo> other_sms;    // remote SMs this SM knows (sm_guid_tbl)
     Fabric fabric;
+    std::vector<SwitchLft> lfts;      // per switch, when the plugin exports them (empty: not exported)
 };
 
 }  // namespace ibf

@@ -19,13 +19,12 @@
 #include "ibf/analysis.h"
 #include "ibf/fabric.h"
 #include "ibf/finding.h"
+#include "ibf/snapshot.h"
 
 namespace ibf {
 
-struct SwitchLft {
-    Guid switch_guid = 0;                // node GUID of the switch
-    std::vector<uint8_t> port_by_lid;    // index = destination LID; 255 = unreachable
-};
+// SwitchLft {switch_guid, port_by_lid} is defined in model/include/ibf/snapshot.h (the plugin
+// exports it in ibf::Snapshot::lfts).
 
 struct PortLoad {
     int port = 0;

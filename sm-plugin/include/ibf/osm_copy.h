@@ -21,6 +21,11 @@ void copy_port(const struct osm_physp* p, bool ext_speeds, bool is_switch, Port&
 // taken_unix_ms (the caller's). Caller holds osm->lock (shared is enough).
 void copy_subnet(struct osm_opensm* osm, Snapshot& out);
 
+// The switches' linear forwarding tables after routing (osm_switch_t::lft, what the switches
+// acknowledged), one SwitchLft per switch, LIDs 0..subn.max_ucast_lid_ho (the max LID in use).
+// Appends to out.lfts. Caller holds osm->lock (shared) — at SUBNET_UP only, never in LFT_CHANGE.
+void copy_lfts(struct osm_opensm* osm, Snapshot& out);
+
 // The SM's own SmInfo read without the lock (word-sized atomic loads): for the heartbeat.
 SmInfo poll_self(struct osm_opensm* osm);
 

@@ -26,6 +26,7 @@ struct Options {
     int heartbeat_ms = 1000;              // Heartbeat + Counters period (100..60000)
     int send_timeout_ms = 5000;           // a controller that reads nothing for this long is dropped (100..600000)
     int backoff_max_ms = 2000;            // reconnect backoff cap (10..60000)
+    bool lft = true;                      // lft=1|0: export the switches' LFTs in each snapshot
 
     bool tcp() const { return !tcp_host.empty(); }
     std::string endpoint() const;         // "unix:/path" or "tcp:host:port", for log lines

@@ -33,6 +33,7 @@ inline constexpr size_t kMaxNodes = 65536;             // nodes in one snapshot 
 inline constexpr size_t kMaxSms = 1024;                // Snapshot::other_sms entries
 inline constexpr size_t kMaxString = 4096;             // bytes in any one string field
 inline constexpr int kMaxJsonDepth = 8;                // nesting of arrays/objects in a payload
+inline constexpr size_t kMaxLftLids = 49152;           // entries in one Snapshot "lf" table (unicast LIDs 0..0xBFFF)
 
 enum class MsgType : uint16_t { Hello = 1, Snapshot = 2, Event = 3, Heartbeat = 4, Counters = 5 };
 
