@@ -137,5 +137,72 @@ TEST(FtreeFiles, NonUniqueSwitchNamesGetTierNames) {
     EXPECT_EQ(map.size(), 11u);  // the 89 CAs share one description: not named
 }
 
+// Complete up/down tables for a synthetic tree: a switch sends a host below it down its own
+// port, a host elsewhere up (leaves, round robin over `up`) or down towards the host's leaf.
+std::vector<SwitchLft> full_tables(const Fabric& f, const Analysis& a) {
+    std::vector<SwitchLft> out;
+    for (NodeId sw = 0; sw < f.size(); ++sw) {
+        if (f.node(sw).type != NodeType::Switch) continue;
+        std::vector<int> up;
+        for (const Bundle& b : a.info(sw)->up_bundles) up.insert(up.end(), b.ports.begin(), b.ports.end());
+        SwitchLft t{f.node(sw).guid, std::vector<uint8_t>(64, 255)};
+        size_t next = 0;
+        for (NodeId n = 0; n < f.size(); ++n) {
+            const Port* p = f.node(n).type == NodeType::CA ? f.node(n).port(1) : nullptr;
+            if (!p || !p->linked()) continue;
+            if (p->peer == sw) { t.port_by_lid[p->lid] = p->peer_port; continue; }
+            int down = 0;
+            for (const Port& q : f.node(sw).ports)
+                if (q.valid && q.linked() && q.peer == p->peer) { down = q.num; break; }
+            t.port_by_lid[p->lid] = static_cast<uint8_t>(down ? down : up[next++ % up.size()]);
+        }
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+TEST(LftPaths, UpDownTablesReachEveryHostWithinThreeHops) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    Analysis a = analyze(f);
+    auto tables = full_tables(f, a);
+    LftPaths p = lft_paths(f, tables);
+    const long switches = static_cast<long>(f.count(NodeType::Switch)), hosts = static_cast<long>(a.compute_hosts.size());
+    EXPECT_EQ(p.routes, switches * hosts);
+    EXPECT_EQ(p.broken, 0);
+    EXPECT_EQ(p.unrouted, 0);
+    EXPECT_EQ(p.max_hops, 3);  // leaf -> spine -> leaf -> host
+    ASSERT_EQ(p.hop_histogram.size(), 4u);
+    EXPECT_EQ(p.hop_histogram[1], hosts);  // every host from its own leaf
+}
+
+TEST(LftPaths, DeadEndsLoopsAndMissingEntriesAreCounted) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    Analysis a = analyze(f);
+    auto tables = full_tables(f, a);
+    NodeId h = synth_node(f, "leaf0001");  // a leaf; its first host:
+    const Port* hp = nullptr;
+    for (const Port& q : f.node(h).ports)
+        if (q.valid && q.linked() && f.node(q.peer).type == NodeType::CA) { hp = f.node(q.peer).port(q.peer_port); break; }
+    ASSERT_NE(hp, nullptr);
+    const uint16_t lid = hp->lid;
+    SwitchLft* leaf = nullptr;
+    for (SwitchLft& t : tables)
+        if (t.switch_guid == f.node(h).guid) leaf = &t;
+    ASSERT_NE(leaf, nullptr);
+    // The host's own leaf sends it back up: every spine bounces it down again (a loop), and every
+    // other leaf reaches it only through that loop.
+    const int up_port = a.info(h)->up_bundles[0].ports[0];
+    leaf->port_by_lid[lid] = static_cast<uint8_t>(up_port);
+    LftPaths p = lft_paths(f, tables);
+    const long switches = static_cast<long>(f.count(NodeType::Switch)), hosts = static_cast<long>(a.compute_hosts.size());
+    EXPECT_EQ(p.broken, switches);
+    EXPECT_EQ(p.routes, switches * (hosts - 1));
+    // No path at the first switch is unrouted, not broken.
+    leaf->port_by_lid[lid] = 255;
+    p = lft_paths(f, tables);
+    EXPECT_EQ(p.unrouted, 1);
+    EXPECT_EQ(p.broken, switches - 1);  // the others lead into the leaf's empty entry
+}
+
 }  // namespace
 }  // namespace ibf

@@ -51,6 +51,21 @@ struct LftReport {
     std::vector<Finding> findings;     // lft_imbalance
 };
 
+// Where the tables actually lead: every switch's route to every compute-host LID followed hop by
+// hop through the other switches' tables. hops = cables from that switch to the host (1 = the
+// host hangs off the switch). A route that meets "no path" (255) after the first switch, port 0,
+// a port that does not exist or is not linked, a CA that is not the destination, or a loop is
+// broken; "no path" at the first switch is unrouted. Switches without a table end a walk
+// without a verdict (not counted). O(switches x host LIDs).
+struct LftPaths {
+    int max_hops = 0;            // longest route (0: none followed)
+    long routes = 0;             // (switch, host LID) pairs that reach the host
+    long unrouted = 0;           // no path at the first switch
+    long broken = 0;             // dead ends and loops
+    std::vector<int> hop_histogram;  // index = hops, value = routes
+};
+LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts);
+
 LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const LftOptions& opt = {});
 
 }  // namespace ibf
