@@ -19,33 +19,15 @@
 #include "ibf/error.h"
 #include "ibf/ftree_files.h"
 #include "ibf/plan_infer.h"
+#include "ibf/inputs.h"
 #include "ibf/plan_yaml.h"
 #include "ibf/report.h"
 
 namespace ibf::cli {
 namespace {
 
-std::string read_text(const std::string& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, 0, std::string("cannot read the ") + what + ": " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw InputError(path, 0, 0, std::string("cannot read the ") + what + ": " + std::strerror(errno));
-    return ss.str();
-}
-
-void write_text(const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, 0, 0, std::string("cannot write: ") + std::strerror(errno));
-    out << text;
-    out.flush();
-    if (!out) throw InputError(path, 0, 0, std::string("cannot write: ") + std::strerror(errno));
-}
-
 Fabric load_dump(const std::string& path, const std::string& map_path) {
-    Fabric f = parse_dump(read_text(path, "dump"), path);
-    if (!map_path.empty()) apply_node_name_map(f, parse_node_name_map(read_text(map_path, "node-name-map"), map_path));
-    return f;
+    return load_dump_file(path, map_path.empty() ? NodeNameMap{} : load_node_name_map(map_path));
 }
 
 // A fabric with the nodes and cables of a plan. Every planned node needs a GUID (the files name
@@ -123,7 +105,7 @@ int run_plan_from_dump(const PlanArgs& args) {
         std::cout << p.yaml;
         std::cout.flush();
     } else {
-        write_text(args.out, p.yaml);
+        write_text_file(args.out, p.yaml);
         std::fprintf(stderr, "wrote %s: %d switches and %d hosts in compact form, %d explicit cables\n", args.out.c_str(),
                      p.compact_switches, p.compact_hosts, p.explicit_cables);
     }
@@ -135,12 +117,12 @@ struct FilesArgs {
 };
 
 int run_routing_files(const FilesArgs& args) {
-    const std::string text = read_text(args.input, "dump or plan");
+    const std::string text = read_text_file(args.input, "dump or plan");
     Fabric f;
     if (detect_dump_format(text)) {
         f = parse_dump(text, args.input);
         if (!args.node_name_map.empty())
-            apply_node_name_map(f, parse_node_name_map(read_text(args.node_name_map, "node-name-map"), args.node_name_map));
+            apply_node_name_map(f, load_node_name_map(args.node_name_map));
     } else {
         f = fabric_from_plan(parse_plan_yaml(text, args.input));
     }
@@ -150,9 +132,9 @@ int run_routing_files(const FilesArgs& args) {
     std::filesystem::create_directories(args.out_dir, ec);
     if (ec) throw InputError(args.out_dir, 0, 0, "cannot create the output directory: " + ec.message());
     const std::filesystem::path dir(args.out_dir);
-    write_text((dir / "root_guid_file").string(), files.root_guids);
-    write_text((dir / "cn_guid_file").string(), files.cn_guids);
-    write_text((dir / "ib-node-name-map").string(), files.node_name_map);
+    write_text_file((dir / "root_guid_file").string(), files.root_guids);
+    write_text_file((dir / "cn_guid_file").string(), files.cn_guids);
+    write_text_file((dir / "ib-node-name-map").string(), files.node_name_map);
     std::cout << "wrote " << (dir / "root_guid_file").string() << " (" << files.roots << " " << tier_name(a.levels())
               << " switches), " << (dir / "cn_guid_file").string() << " (" << files.compute_ports << " compute node ports";
     if (files.skipped_ports) std::cout << ", " << files.skipped_ports << " without a port GUID skipped";

@@ -1,22 +1,17 @@
 // `ibfabric check`: compare a fabric dump with its plan (a YAML plan or a known-good dump).
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <optional>
-#include <sstream>
 #include <string>
 
 #include "commands.h"
 #include "ibf/check.h"
 #include "ibf/dumps.h"
 #include "ibf/error.h"
-#include "ibf/plan_yaml.h"
+#include "ibf/inputs.h"
 #include "ibf/report.h"
 
 namespace ibf::cli {
@@ -31,47 +26,13 @@ struct CheckArgs {
     bool no_capability = false;
 };
 
-std::string read_file(const std::string& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, 0, std::string("cannot read the ") + what + ": " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw InputError(path, 0, 0, std::string("cannot read the ") + what + ": " + std::strerror(errno));
-    return ss.str();
-}
-
-// The directory part of `path` ("" when none), to resolve files a plan names relative to it.
-std::string dir_of(const std::string& path) {
-    auto slash = path.rfind('/');
-    return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-}
-
 int run_check(const CheckArgs& a) {
-    NodeNameMap map;
-    if (!a.node_name_map.empty()) map = parse_node_name_map(read_file(a.node_name_map, "node-name-map"), a.node_name_map);
-
-    // The plan: a YAML plan, or a known-good dump (the map applies to it too, so names match).
-    const std::string expected_text = read_file(a.expected, "plan");
-    Plan plan;
-    std::optional<Fabric> golden;
-    if (!looks_like_plan_yaml(expected_text) && detect_dump_format(expected_text)) {
-        golden = parse_dump(expected_text, a.expected);
-        if (!map.empty()) apply_node_name_map(*golden, map);
-        plan = plan_from_fabric(*golden, a.expected);
-    } else {
-        plan = load_plan(expected_text, a.expected);
-        // A plan may name its node-name-map (relative to the plan file); --node-name-map wins.
-        if (a.node_name_map.empty() && !plan.node_name_map.empty()) {
-            std::string path = plan.node_name_map;
-            if (path.front() != '/') path = dir_of(a.expected) + path;
-            map = parse_node_name_map(read_file(path, "node-name-map named by the plan"), path);
-        }
-    }
-
-    Fabric actual = parse_dump(read_file(a.actual, "dump"), a.actual);
-    if (!map.empty()) apply_node_name_map(actual, map);
+    // The plan: a YAML plan, or a known-good dump; the node-name-map from --node-name-map or the plan.
+    Expected e = load_expected(a.expected, a.node_name_map);
+    Fabric actual = load_dump_file(a.actual, e.names);
     // A golden ibnetdiscover dump names CAs by node GUID, an iblinkinfo dump by port GUID: align them.
-    if (golden) align_golden_guids(plan, *golden, actual);
+    if (e.golden) align_golden_guids(e.plan, *e.golden, actual);
+    const Plan& plan = e.plan;
 
     CheckOptions opt;
     opt.rate_below_capability = !a.no_capability;

@@ -1,37 +1,28 @@
 // Loading the declared topology, node-name-map and token files for the daemon.
-#include <fstream>
-#include <sstream>
 
 #include "ibf/daemon.h"
 #include "ibf/error.h"
-#include "ibf/plan_yaml.h"
+#include "ibf/inputs.h"
 
 namespace ibf {
-namespace {
-
-std::string read_file(const std::string& path, const std::string& what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, 0, "cannot read " + what);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-}  // namespace
 
 Topology load_topology(const DaemonConfig& c) {
     Topology t;
-    if (!c.topology.empty())
-        t.plan = std::make_shared<const Plan>(load_plan(read_file(c.topology, "the topology"), c.topology));
-    if (!c.node_name_map.empty())
-        t.names = std::make_shared<const NodeNameMap>(
-            parse_node_name_map(read_file(c.node_name_map, "the node-name-map"), c.node_name_map));
+    if (!c.topology.empty()) {
+        // Same resolution as `ibfabric check`: a YAML plan or a golden dump, and the node-name-map
+        // from the config, else the one the plan names.
+        Expected e = load_expected(c.topology, c.node_name_map);
+        t.plan = std::make_shared<const Plan>(std::move(e.plan));
+        if (!e.names.empty()) t.names = std::make_shared<const NodeNameMap>(std::move(e.names));
+    } else if (!c.node_name_map.empty()) {
+        t.names = std::make_shared<const NodeNameMap>(load_node_name_map(c.node_name_map));
+    }
     return t;
 }
 
 std::optional<std::string> load_token(const DaemonConfig& c) {
     if (c.token_file.empty()) return std::nullopt;
-    std::string s = read_file(c.token_file, "the token file");
+    std::string s = read_text_file(c.token_file, "token file");
     const char* ws = " \t\r\n";
     s.erase(0, s.find_first_not_of(ws) == std::string::npos ? s.size() : s.find_first_not_of(ws));
     s.erase(s.find_last_not_of(ws) + 1);

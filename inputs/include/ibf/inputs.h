@@ -1,0 +1,43 @@
+// Reading the administrator's files from disk: plans (YAML or a known-good dump), dumps and
+// node-name-maps. The one place that turns paths into model objects, so the CLI, the daemon and
+// the lab resolve them the same way. (The parsers themselves are pure: dumps/, config/.)
+//
+//   ibf::Expected e = ibf::load_expected("plan.yaml");       // + the node-name-map the plan names
+//   ibf::Fabric now = ibf::load_dump_file("now.txt", e.names);
+//
+// Every failure is an ibf::InputError naming the file (and line/column for parse errors).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ibf/dumps.h"
+#include "ibf/fabric.h"
+#include "ibf/plan.h"
+
+namespace ibf {
+
+// Whole file as bytes. `what` says what the file is for in the error ("plan", "dump", ...).
+std::string read_text_file(const std::string& path, std::string_view what);
+// Replaces `path` with `text` (truncating); InputError when it cannot be written.
+void write_text_file(const std::string& path, std::string_view text);
+
+// The expected side of a check.
+struct Expected {
+    Plan plan;
+    NodeNameMap names;           // applied to actual fabrics before checking; empty = none
+    std::string names_path;      // where `names` came from ("" = none)
+    std::optional<Fabric> golden;  // set when the plan is a known-good dump
+};
+
+// Loads a YAML plan or a known-good dump (detected). The node-name-map is `node_name_map` when
+// given, else the one the YAML plan names in `node_name_map:` (relative to the plan's folder).
+// A golden dump gets the map applied too, so its names match the plan's.
+Expected load_expected(const std::string& path, const std::string& node_name_map = "");
+
+// A dump of any supported format, with `names` applied when not empty.
+Fabric load_dump_file(const std::string& path, const NodeNameMap& names = {});
+NodeNameMap load_node_name_map(const std::string& path);
+
+}  // namespace ibf
