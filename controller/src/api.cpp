@@ -2,6 +2,7 @@
 #include "ibf/api.h"
 
 #include <charconv>
+#include <cmath>
 #include <ctime>
 #include <map>
 
@@ -115,6 +116,8 @@ json fabric_json(const ApiContext& ctx) {
         j["source_sm"] = guid_hex(*st.current_source());
         j["osm_version"] = cur->osm_version;
         j["routing_engine"] = cur->routing_engine;
+        j["routing_engine_configured"] = cur->routing_engine_configured;
+        j["lft_switches"] = cur->lfts.size();
         j["initialization_error"] = cur->initialization_error;
     } else {
         j["nodes"] = j["switches"] = j["cas"] = j["routers"] = j["links"] = 0;
@@ -194,6 +197,22 @@ json findings_response_json(const ControllerState& st) {
     return j;
 }
 
+json analysis_response_json(const ControllerState& st, bool per_switch) {
+    const auto& la = st.analysis();
+    json j;
+    if (la) {
+        j = la->summary_json;
+        if (per_switch) j["switches"] = la->switches_json;
+    } else {
+        j = json{{"summary", json::object()}, {"findings", json::array()}, {"routing", nullptr}};
+    }
+    j["analyzed"] = la != nullptr;
+    j["sweep_seq"] = la ? json(st.analysis_sweep_seq()) : json(nullptr);
+    j["generated_at"] = time_or_null(st.analysis_ms());
+    j["analyze_ms"] = la ? json(std::round(st.last_analyze_ms() * 100) / 100) : json(nullptr);
+    return j;
+}
+
 std::string metrics_text(const ControllerState& st) {
     Metrics m;
     m.head("ibfabric_findings", "gauge", "Findings of the latest check, by kind and severity.");
@@ -205,6 +224,35 @@ std::string metrics_text(const ControllerState& st) {
     for (const Finding& f : st.findings()) ++by[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
     for (const auto& [ks, n] : by)
         m.sample("ibfabric_findings", "kind=\"" + ks.first + "\",severity=\"" + ks.second + "\"", n);
+
+    // The live fat-tree analysis (routing/ kinds only: check's kinds never come from it).
+    m.head("ibfabric_analysis_findings", "gauge", "Findings of the latest live fat-tree analysis, by kind and severity.");
+    std::map<std::pair<std::string, std::string>, uint64_t> aby;
+    for (int k = static_cast<int>(FindingKind::missing_uplink); k < kFindingKindCount; ++k) {
+        const auto kind = static_cast<FindingKind>(k);
+        aby[{std::string(to_string(kind)), std::string(to_string(default_severity(kind)))}] = 0;
+    }
+    const auto& la = st.analysis();
+    if (la)
+        for (const Finding& f : la->findings) ++aby[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
+    for (const auto& [ks, n] : aby)
+        m.sample("ibfabric_analysis_findings", "kind=\"" + ks.first + "\",severity=\"" + ks.second + "\"", n);
+    m.head("ibfabric_routing_fallback", "gauge", "1 when OpenSM routed with another engine than the first configured one.");
+    m.sample("ibfabric_routing_fallback", "", la && la->routing_fallback ? 1 : 0);
+    m.head("ibfabric_lft_switches", "gauge", "Switches whose LFT came with the latest snapshot (0: not exported).");
+    m.sample("ibfabric_lft_switches", "", la ? static_cast<uint64_t>(la->lft_switches) : 0);
+    m.head("ibfabric_lft_switches_imbalanced", "gauge", "Switches whose LFT spreads hosts unevenly over the uplinks.");
+    m.sample("ibfabric_lft_switches_imbalanced", "", la ? static_cast<uint64_t>(la->lft_imbalanced) : 0);
+    const json* lft = nullptr;
+    if (la && la->summary_json.contains("routing") && la->summary_json["routing"].is_object() &&
+        la->summary_json["routing"].contains("lft") && la->summary_json["routing"]["lft"].is_object())
+        lft = &la->summary_json["routing"]["lft"];
+    m.head("ibfabric_lft_max_hops", "gauge", "Longest switch-to-host route in the LFTs, in cables.");
+    m.sample("ibfabric_lft_max_hops", "", lft ? (*lft)["max_hops"].get<uint64_t>() : 0);
+    m.head("ibfabric_lft_routes_broken", "gauge", "Switch-to-host routes that dead-end or loop in the LFTs.");
+    m.sample("ibfabric_lft_routes_broken", "", lft ? (*lft)["routes_broken"].get<uint64_t>() : 0);
+    m.head("ibfabric_analysis_duration_seconds", "gauge", "Duration of the latest live analysis (analysis, LFTs, JSON).");
+    m.sample("ibfabric_analysis_duration_seconds", "", num(st.last_analyze_ms() / 1000.0));
 
     const auto& cur = st.current();
     m.head("ibfabric_nodes", "gauge", "Nodes in the current fabric, by type.");
@@ -303,6 +351,21 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
         }
         if (path == "/api/v1/fabric") return method_is("GET", r) ? ok_json(fabric_json(ctx)) : r;
         if (path == "/api/v1/findings") return method_is("GET", r) ? ok_json(findings_response_json(*ctx.state)) : r;
+        if (path == "/api/v1/analysis") {
+            if (!method_is("GET", r)) return r;
+            bool per_switch = false;
+            for (size_t pos = 0; pos <= query.size() && !query.empty();) {
+                size_t amp = query.find('&', pos);
+                if (amp == std::string::npos) amp = query.size();
+                std::string kv = query.substr(pos, amp - pos);
+                pos = amp + 1;
+                if (kv == "switches=1" || kv == "switches=true" || kv == "switches") per_switch = true;
+                else if (kv == "switches=0" || kv == "switches=false") per_switch = false;
+                else if (kv.rfind("switches=", 0) == 0) return api_error(400, "switches must be 0 or 1");
+                else if (!kv.empty()) return api_error(400, "unknown query parameter '" + kv.substr(0, kv.find('=')) + "'");
+            }
+            return ok_json(analysis_response_json(*ctx.state, per_switch));
+        }
         if (path == "/api/v1/sm") return method_is("GET", r) ? ok_json(sm_json(*ctx.state)) : r;
         if (path == "/api/v1/history") {
             if (!method_is("GET", r)) return r;

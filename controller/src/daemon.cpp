@@ -21,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "ibf/api.h"
@@ -573,15 +574,15 @@ void Daemon::Impl::worker_loop() {
         r.generation = w.job.generation;
         r.snapshot = w.job.snapshot;
         const auto t0 = steady::now();
+        std::optional<Fabric> mapped;  // the map applies to a copy: snapshots stay as sent
         try {
+            if (w.names && !w.names->empty()) {
+                mapped = w.job.snapshot->fabric;
+                apply_node_name_map(*mapped, *w.names);
+            }
+            const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
             if (w.plan) {
-                if (w.names && !w.names->empty()) {
-                    Fabric f = w.job.snapshot->fabric;  // the map applies to a copy: snapshots stay as sent
-                    apply_node_name_map(f, *w.names);
-                    r.findings = check(*w.plan, f, w.options);
-                } else {
-                    r.findings = check(*w.plan, w.job.snapshot->fabric, w.options);
-                }
+                r.findings = check(*w.plan, f, w.options);
                 r.checked = true;
             }
             r.findings_json = findings_to_json(r.findings);
@@ -590,6 +591,16 @@ void Daemon::Impl::worker_loop() {
             continue;
         }
         r.check_ms = ms_since(t0);
+        // The fat-tree analysis of the same fabric (no plan needed): tiers, routing engine, LFTs.
+        const auto t1 = steady::now();
+        try {
+            r.analysis = std::make_shared<const LiveAnalysis>(
+                analyze_live(*w.job.snapshot, mapped ? *mapped : w.job.snapshot->fabric));
+        } catch (const std::exception& e) {
+            spdlog::error("analysis of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
+        }
+        r.analyze_ms = ms_since(t1);
+        mapped.reset();
 
         HistoryRow row;
         const bool record = history && w.job.new_sweep;
@@ -627,6 +638,15 @@ void Daemon::Impl::on_result(CheckResult r, steady::time_point received, double 
     const uint64_t seq = r.snapshot ? r.snapshot->sweep_seq : 0;
     const Guid sm = r.snapshot ? r.snapshot->self.port_guid : 0;
     const bool checked = r.checked;
+    const double analyze_ms = r.analyze_ms;
+    std::string analysis_summary = "no analysis";
+    if (r.analysis) {
+        const LiveAnalysis& la = *r.analysis;
+        analysis_summary = std::to_string(la.findings.size()) + " analysis findings";
+        if (la.routing_fallback) analysis_summary += ", ROUTING FALLBACK";
+        if (la.lft_switches) analysis_summary += ", LFTs of " + std::to_string(la.lft_switches) + " switches (" +
+                                                  std::to_string(la.lft_imbalanced) + " imbalanced)";
+    }
     std::string summary;
     if (r.findings_json.contains("summary"))
         for (auto& [k, v] : r.findings_json["summary"].items())
@@ -634,12 +654,12 @@ void Daemon::Impl::on_result(CheckResult r, steady::time_point received, double 
     if (!state.publish(std::move(r), now_ms())) return;
     const double lag = ms_since(received);
     state.note_publish_lag(lag);
-    spdlog::info("sweep {} from SM {}: {}; decode {:.2f} ms, check {:.2f} ms, queue wait {:.2f} ms, snapshot "
-                 "received -> findings published {:.2f} ms",
+    spdlog::info("sweep {} from SM {}: {}; {}; decode {:.2f} ms, check {:.2f} ms, analysis {:.2f} ms, queue wait "
+                 "{:.2f} ms, snapshot received -> findings published {:.2f} ms",
                  seq, guid_hex(sm),
                  checked ? (n ? std::to_string(n) + " findings (" + summary + ")" : std::string("no findings"))
                          : std::string("not checked (no topology)"),
-                 decode_ms, check_ms, wait_ms, lag);
+                 analysis_summary, decode_ms, check_ms, analyze_ms, wait_ms, lag);
 }
 
 nlohmann::json Daemon::Impl::reload() {

@@ -146,6 +146,12 @@ bool ControllerState::publish(CheckResult r, int64_t now_ms) {
     findings_json_ = std::move(r.findings_json);
     findings_seq_ = r.snapshot ? r.snapshot->sweep_seq : 0;
     findings_ms_ = now_ms;
+    if (r.analysis) {
+        analysis_ = std::move(r.analysis);
+        analysis_seq_ = findings_seq_;
+        analysis_ms_ = now_ms;
+        last_analyze_ms_ = r.analyze_ms;
+    }
     return true;
 }
 

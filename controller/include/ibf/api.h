@@ -5,8 +5,8 @@
 //   ApiContext ctx{.state = &st, .now_ms = now, .token = token, .history = ..., .reload = ...};
 //   ApiResponse r = handle_api({.method = "GET", .target = "/api/v1/findings"}, ctx);
 //
-// Routes: GET /api/v1/fabric, /api/v1/findings, /api/v1/sm, /api/v1/history?limit=N, /healthz,
-// /metrics; POST /api/v1/reload (Authorization: Bearer <token>). Unknown path 404, wrong method
+// Routes: GET /api/v1/fabric, /api/v1/findings, /api/v1/analysis[?switches=1], /api/v1/sm,
+// /api/v1/history?limit=N, /healthz, /metrics; POST /api/v1/reload (Authorization: Bearer <token>). Unknown path 404, wrong method
 // 405, bad query 400, missing/wrong token 401, no token configured 403. Errors are
 // {"error": "..."}.
 #pragma once
@@ -58,6 +58,8 @@ ApiResponse api_error(int status, const std::string& message);
 nlohmann::json fabric_json(const ApiContext& ctx);
 nlohmann::json sm_json(const ControllerState& st);
 nlohmann::json findings_response_json(const ControllerState& st);
+// GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch).
+nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch);
 std::string metrics_text(const ControllerState& st);
 // "2026-11-30T02:00:00.123Z"; "" for 0.
 std::string iso_time(int64_t unix_ms);

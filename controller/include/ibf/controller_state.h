@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ibf/finding.h"
+#include "ibf/live_analysis.h"
 #include "ibf/snapshot.h"
 #include "ibf/wire.h"
 
@@ -64,6 +65,8 @@ struct CheckResult {
     bool checked = false;            // false when no topology is configured
     double check_ms = 0;             // time spent in ibf::check + JSON
     nlohmann::json findings_json;    // ibf::findings_to_json(findings)
+    std::shared_ptr<const LiveAnalysis> analysis;  // fat-tree analysis of the same snapshot (null if it failed)
+    double analyze_ms = 0;           // time spent in analyze_live (analysis, LFT balance and paths, JSON)
 };
 
 struct IngestCounters {
@@ -113,6 +116,11 @@ public:
     bool checked() const { return checked_; }
     uint64_t findings_sweep_seq() const { return findings_seq_; }
     int64_t findings_ms() const { return findings_ms_; }
+    // The live analysis of the fabric the findings belong to (null before the first one).
+    const std::shared_ptr<const LiveAnalysis>& analysis() const { return analysis_; }
+    uint64_t analysis_sweep_seq() const { return analysis_seq_; }
+    int64_t analysis_ms() const { return analysis_ms_; }
+    double last_analyze_ms() const { return last_analyze_ms_; }
 
     uint64_t sweeps_ingested() const { return sweeps_ingested_; }
     uint64_t last_sweep_seq() const { return last_sweep_seq_; }
@@ -142,6 +150,10 @@ private:
     bool checked_ = false;
     uint64_t findings_seq_ = 0;
     int64_t findings_ms_ = 0;
+    std::shared_ptr<const LiveAnalysis> analysis_;
+    uint64_t analysis_seq_ = 0;
+    int64_t analysis_ms_ = 0;
+    double last_analyze_ms_ = 0;
 
     uint64_t sweeps_ingested_ = 0, last_sweep_seq_ = 0, checks_run_ = 0;
     int64_t last_sweep_ms_ = 0;

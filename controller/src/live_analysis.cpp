@@ -1,0 +1,135 @@
+// The daemon's live fat-tree analysis: routing/ on the master's snapshot, plus the routing engine
+// rule and the LFT checks that need a live SM.
+#include "ibf/live_analysis.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+
+#include "ibf/analysis.h"
+#include "ibf/lft.h"
+#include "ibf/report.h"
+
+namespace ibf {
+
+namespace {
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+}  // namespace
+
+std::string first_configured_engine(const std::string& configured) {
+    // opensm.conf: "routing_engine ftree,minhop" (a comma-separated list; OpenSM also trims blanks).
+    size_t b = configured.find_first_not_of(" \t,");
+    if (b == std::string::npos) return "minhop";
+    size_t e = configured.find_first_of(" \t,", b);
+    return lower(configured.substr(b, e == std::string::npos ? std::string::npos : e - b));
+}
+
+std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric& f) {
+    if (s.routing_engine.empty() || s.routing_engine_configured.empty()) return std::nullopt;
+    const std::string want = first_configured_engine(s.routing_engine_configured);
+    const std::string used = lower(s.routing_engine);
+    if (used == want) return std::nullopt;
+    Finding fd;
+    fd.kind = FindingKind::routing_fallback;
+    fd.severity = default_severity(fd.kind);
+    // Endpoint a: the SM that routed (its node, found by the SM port GUID when it is in the fabric).
+    fd.a.guid = s.self.port_guid;
+    for (const Node& n : f.nodes())
+        for (const Port& p : n.ports)
+            if (p.valid && p.guid == s.self.port_guid && s.self.port_guid != 0) {
+                fd.a = {n.name, n.guid, p.num};
+                break;
+            }
+    fd.expected = want;
+    fd.actual = used;
+    std::string why;
+    if (want == "ftree")
+        why = ": ftree found no fat-tree it could route (ERR AB0D 'not a fat-tree' in the OpenSM log), or the "
+              "root_guid_file / cn_guid_file do not match the fabric; see `ibfabric analyze` and regenerate them "
+              "with `ibfabric routing-files`";
+    else if (want == "updn" || want == "dnup")
+        why = ": check root_guid_file and that the fabric has the up/down structure the engine needs";
+    else
+        why = ": the configured engine failed on this fabric; see the OpenSM log";
+    fd.message = "OpenSM fell back from " + want + " to " + used + why + " (configured: \"" + s.routing_engine_configured + "\")";
+    return fd;
+}
+
+LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f) {
+    LiveAnalysis la;
+    const Analysis a = analyze(f);
+    la.findings = a.findings;
+
+    nlohmann::json lft = nullptr;
+    nlohmann::json balance = nlohmann::json::array();
+    if (!s.lfts.empty()) {
+        const LftReport rep = lft_balance(f, a, s.lfts);
+        const LftPaths paths = lft_paths(f, s.lfts);
+        la.lft_switches = static_cast<int>(s.lfts.size());
+        la.lft_imbalanced = static_cast<int>(rep.findings.size());
+        la.findings.insert(la.findings.end(), rep.findings.begin(), rep.findings.end());
+        int max_spread = 0;
+        for (const LftBalance& b : rep.switches) {
+            max_spread = std::max(max_spread, b.max_routes - b.min_routes);
+            nlohmann::json loads = nlohmann::json::array();
+            for (const PortLoad& pl : b.up_ports) loads.push_back({{"port", pl.port}, {"routes", pl.routes}});
+            balance.push_back({{"name", display_name(f, a, b.node)},
+                               {"guid", guid_hex(f.node(b.node).guid)},
+                               {"tier", b.tier},
+                               {"min_routes", b.min_routes},
+                               {"max_routes", b.max_routes},
+                               {"mean", std::round(b.mean * 100) / 100},
+                               {"imbalanced", b.imbalanced},
+                               {"up_ports", std::move(loads)}});
+        }
+        lft = {{"switches", la.lft_switches},
+               {"switches_balanced", static_cast<int>(rep.switches.size()) - la.lft_imbalanced},
+               {"switches_imbalanced", la.lft_imbalanced},
+               {"max_uplink_spread", max_spread},
+               {"max_hops", paths.max_hops},
+               {"hop_histogram", paths.hop_histogram},
+               {"routes", paths.routes},
+               {"routes_unrouted", paths.unrouted},
+               {"routes_broken", paths.broken}};
+    }
+    if (auto fb = routing_fallback_finding(s, f)) {
+        la.routing_fallback = true;
+        la.findings.push_back(std::move(*fb));
+    }
+    // Same order as the analysis' own findings: by kind (stable keeps each source's name order).
+    std::stable_sort(la.findings.begin(), la.findings.end(),
+                     [](const Finding& x, const Finding& y) { return x.kind < y.kind; });
+
+    la.summary_json = analysis_to_json(f, a, false);
+    la.summary_json["routing"] = {
+        {"engine", s.routing_engine.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.routing_engine)},
+        {"configured", s.routing_engine_configured.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.routing_engine_configured)},
+        {"expected", s.routing_engine_configured.empty() ? nlohmann::json(nullptr)
+                                                         : nlohmann::json(first_configured_engine(s.routing_engine_configured))},
+        {"fallback", la.routing_fallback},
+        {"lft", std::move(lft)}};
+    const nlohmann::json fj = findings_to_json(la.findings);
+    la.summary_json["summary"] = fj.at("summary");
+    la.summary_json["findings"] = fj.at("findings");
+
+    nlohmann::json per = analysis_to_json(f, a, true);
+    la.switches_json = std::move(per["switches"]);
+    // The LFT loads next to each switch's bundles (same display names).
+    if (!balance.empty()) {
+        std::map<std::string, nlohmann::json*> by_guid;
+        for (auto& sw : la.switches_json) by_guid[sw["guid"].get<std::string>()] = &sw;
+        for (auto& b : balance)
+            if (auto it = by_guid.find(b["guid"].get<std::string>()); it != by_guid.end())
+                (*it->second)["lft"] = {{"min_routes", b["min_routes"]}, {"max_routes", b["max_routes"]},
+                                        {"mean", b["mean"]}, {"imbalanced", b["imbalanced"]}, {"up_ports", b["up_ports"]}};
+    }
+    return la;
+}
+
+}  // namespace ibf

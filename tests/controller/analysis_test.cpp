@@ -1,0 +1,209 @@
+// The daemon's live fat-tree analysis: the routing_fallback rule, LFT balance and paths on a
+// snapshot's tables, and how ControllerState / GET /api/v1/analysis / /metrics serve them.
+#include <gtest/gtest.h>
+
+#include "fixture.h"
+#include "ibf/analysis.h"
+#include "ibf/api.h"
+#include "ibf/controller_state.h"
+#include "ibf/live_analysis.h"
+
+using namespace ibf;
+using namespace ibf::test;
+using nlohmann::json;
+
+namespace {
+
+// Up/down tables for every switch: hosts below go down their port, a host under another leaf
+// goes down towards that leaf (spines) or up, round robin over the uplinks (leaves).
+std::vector<SwitchLft> updown_tables(const Fabric& f) {
+    const Analysis a = analyze(f);
+    std::vector<SwitchLft> out;
+    for (NodeId sw = 0; sw < f.size(); ++sw) {
+        if (f.node(sw).type != NodeType::Switch) continue;
+        std::vector<int> up;
+        for (const Bundle& b : a.info(sw)->up_bundles) up.insert(up.end(), b.ports.begin(), b.ports.end());
+        SwitchLft t{f.node(sw).guid, std::vector<uint8_t>(64, kLftNoPath)};
+        size_t next = 0;
+        for (NodeId n = 0; n < f.size(); ++n) {
+            const Port* p = f.node(n).type == NodeType::CA ? f.node(n).port(1) : nullptr;
+            if (!p || !p->linked()) continue;
+            int down = 0;
+            for (const Port& q : f.node(sw).ports)
+                if (q.valid && q.linked() && q.peer == p->peer) {
+                    down = q.num;
+                    break;
+                }
+            if (p->peer == sw) down = p->peer_port;
+            t.port_by_lid[p->lid] = static_cast<uint8_t>(down ? down : up[next++ % up.size()]);
+        }
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+Snapshot routed(const std::string& used, const std::string& configured) {
+    Snapshot s = snapshot(small_fabric(), kMasterGuid, SmState::Master, 3);
+    s.routing_engine = used;
+    s.routing_engine_configured = configured;
+    return s;
+}
+
+ApiResponse get(const ControllerState& st, const std::string& target) {
+    ApiContext ctx;
+    ctx.state = &st;
+    ctx.now_ms = 1764468000000;
+    return handle_api({.method = "GET", .target = target, .authorization = "", .body = ""}, ctx);
+}
+
+}  // namespace
+
+TEST(RoutingFallback, FirstConfiguredEngine) {
+    EXPECT_EQ(first_configured_engine("ftree"), "ftree");
+    EXPECT_EQ(first_configured_engine("ftree,minhop"), "ftree");
+    EXPECT_EQ(first_configured_engine(" UPDN , minhop"), "updn");
+    EXPECT_EQ(first_configured_engine(""), "minhop");  // OpenSM's default
+    EXPECT_EQ(first_configured_engine(" , "), "minhop");
+}
+
+TEST(RoutingFallback, UsedEngineOtherThanTheFirstConfiguredIsAFinding) {
+    const Snapshot s = routed("minhop", "ftree");
+    auto fd = routing_fallback_finding(s, s.fabric);
+    ASSERT_TRUE(fd);
+    EXPECT_EQ(fd->kind, FindingKind::routing_fallback);
+    EXPECT_EQ(fd->severity, Severity::warning);
+    EXPECT_EQ(fd->expected, "ftree");
+    EXPECT_EQ(fd->actual, "minhop");
+    EXPECT_EQ(fd->a.guid, kMasterGuid);  // the SM that routed
+    EXPECT_NE(fd->message.find("OpenSM fell back from ftree to minhop"), std::string::npos) << fd->message;
+    EXPECT_NE(fd->message.find("ibfabric analyze"), std::string::npos);
+    // A list: the second engine in use is still a fallback from the first.
+    EXPECT_TRUE(routing_fallback_finding(routed("minhop", "ftree,minhop"), s.fabric));
+    EXPECT_TRUE(routing_fallback_finding(routed("minhop", "updn"), s.fabric));
+}
+
+TEST(RoutingFallback, NoFindingWhenTheEngineIsTheConfiguredOneOrUnknown) {
+    const Fabric f = small_fabric();
+    EXPECT_FALSE(routing_fallback_finding(routed("ftree", "ftree"), f));
+    EXPECT_FALSE(routing_fallback_finding(routed("ftree", "ftree,minhop"), f));
+    EXPECT_FALSE(routing_fallback_finding(routed("FTREE", "ftree"), f));      // case
+    EXPECT_FALSE(routing_fallback_finding(routed("minhop", ""), f));          // default engine
+    EXPECT_FALSE(routing_fallback_finding(routed("", "ftree"), f));           // used engine unknown
+}
+
+TEST(LiveAnalysis, BalancedTablesHaveNoLftFindingsAndKnownHops) {
+    Snapshot s = routed("ftree", "ftree");
+    s.lfts = updown_tables(s.fabric);
+    const LiveAnalysis la = analyze_live(s, s.fabric);
+    EXPECT_FALSE(la.routing_fallback);
+    EXPECT_EQ(la.lft_switches, static_cast<int>(s.fabric.count(NodeType::Switch)));
+    EXPECT_EQ(la.lft_imbalanced, 0);
+    for (const Finding& f : la.findings) EXPECT_NE(f.kind, FindingKind::lft_imbalance);
+    const json& lft = la.summary_json["routing"]["lft"];
+    EXPECT_EQ(lft["max_hops"], 3);  // leaf -> spine -> leaf -> host
+    EXPECT_EQ(lft["routes_broken"], 0);
+    EXPECT_EQ(lft["routes_unrouted"], 0);
+    EXPECT_EQ(lft["routes"], static_cast<long>(s.fabric.count(NodeType::Switch) * 8));
+    EXPECT_EQ(la.summary_json["routing"]["engine"], "ftree");
+    EXPECT_EQ(la.summary_json["routing"]["fallback"], false);
+    EXPECT_EQ(la.summary_json["levels"], 2);
+    EXPECT_FALSE(la.summary_json.contains("switches"));  // the summary form
+    ASSERT_EQ(la.switches_json.size(), s.fabric.count(NodeType::Switch));
+    int with_lft = 0;
+    for (const json& sw : la.switches_json) with_lft += sw.contains("lft") ? 1 : 0;
+    EXPECT_EQ(with_lft, 2);  // the leaves (spines have no uplinks)
+}
+
+TEST(LiveAnalysis, SkewedTableAndFallbackAreFindings) {
+    Snapshot s = routed("minhop", "ftree");
+    s.lfts = updown_tables(s.fabric);
+    // leaf0001 sends every remote host through its first uplink.
+    const NodeId leaf = synth_node(s.fabric, "leaf0001");
+    const Analysis a = analyze(s.fabric);
+    const int first_up = a.info(leaf)->up_bundles[0].ports[0];
+    for (SwitchLft& t : s.lfts)
+        if (t.switch_guid == s.fabric.node(leaf).guid)
+            for (NodeId n = 0; n < s.fabric.size(); ++n) {
+                const Port* p = s.fabric.node(n).type == NodeType::CA ? s.fabric.node(n).port(1) : nullptr;
+                if (p && p->linked() && p->peer != leaf) t.port_by_lid[p->lid] = static_cast<uint8_t>(first_up);
+            }
+    const LiveAnalysis la = analyze_live(s, s.fabric);
+    EXPECT_TRUE(la.routing_fallback);
+    EXPECT_EQ(la.lft_imbalanced, 1);
+    int fallback = 0, imbalance = 0;
+    for (const Finding& f : la.findings) {
+        fallback += f.kind == FindingKind::routing_fallback;
+        if (f.kind == FindingKind::lft_imbalance) {
+            ++imbalance;
+            EXPECT_EQ(f.a.name, "leaf0001");
+            EXPECT_EQ(f.a.port, first_up);
+        }
+    }
+    EXPECT_EQ(fallback, 1);
+    EXPECT_EQ(imbalance, 1);
+    EXPECT_EQ(la.summary_json["summary"]["routing_fallback"], 1);
+    EXPECT_EQ(la.summary_json["summary"]["lft_imbalance"], 1);
+    EXPECT_EQ(la.summary_json["routing"]["fallback"], true);
+    EXPECT_EQ(la.summary_json["routing"]["expected"], "ftree");
+}
+
+TEST(LiveAnalysis, WithoutLftsTheLftPartIsNull) {
+    const Snapshot s = routed("ftree", "ftree");
+    const LiveAnalysis la = analyze_live(s, s.fabric);
+    EXPECT_EQ(la.lft_switches, 0);
+    EXPECT_TRUE(la.summary_json["routing"]["lft"].is_null());
+    EXPECT_TRUE(la.findings.empty());  // an intact synthetic tree
+}
+
+TEST(ControllerAnalysisApi, ServedAfterPublishWithSwitchesOnRequest) {
+    ControllerState st;
+    EXPECT_EQ(get(st, "/api/v1/analysis").status, 200);
+    json before = json::parse(get(st, "/api/v1/analysis").body);
+    EXPECT_EQ(before["analyzed"], false);
+    EXPECT_TRUE(before["sweep_seq"].is_null());
+
+    ASSERT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master), 10));
+    Snapshot s = routed("minhop", "ftree");
+    s.lfts = updown_tables(s.fabric);
+    auto job = st.on_snapshot(1, std::move(s), 20);
+    ASSERT_TRUE(job);
+    CheckResult r;
+    r.generation = job->generation;
+    r.snapshot = job->snapshot;
+    r.findings_json = json{{"summary", json::object()}, {"findings", json::array()}};
+    r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*job->snapshot, job->snapshot->fabric));
+    r.analyze_ms = 1.25;
+    ASSERT_TRUE(st.publish(std::move(r), 30));
+
+    json j = json::parse(get(st, "/api/v1/analysis").body);
+    EXPECT_EQ(j["analyzed"], true);
+    EXPECT_EQ(j["sweep_seq"], 3);
+    EXPECT_EQ(j["analyze_ms"], 1.25);
+    EXPECT_EQ(j["levels"], 2);
+    EXPECT_EQ(j["routing"]["engine"], "minhop");
+    EXPECT_EQ(j["routing"]["configured"], "ftree");
+    EXPECT_EQ(j["summary"]["routing_fallback"], 1);
+    ASSERT_EQ(j["findings"].size(), 1u);
+    EXPECT_EQ(j["findings"][0]["kind"], "routing_fallback");
+    EXPECT_FALSE(j.contains("switches"));
+    json sw = json::parse(get(st, "/api/v1/analysis?switches=1").body);
+    ASSERT_TRUE(sw.contains("switches"));
+    EXPECT_EQ(sw["switches"].size(), 6u);
+    EXPECT_EQ(get(st, "/api/v1/analysis?switches=2").status, 400);
+    EXPECT_EQ(get(st, "/api/v1/analysis?bogus=1").status, 400);
+
+    // Check findings (none: no topology) and analysis findings are counted apart.
+    const std::string m = get(st, "/metrics").body;
+    EXPECT_NE(m.find("ibfabric_analysis_findings{kind=\"routing_fallback\",severity=\"warning\"} 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("ibfabric_analysis_findings{kind=\"lft_imbalance\",severity=\"warning\"} 0"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_findings{kind=\"routing_fallback\",severity=\"warning\"} 0"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_routing_fallback 1"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_lft_switches 6"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_lft_max_hops 3"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_lft_routes_broken 0"), std::string::npos);
+    EXPECT_EQ(m.find("ibfabric_analysis_findings{kind=\"miswired\""), std::string::npos);  // check kinds are not analysis kinds
+
+    json fab = json::parse(get(st, "/api/v1/fabric").body);
+    EXPECT_EQ(fab["routing_engine_configured"], "ftree");
+    EXPECT_EQ(fab["lft_switches"], 6);
+}
