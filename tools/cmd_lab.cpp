@@ -97,7 +97,7 @@ std::string find_template(const std::string& given) {
     candidates.push_back("config/templates/opensm.conf");
     for (auto& c : candidates)
         if (fs::exists(c)) return fs::absolute(c).string();
-    throw InputError("", 0, 0, "cannot find the OpenSM template config/templates/opensm.conf: pass --opensm-template");
+    throw InputError("lab", 0, 0, "cannot find the OpenSM template config/templates/opensm.conf: pass --opensm-template");
 }
 
 void progress(const std::string& s) { std::fprintf(stderr, "lab: %s\n", s.c_str()); }
@@ -157,7 +157,7 @@ int64_t daemon_seq(const LabState& s) {
 
 int run_up(const UpArgs& a) {
     if (a.plan.empty() == a.fabric.empty())
-        throw InputError("", 0, 0, "lab up needs a plan file or --fabric <dump> (one of them)");
+        throw InputError("lab", 0, 0, "lab up needs a plan file or --fabric <dump> (one of them)");
     const std::string dir = lab_dir(a.dir);
     fs::create_directories(dir);
     Net net;
@@ -323,10 +323,17 @@ std::string console_refusal(const std::string& answer) {
 
 std::string console_port(const Net& net, const PortRef& r) {
     auto i = net.find(r.node);
-    if (!i) throw InputError("", 0, 0, "no node '" + r.node + "' in the lab fabric (or the name is ambiguous)");
+    if (!i) {
+        std::string hint;
+        for (const auto& n : net.nodes)
+            if (n.name == r.node || derive_name(n.type, n.description) == r.node) hint += (hint.empty() ? "" : ", ") + ("\"" + n.id + "\"");
+        throw InputError("lab", 0, 0,
+                         hint.empty() ? "no node '" + r.node + "' in the lab fabric"
+                                      : "'" + r.node + "' names several nodes: " + hint + " (write host:hca)");
+    }
     const NetNode& n = net.nodes[*i];
     if (r.port < 1 || r.port > n.num_ports)
-        throw InputError("", 0, 0, "'" + n.id + "' has no port " + std::to_string(r.port));
+        throw InputError("lab", 0, 0, "'" + n.id + "' has no port " + std::to_string(r.port));
     return "\"" + n.id + "\"[" + std::to_string(r.port) + "]";
 }
 
@@ -337,14 +344,14 @@ int run_fault(const FaultArgs& a) {
     } catch (const LabError& e) {
         return report_lab_error(e);
     }
-    if (a.words.empty()) throw InputError("", 0, 0, "lab fault needs an action: unlink, relink, move or errors");
+    if (a.words.empty()) throw InputError("lab", 0, 0, "lab fault needs an action: unlink, relink, move or errors");
     const std::string& what = a.words[0];
     const std::string net_path = fs::exists(s.path("net-current.txt")) ? s.path("net-current.txt") : s.path("net.txt");
     Net net = parse_net(read_file(net_path, "lab net file"), net_path);
     std::vector<std::string> lines;
     bool sweeps = true;
     auto need = [&](size_t n, const char* usage) {
-        if (a.words.size() != n) throw InputError("", 0, 0, std::string("usage: ibfabric lab fault ") + usage);
+        if (a.words.size() != n) throw InputError("lab", 0, 0, std::string("usage: ibfabric lab fault ") + usage);
     };
     if (what == "unlink" || what == "relink") {
         need(2, "unlink|relink <node>/<port>");
@@ -353,7 +360,7 @@ int run_fault(const FaultArgs& a) {
         need(3, "move <node>/<port> <node>/<free port>");
         PortRef from = parse_port_ref(a.words[1]), to = parse_port_ref(a.words[2]);
         auto i = net.find(from.node);
-        if (!i || !net.nodes[*i].ports.count(from.port)) throw InputError("", 0, 0, "no cable at " + a.words[1]);
+        if (!i || !net.nodes[*i].ports.count(from.port)) throw InputError("lab", 0, 0, "no cable at " + a.words[1]);
         NetPort cable = net.nodes[*i].ports.at(from.port);
         std::string target = console_port(net, to);
         Fault f{.kind = Fault::Kind::Move, .a = from, .b = to};
@@ -367,12 +374,12 @@ int run_fault(const FaultArgs& a) {
         if (eq == std::string::npos || eq == 0 || eq + 1 == c.size() ||
             c.find_first_not_of("0123456789", eq + 1) != std::string::npos ||
             c.find_first_of(" \"\t") != std::string::npos)
-            throw InputError("", 0, 0, "counter must be <Name>=<number>, e.g. SymbolErrorCounter=55");
+            throw InputError("lab", 0, 0, "counter must be <Name>=<number>, e.g. SymbolErrorCounter=55");
         if (c.rfind("PortCounters.", 0) != 0) c = "PortCounters." + c;
         lines.push_back("PerformanceSet " + console_port(net, parse_port_ref(a.words[1])) + " " + c);
         sweeps = false;
     } else {
-        throw InputError("", 0, 0, "unknown lab fault action '" + what + "' (unlink, relink, move, errors)");
+        throw InputError("lab", 0, 0, "unknown lab fault action '" + what + "' (unlink, relink, move, errors)");
     }
     try {
         const int ups = lab_subnet_up_count(s);
