@@ -180,7 +180,14 @@ void copy_subnet(osm_opensm_t* osm, Snapshot& out) {
 
 void copy_lfts(osm_opensm_t* osm, Snapshot& out) {
     osm_subn_t& subn = osm->subn;
-    const size_t lids = static_cast<size_t>(subn.max_ucast_lid_ho) + 1;
+    // Up to the highest LID in use: from the ports already copied into out.fabric (base LID + 2^LMC - 1).
+    // subn.max_ucast_lid_ho is OpenSM's capacity (30720 on ibsim), far above it.
+    size_t max_lid = 0;
+    for (const Node& n : out.fabric.nodes())
+        for (const Port& p : n.ports)
+            if (p.valid && p.lid) max_lid = std::max<size_t>(max_lid, p.lid + (size_t{1} << std::min<int>(p.lmc, 7)) - 1);
+    if (max_lid == 0 || max_lid > subn.max_ucast_lid_ho) max_lid = subn.max_ucast_lid_ho;
+    const size_t lids = max_lid + 1;
     cl_qmap_t* sws = &subn.sw_guid_tbl;
     out.lfts.reserve(out.lfts.size() + cl_qmap_count(sws));
     for (cl_map_item_t* it = cl_qmap_head(sws); it != cl_qmap_end(sws); it = cl_qmap_next(it)) {

@@ -130,4 +130,14 @@ TEST(OsmCopy, LftsAreCopiedUpToTheMaxLidInUse) {
     EXPECT_EQ(snap.lfts[0].port_by_lid, (std::vector<uint8_t>{255, 0, 3, 4, 1, 2, 3}));
     EXPECT_EQ(snap.lfts[1].switch_guid, 0x2222u);
     EXPECT_EQ(snap.lfts[1].port_by_lid, (std::vector<uint8_t>{255, 1, 0, 255, 255, 255, 255}));
+
+    // With the fabric copied first, the tables stop at the highest LID in use (here a CA at LID 3
+    // with LMC 1: LIDs 3 and 4), not at OpenSM's capacity.
+    Snapshot snap2;
+    NodeId ca = snap2.fabric.add_node({.type = NodeType::CA, .guid = 0x3333}, 1);
+    snap2.fabric.node(ca).ports[1].lid = 3;
+    snap2.fabric.node(ca).ports[1].lmc = 1;
+    ibf::osm::copy_lfts(osm.get(), snap2);
+    ASSERT_EQ(snap2.lfts.size(), 2u);
+    EXPECT_EQ(snap2.lfts[0].port_by_lid, (std::vector<uint8_t>{255, 0, 3, 4, 1}));
 }

@@ -42,9 +42,12 @@ struct Sim {
         opensm.kill_now();
         ibsim.kill_now();
     }
-    void start_ibsim(const std::string& net) {
+    void start_ibsim(const std::string& net, const std::vector<std::string>& extra = {}) {
         write_file(tmp / "net", net);
-        ibsim = Child({"ibsim", "-s", "-n", tmp / "net"}, {"IBSIM_SOCKNAME=" + simname}, tmp.path(), tmp / "ibsim.out");
+        std::vector<std::string> argv = {"ibsim", "-s", "-n"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        argv.push_back(tmp / "net");
+        ibsim = Child(argv, {"IBSIM_SOCKNAME=" + simname}, tmp.path(), tmp / "ibsim.out");
         ASSERT_TRUE(wait_for_text(tmp / "ibsim.out", "Network simulator ready", 10s)) << read_file(tmp / "ibsim.out");
     }
     void start_opensm(const std::string& host, const std::string& conf, const std::string& plugin_options = "") {
@@ -91,6 +94,28 @@ void expect_tables_route_every_host(const Snapshot& s) {
 
 // A plain ibsim net: 4 spines, 8 leaves with 3 hosts each (leaf ports 1..3 hosts, 5..8 spines),
 // plus, when `host_on_spine`, one more host "hx" on spine0 port 9 (ftree: not a fat-tree).
+// A 2-level tree of `radix`-port switches, full: radix leaves with radix/2 hosts, radix/2 spines.
+std::string full_tree_net(int radix) {
+    const int h = radix / 2;
+    std::string net;
+    for (int s = 0; s < h; ++s) {
+        net += "Switch " + std::to_string(radix) + " \"spine" + std::to_string(s) + "\"\n";
+        for (int l = 0; l < radix; ++l)
+            net += "[" + std::to_string(l + 1) + "] \"leaf" + std::to_string(l) + "\"[" + std::to_string(h + 1 + s) + "]\n";
+        net += "\n";
+    }
+    for (int l = 0; l < radix; ++l) {
+        net += "Switch " + std::to_string(radix) + " \"leaf" + std::to_string(l) + "\"\n";
+        for (int i = 0; i < h; ++i) net += "[" + std::to_string(i + 1) + "] \"h" + std::to_string(l * h + i) + "\"[1]\n";
+        for (int s = 0; s < h; ++s)
+            net += "[" + std::to_string(h + 1 + s) + "] \"spine" + std::to_string(s) + "\"[" + std::to_string(l + 1) + "]\n";
+        net += "\n";
+    }
+    for (int i = 0; i < radix * h; ++i)
+        net += "Hca 1 \"h" + std::to_string(i) + "\"\n[1] \"leaf" + std::to_string(i / h) + "\"[" + std::to_string(i % h + 1) + "]\n\n";
+    return net;
+}
+
 std::string plain_net(bool host_on_spine) {
     std::string net;
     for (int s = 0; s < 4; ++s) {
@@ -191,5 +216,46 @@ TEST(RoutingOnIbsim, LftOptionOffSendsNoTables) {
     EXPECT_EQ(snap->routing_engine_configured, "");  // nothing configured: OpenSM's default
     EXPECT_EQ(snap->routing_engine, "minhop");
     EXPECT_EQ(snap->fabric.size(), 36u);
+    EXPECT_TRUE(sim.opensm.stop(5s));
+}
+
+// The figure docs/plugin.md quotes: what exporting the LFTs adds under OpenSM's lock and on the
+// wire, on a 2-level tree of 64-port switches (32 spines, 64 leaves, 2048 hosts: 2144 nodes).
+TEST(RoutingOnIbsim, LftCopyCostOnA2144NodeFatTree) {
+    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim, the built plugin or the ibfabric CLI missing";
+    Sim sim;
+    ASSERT_NO_FATAL_FAILURE(sim.start_ibsim(full_tree_net(64), {"-N", "4096"}));
+    Listener l(sim.tmp / "s.sock");
+    sim.start_opensm("h0", "");
+    ASSERT_TRUE(l.accept(15s)) << sim.log();
+    auto snap = l.next_of<Snapshot>(60s);
+    ASSERT_TRUE(snap) << sim.log();
+    ASSERT_EQ(snap->fabric.size(), 2144u);
+    ASSERT_EQ(snap->lfts.size(), 96u);
+    ASSERT_NO_FATAL_FAILURE(expect_tables_route_every_host(*snap));
+    // Wire size and decode cost with and without the tables.
+    Snapshot bare = *snap;
+    bare.lfts.clear();
+    const std::string with = wire::encode(*snap), without = wire::encode(bare);
+    auto decode_ms = [](const std::string& frame) {
+        double best = 1e9;
+        for (int i = 0; i < 5; ++i) {
+            auto t0 = Clock::now();
+            wire::Decoder d;
+            d.feed(frame.data(), frame.size());
+            auto m = d.next();
+            EXPECT_TRUE(m);
+            best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        }
+        return best;
+    };
+    const std::string log = sim.log();
+    auto pos = log.find("LFTs of 96 switches");
+    ASSERT_NE(pos, std::string::npos) << log;
+    const size_t b = log.rfind('\n', pos) + 1;
+    std::printf("[lft] %s\n", log.substr(b, log.find('\n', pos) - b).c_str());
+    std::printf("[lft] snapshot %zu bytes with LFTs, %zu without (+%zu, %zu LIDs per table); decode %.2f ms vs %.2f ms\n",
+                with.size(), without.size(), with.size() - without.size(), snap->lfts[0].port_by_lid.size(),
+                decode_ms(with), decode_ms(without));
     EXPECT_TRUE(sim.opensm.stop(5s));
 }

@@ -22,7 +22,8 @@ void copy_port(const struct osm_physp* p, bool ext_speeds, bool is_switch, Port&
 void copy_subnet(struct osm_opensm* osm, Snapshot& out);
 
 // The switches' linear forwarding tables after routing (osm_switch_t::lft, what the switches
-// acknowledged), one SwitchLft per switch, LIDs 0..subn.max_ucast_lid_ho (the max LID in use).
+// acknowledged), one SwitchLft per switch, LIDs 0..the highest LID in use (from the ports already
+// in out.fabric: call after copy_subnet; subn.max_ucast_lid_ho when there are none).
 // Appends to out.lfts. Caller holds osm->lock (shared) — at SUBNET_UP only, never in LFT_CHANGE.
 void copy_lfts(struct osm_opensm* osm, Snapshot& out);
 
