@@ -182,3 +182,76 @@ TEST(ControllerEndToEnd, RealOpenSmPluginToDaemonToCli) {
     ibsim.kill(SIGKILL);
     ::close(console);
 }
+
+// The live analysis end to end: ftree configured on a tree ftree refuses (a host on a spine, no
+// guid files). OpenSM falls back to minhop; the plugin sends both engine names and the LFTs; the
+// daemon, without any topology, serves the routing_fallback finding and the LFT figures.
+TEST(ControllerEndToEnd, RoutingFallbackAndLftsReachTheAnalysisApi) {
+    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
+    TempDir dir;
+    std::random_device rd;
+    const std::string sim = "ibfcta" + std::to_string(::getpid()) + "x" + std::to_string(rd() % 100000);
+    // 4 spines, 8 leaves x 3 hosts; "hx" on spine0 port 9.
+    std::string net;
+    for (int s = 0; s < 4; ++s) {
+        net += "Switch " + std::to_string(s == 0 ? 9 : 8) + " \"spine" + std::to_string(s) + "\"\n";
+        for (int l = 0; l < 8; ++l) net += "[" + std::to_string(l + 1) + "] \"leaf" + std::to_string(l) + "\"[" + std::to_string(5 + s) + "]\n";
+        if (s == 0) net += "[9] \"hx\"[1]\n";
+        net += "\n";
+    }
+    for (int l = 0; l < 8; ++l) {
+        net += "Switch 8 \"leaf" + std::to_string(l) + "\"\n";
+        for (int h = 0; h < 3; ++h) net += "[" + std::to_string(h + 1) + "] \"h" + std::to_string(l * 3 + h) + "\"[1]\n";
+        for (int s = 0; s < 4; ++s) net += "[" + std::to_string(5 + s) + "] \"spine" + std::to_string(s) + "\"[" + std::to_string(l + 1) + "]\n";
+        net += "\n";
+    }
+    for (int i = 0; i < 24; ++i) net += "Hca 1 \"h" + std::to_string(i) + "\"\n[1] \"leaf" + std::to_string(i / 3) + "\"[" + std::to_string(i % 3 + 1) + "]\n\n";
+    net += "Hca 1 \"hx\"\n[1] \"spine0\"[9]\n";
+    write_file(dir.file("net"), net);
+
+    Child ibsim({"ibsim", "-s", "-n", dir.file("net")}, {"IBSIM_SOCKNAME=" + sim}, dir.path.string(), dir.file("ibsim.out"));
+    ASSERT_TRUE(wait_until([&] { return read_file(dir.file("ibsim.out")).find("Network simulator ready") != std::string::npos; }))
+        << read_file(dir.file("ibsim.out"));
+    const std::string sock = dir.file("osm.sock");
+    Child daemon({std::string(IBF_BIN_DIR) + "/ibfabricd", "--socket", sock, "--http", "127.0.0.1:0", "--port-file",
+                  dir.file("port")},
+                 {}, dir.path.string(), dir.file("daemon.log"));
+    ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(dir.file("port")); })) << read_file(dir.file("daemon.log"));
+    const HttpUrl url{"127.0.0.1", static_cast<uint16_t>(std::stoi(read_file(dir.file("port")))), ""};
+
+    write_file(dir.file("opensm.conf"), "event_plugin_name ibfabric_osm\nevent_plugin_options socket=" + sock +
+                                            "\nforce_log_flush TRUE\nrouting_engine ftree\n");
+    Child opensm({"opensm", "-F", dir.file("opensm.conf"), "-f", dir.file("osm.log"), "-e"},
+                 {"IBSIM_SOCKNAME=" + sim, "SIM_HOST=h0", "OSM_TMP_DIR=" + dir.path.string(),
+                  "OSM_CACHE_DIR=" + dir.path.string(), "LD_LIBRARY_PATH=" + std::string(IBF_BIN_DIR) + "/../lib",
+                  "LD_PRELOAD=" + kUmad2sim},
+                 dir.path.string(), dir.file("opensm.out"));
+
+    auto analysis = [&] { return json::parse(http_request(url, "GET", "/api/v1/analysis").body); };
+    ASSERT_TRUE(wait_until([&] { return analysis()["analyzed"] == true; }, std::chrono::seconds(40)))
+        << read_file(dir.file("daemon.log")) << read_file(dir.file("osm.log"));
+    json a = analysis();
+    EXPECT_EQ(a["routing"]["engine"], "minhop") << a.dump(2);
+    EXPECT_EQ(a["routing"]["configured"], "ftree");
+    EXPECT_EQ(a["routing"]["fallback"], true);
+    EXPECT_EQ(a["summary"]["routing_fallback"], 1);
+    EXPECT_EQ(a["summary"]["host_misplaced"], 1);  // hx on spine0: the cause, found by the analysis
+    EXPECT_EQ(a["levels"], 2);
+    const json& lft = a["routing"]["lft"];
+    ASSERT_TRUE(lft.is_object()) << a.dump(2);
+    EXPECT_EQ(lft["switches"], 12);
+    EXPECT_EQ(lft["routes_broken"], 0);
+    EXPECT_EQ(lft["routes_unrouted"], 0);
+    EXPECT_EQ(lft["routes"], 12 * 25);
+    EXPECT_EQ(lft["max_hops"], 3);
+    json sw = json::parse(http_request(url, "GET", "/api/v1/analysis?switches=1").body);
+    EXPECT_EQ(sw["switches"].size(), 12u);
+    const std::string metrics = http_request(url, "GET", "/metrics").body;
+    EXPECT_NE(metrics.find("ibfabric_routing_fallback 1"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("ibfabric_analysis_findings{kind=\"routing_fallback\",severity=\"warning\"} 1"), std::string::npos);
+    EXPECT_NE(metrics.find("ibfabric_lft_switches 12"), std::string::npos);
+    const std::string log = read_file(dir.file("daemon.log"));
+    EXPECT_NE(log.find("ROUTING FALLBACK"), std::string::npos) << log;
+    opensm.kill(SIGTERM);
+    EXPECT_EQ(daemon.kill(SIGTERM), 0) << read_file(dir.file("daemon.log"));
+}
