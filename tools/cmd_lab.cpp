@@ -228,11 +228,13 @@ int run_up(const UpArgs& a) {
         started = true;
         s.faults = applied;
         lab_save_state(s);
-        if (a.ttl > 0) lab_arm_watchdog(s, a.ttl);
         if (s.api_port > 0) progress("waiting for the plugin's first snapshot to be checked by ibfabricd (port " +
                                      std::to_string(s.api_port) + ")");
         else progress("discovering the fabric with ibnetdiscover");
         LabFindings f = current_findings(s, -1, a.timeout);
+        // The TTL counts from a lab that is up and reported: on a loaded machine discovery alone
+        // can take longer than a short TTL, which would stop the lab under the caller's feet.
+        if (a.ttl > 0) lab_arm_watchdog(s, a.ttl);
         progress(std::string("lab running in ") + s.dir + " (stop it with `ibfabric lab down" +
                  (a.dir.empty() ? "" : " --dir " + a.dir) + "`)");
         return print_findings(s, f, a.json, a.no_color);
