@@ -1,116 +1,23 @@
 // Real OpenSM 3.3.23 on an ibsim fabric, with libibfabric_osm.so loaded as its event plugin and a
 // test listener standing in for ibfabricd. Label: integration. Each test starts its own ibsim
-// (unique IBSIM_SOCKNAME) and opensm in a temp dir and kills both by pid.
+// (unique IBSIM_SOCKNAME) and opensm in a temp dir and kills both by pid (tests/support).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
-#include <random>
 #include <set>
 #include <sstream>
 
-#include "test_proc.h"
+#include "ibf/ibsim_fixture.h"
+#include "ibf/wire_listener.h"
 
 using namespace ibf;
-using namespace ibf::test;
+using namespace ibf::test_support;
+using namespace std::chrono_literals;
 
 namespace {
-
-// 2 switches, 4 HCAs, 6 cables: two parallel ISLs; every port enables SDR..QDR and FDR..HDR, so
-// links come up 4xHDR, except h2's (EDR only enabled at both ends: 4xEDR) and h4's (1x only: 1xHDR).
-const char* kNet = R"(speed=7
-extspeed=7
-
-Switch 8 "sw1"
-[1] "h1"[1]
-[2] "h2"[1] e=2
-[3] "sw2"[3]
-[4] "sw2"[4]
-
-Switch 8 "sw2"
-[1] "h3"[1]
-[2] "h4"[1] w=1
-[3] "sw1"[3]
-[4] "sw1"[4]
-
-Hca 1 "h1"
-[1] "sw1"[1]
-
-Hca 1 "h2"
-[1] "sw1"[2] e=2
-
-Hca 1 "h3"
-[1] "sw2"[1]
-
-Hca 1 "h4"
-[1] "sw2"[2] w=1
-)";
-
-const std::string kUmad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
-
-std::string unique_simname() {
-    static int n = 0;
-    std::random_device rd;
-    return "ibfpl" + std::to_string(::getpid()) + "x" + std::to_string(++n) + "x" + std::to_string(rd() % 100000);
-}
-
-bool have_tools() {
-    return ::access("/usr/bin/ibsim", X_OK) == 0 && ::access("/usr/sbin/opensm", X_OK) == 0 &&
-           ::access(kUmad2sim.c_str(), R_OK) == 0 &&
-           ::access((std::string(IBF_BIN_DIR) + "/../lib/libibfabric_osm.so").c_str(), R_OK) == 0;
-}
-
-// One simulated fabric plus one opensm on h1 with our plugin.
-struct Lab {
-    TempDir tmp;
-    std::string simname = unique_simname();
-    Child ibsim, opensm;
-    int console_fd = -1;
-
-    ~Lab() {
-        opensm.kill_now();
-        ibsim.kill_now();
-        if (console_fd >= 0) ::close(console_fd);
-    }
-
-    void start_ibsim(const std::string& net = kNet) {
-        write_file(tmp / "net", net);
-        std::string fifo = tmp / "console";
-        ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-        console_fd = ::open(fifo.c_str(), O_RDWR);  // held open: ibsim's stdin never sees EOF
-        ASSERT_GE(console_fd, 0);
-        ibsim = Child({"ibsim", "-s", tmp / "net"}, {"IBSIM_SOCKNAME=" + simname}, tmp.path(), tmp / "ibsim.out", fifo);
-        ASSERT_TRUE(wait_for_text(tmp / "ibsim.out", "Network simulator ready", 10s)) << read_file(tmp / "ibsim.out");
-    }
-
-    void console(const std::string& cmd) {
-        std::string line = cmd + "\n";
-        ASSERT_EQ(::write(console_fd, line.data(), line.size()), static_cast<ssize_t>(line.size()));
-    }
-
-    void start_opensm(const std::string& plugin_options, const std::string& host = "h1",
-                      const std::string& lib_dir = std::string(IBF_BIN_DIR) + "/../lib") {
-        write_file(tmp / "opensm.conf", "event_plugin_name ibfabric_osm\nevent_plugin_options " + plugin_options +
-                                            "\nforce_log_flush TRUE\n");
-        opensm = Child({"opensm", "-F", tmp / "opensm.conf", "-f", tmp / "osm.log", "-e"},
-                       {"IBSIM_SOCKNAME=" + simname, "SIM_HOST=" + host, "OSM_TMP_DIR=" + tmp.path(),
-                        "OSM_CACHE_DIR=" + tmp.path(), "LD_LIBRARY_PATH=" + lib_dir,
-                        "LD_PRELOAD=" + kUmad2sim},
-                       tmp.path(), tmp / "opensm.out");
-    }
-
-    std::string log() { return read_file(tmp / "osm.log"); }
-
-    // Another opensm on `host`, with its own directory tmp/<name>/ (conf, log, caches).
-    Child spawn_sm(const std::string& name, const std::string& host, const std::string& conf_lines) {
-        std::string dir = tmp / name;
-        std::filesystem::create_directory(dir);
-        write_file(dir + "/opensm.conf", "event_plugin_name ibfabric_osm\nforce_log_flush TRUE\n" + conf_lines);
-        return Child({"opensm", "-F", dir + "/opensm.conf", "-f", dir + "/osm.log", "-e"},
-                     {"IBSIM_SOCKNAME=" + simname, "SIM_HOST=" + host, "OSM_TMP_DIR=" + dir, "OSM_CACHE_DIR=" + dir,
-                      "LD_LIBRARY_PATH=" + std::string(IBF_BIN_DIR) + "/../lib", "LD_PRELOAD=" + kUmad2sim},
-                     dir, dir + "/opensm.out");
-    }
-};
 
 const Node* by_desc(const Fabric& f, const std::string& d) {
     for (const Node& n : f.nodes())
@@ -121,11 +28,11 @@ const Node* by_desc(const Fabric& f, const std::string& d) {
 }  // namespace
 
 TEST(PluginOnIbsim, HelloAndSnapshotMatchTheNetFileAndResyncAfterControllerRestart) {
-    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
-    Lab lab;
-    Listener l(lab.tmp / "s.sock");
-    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
-    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("socket=" + (lab.tmp / "s.sock") + " log=debug heartbeat_ms=500"));
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture lab("ibfpl");
+    WireListener l(lab.tmp / "s.sock");
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net(), {.console = true}));
+    lab.start_opensm("h1", plugin_conf("socket=" + (lab.tmp / "s.sock") + " log=debug heartbeat_ms=500"));
 
     ASSERT_TRUE(l.accept(10s)) << lab.log();
     auto first = l.next(5s);
@@ -278,10 +185,10 @@ TEST(PluginOnIbsim, HelloAndSnapshotMatchTheNetFileAndResyncAfterControllerResta
 }
 
 TEST(PluginOnIbsim, WithoutAnyListenerOpenSmStillReachesSubnetUp) {
-    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
-    Lab lab;
-    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
-    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("socket=" + (lab.tmp / "nobody.sock")));
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture lab("ibfpl");
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net()));
+    lab.start_opensm("h1", plugin_conf("socket=" + (lab.tmp / "nobody.sock")));
     ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
     auto log = lab.log();
     EXPECT_NE(log.find("ibfabric_osm: loaded"), std::string::npos);
@@ -293,10 +200,10 @@ TEST(PluginOnIbsim, WithoutAnyListenerOpenSmStillReachesSubnetUp) {
 }
 
 TEST(PluginOnIbsim, BadOptionsMakeThePluginRefuseToLoadButOpenSmRuns) {
-    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
-    Lab lab;
-    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
-    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("queue=0"));
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture lab("ibfpl");
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net()));
+    lab.start_opensm("h1", plugin_conf("queue=0"));
     ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
     auto log = lab.log();
     EXPECT_NE(log.find("ibfabric_osm: refusing to load: event_plugin_options: queue=\"0\""), std::string::npos) << log;
@@ -306,31 +213,12 @@ TEST(PluginOnIbsim, BadOptionsMakeThePluginRefuseToLoadButOpenSmRuns) {
 // 2-level fat tree of 36-port switches: 18 spines, 36 leaves, 648 HCAs (702 nodes, 1296 cables).
 // Measures the copy under OpenSM's lock on a realistic size; the figure goes to docs/plugin.md.
 TEST(PluginOnIbsim, CopyCostOnA702NodeFatTree) {
-    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
-    const int spines = 18, leaves = 36, per_leaf = 18;
-    std::string net;
-    for (int s = 0; s < spines; ++s) {
-        net += "Switch 36 \"spine" + std::to_string(s) + "\"\n";
-        for (int l = 0; l < leaves; ++l)
-            net += "[" + std::to_string(l + 1) + "] \"leaf" + std::to_string(l) + "\"[" + std::to_string(19 + s) + "]\n";
-        net += "\n";
-    }
-    for (int l = 0; l < leaves; ++l) {
-        net += "Switch 36 \"leaf" + std::to_string(l) + "\"\n";
-        for (int h = 0; h < per_leaf; ++h)
-            net += "[" + std::to_string(h + 1) + "] \"h" + std::to_string(l * per_leaf + h) + "\"[1]\n";
-        for (int s = 0; s < spines; ++s)
-            net += "[" + std::to_string(19 + s) + "] \"spine" + std::to_string(s) + "\"[" + std::to_string(l + 1) + "]\n";
-        net += "\n";
-    }
-    for (int l = 0; l < leaves; ++l)
-        for (int h = 0; h < per_leaf; ++h)
-            net += "Hca 1 \"h" + std::to_string(l * per_leaf + h) + "\"\n[1] \"leaf" + std::to_string(l) + "\"[" +
-                   std::to_string(h + 1) + "]\n\n";
-    Lab lab;
-    Listener l(lab.tmp / "s.sock");
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    const std::string net = full_tree_net(36);  // 18 spines, 36 leaves x 18 hosts
+    IbsimFixture lab("ibfpl");
+    WireListener l(lab.tmp / "s.sock");
     ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(net));
-    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("socket=" + (lab.tmp / "s.sock") + " log=debug heartbeat_ms=200", "h0"));
+    lab.start_opensm("h0", plugin_conf("socket=" + (lab.tmp / "s.sock") + " log=debug heartbeat_ms=200"));
     ASSERT_TRUE(l.accept(10s));
     auto snap = l.next_of<Snapshot>(20s);
     ASSERT_TRUE(snap) << lab.log();
@@ -351,17 +239,17 @@ TEST(PluginOnIbsim, CopyCostOnA702NodeFatTree) {
 // The plugin built for another OpenSM: a copy of the .so whose version string says 3.3.99 (same
 // length, patched in the file). OpenSM itself must refuse it, and still bring the subnet up.
 TEST(PluginOnIbsim, OpenSmRefusesAPluginBuiltForAnotherVersion) {
-    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
-    Lab lab;
-    std::string so = read_file(std::string(IBF_BIN_DIR) + "/../lib/libibfabric_osm.so");
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture lab("ibfpl");
+    std::string so = read_file(plugin_dir() + "/libibfabric_osm.so");
     const std::string want("OpenSM 3.3.23\0", 14), other("OpenSM 3.3.99\0", 14);
     size_t n = 0;
     for (size_t pos = so.find(want); pos != std::string::npos; pos = so.find(want, pos + 1), ++n) so.replace(pos, 14, other);
     ASSERT_GE(n, 1u) << "version string not found in the plugin";
     std::filesystem::create_directory(lab.tmp / "lib");
     { std::ofstream(lab.tmp / "lib/libibfabric_osm.so", std::ios::binary) << so; }
-    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
-    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("socket=" + (lab.tmp / "s.sock"), "h1", lab.tmp / "lib"));
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net()));
+    lab.start_opensm("h1", plugin_conf("socket=" + (lab.tmp / "s.sock")), lab.tmp / "lib");
     ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
     auto log = lab.log();
     EXPECT_NE(log.find("OpenSM version mismatch"), std::string::npos) << log;
@@ -372,20 +260,18 @@ TEST(PluginOnIbsim, OpenSmRefusesAPluginBuiltForAnotherVersion) {
 // master is killed, STANDBY -> MASTER fires no OpenSM event, yet the plugin's polled heartbeat turns
 // MASTER and the new master's first sweep arrives as a snapshot.
 TEST(PluginOnIbsim, StandbyTakesOverAndTheHeartbeatSaysMaster) {
-    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
-    Lab lab;
-    Listener la(lab.tmp / "a.sock"), lb(lab.tmp / "b.sock");
-    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim());
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture lab("ibfpl");
+    WireListener la(lab.tmp / "a.sock"), lb(lab.tmp / "b.sock");
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net()));
     const std::string ha = "sminfo_polling_timeout 1000\npolling_retry_number 2\n";
-    Child a = lab.spawn_sm("a", "h1", ha + "sm_priority 10\nevent_plugin_options socket=" + (lab.tmp / "a.sock") +
-                                          " heartbeat_ms=200\n");
+    Child a = lab.spawn_sm("a", "h1", plugin_conf("socket=" + (lab.tmp / "a.sock") + " heartbeat_ms=200", ha + "sm_priority 10\n"));
     ASSERT_TRUE(la.accept(10s));
     auto sa = la.next_of<Snapshot>(10s);
     ASSERT_TRUE(sa) << read_file(lab.tmp / "a/osm.log");
     EXPECT_EQ(sa->self.state, SmState::Master);
 
-    Child b = lab.spawn_sm("b", "h2", ha + "sm_priority 1\nevent_plugin_options socket=" + (lab.tmp / "b.sock") +
-                                          " heartbeat_ms=200\n");
+    Child b = lab.spawn_sm("b", "h2", plugin_conf("socket=" + (lab.tmp / "b.sock") + " heartbeat_ms=200", ha + "sm_priority 1\n"));
     ASSERT_TRUE(lb.accept(10s));
     bool standby_hb = false, standby_event = false;
     auto deadline = Clock::now() + 10s;
@@ -423,7 +309,7 @@ TEST(PluginOnIbsim, StandbyTakesOverAndTheHeartbeatSaysMaster) {
 // hosts) loaded into ibsim: every cable end in the plugin's snapshot must have the rate the dump
 // lists for it, FDR10 (Mellanox ExtendedPortInfo) included, and the dump's LIDs must survive.
 TEST(PluginOnIbsim, RealCaptureRatesAndLidsSurviveIntoTheSnapshot) {
-    if (!have_tools()) GTEST_SKIP() << "ibsim/opensm/umad2sim or the built plugin missing";
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
     const std::string dump = read_file(std::string(IBF_TEST_DATA) + "/ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt");
     ASSERT_FALSE(dump.empty());
     // Expected (node GUID, port) -> rate, and node GUID -> LID, straight from the dump's text.
@@ -451,10 +337,10 @@ TEST(PluginOnIbsim, RealCaptureRatesAndLidsSurviveIntoTheSnapshot) {
         }
     }
     ASSERT_EQ(want_rate.size(), 384u);  // 144 host cables + 48 ISLs, both ends
-    Lab lab;
-    Listener l(lab.tmp / "s.sock");
+    IbsimFixture lab("ibfpl");
+    WireListener l(lab.tmp / "s.sock");
     ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(dump));
-    ASSERT_NO_FATAL_FAILURE(lab.start_opensm("socket=" + (lab.tmp / "s.sock"), "H-24be05ffff980030"));
+    lab.start_opensm("H-24be05ffff980030", plugin_conf("socket=" + (lab.tmp / "s.sock")));
     ASSERT_TRUE(l.accept(10s));
     auto snap = l.next_of<Snapshot>(20s);
     ASSERT_TRUE(snap) << lab.log();

@@ -7,13 +7,16 @@
 #include <netinet/in.h>
 
 #include <atomic>
+#include <thread>
 
 #include "../wire/wire_fixtures.h"
-#include "test_proc.h"
+#include "ibf/ibsim_fixture.h"
+#include "ibf/wire_listener.h"
 
 using namespace ibf;
 using namespace ibf::osm;
-using namespace ibf::test;
+using namespace ibf::test_support;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -102,7 +105,7 @@ TEST(PluginOptions, VersionCheck) {
 
 TEST(Sender, HelloThenLatestSnapshotThenHeartbeatAndCounters) {
     TempDir tmp;
-    Listener l(tmp / "s.sock");
+    WireListener l(tmp / "s.sock");
     Sender s(opts_for(tmp / "s.sock"), hooks());
     s.start();
     ASSERT_TRUE(l.accept(3s));
@@ -140,7 +143,7 @@ TEST(Sender, NewestSnapshotSupersedesUnsentOnesAndIsSentOnConnect) {
     EXPECT_EQ(c.snapshots_taken, 3u);
     EXPECT_EQ(c.snapshots_superseded, 2u);
     EXPECT_EQ(c.queue_depth, 2u);  // one event + one snapshot
-    Listener l(tmp / "s.sock");
+    WireListener l(tmp / "s.sock");
     ASSERT_TRUE(l.accept(3s));
     // On (re)connect: Hello, the latest snapshot, then what queued up meanwhile.
     auto m = l.next(2s);
@@ -162,13 +165,13 @@ TEST(Sender, RestartedControllerGetsHelloAndTheLatestSnapshotAgain) {
     std::atomic<int> hellos{0};
     Sender s(opts_for(tmp / "s.sock"), hooks(&hellos));
     {
-        Listener l(tmp / "s.sock");
+        WireListener l(tmp / "s.sock");
         s.start();
         ASSERT_TRUE(l.accept(3s));
         s.submit_snapshot(snap(9), 1);
         ASSERT_TRUE(l.next_of<Snapshot>(2s));
     }  // controller goes away
-    Listener l2(tmp / "s.sock");
+    WireListener l2(tmp / "s.sock");
     ASSERT_TRUE(l2.accept(5s));
     auto m = l2.next(2s);
     ASSERT_TRUE(m);
@@ -184,7 +187,7 @@ TEST(Sender, RestartedControllerGetsHelloAndTheLatestSnapshotAgain) {
 
 TEST(Sender, ControllerThatNeverReadsBlocksNeitherSubmitNorStop) {
     TempDir tmp;
-    Listener l(tmp / "s.sock");
+    WireListener l(tmp / "s.sock");
     Options o = opts_for(tmp / "s.sock");
     o.send_timeout_ms = 300;
     Sender s(o, hooks());
