@@ -75,7 +75,7 @@ int run_analyze(const AnalyzeArgs& args) {
     if (args.json) {
         nlohmann::json j = findings_to_json(a.findings);
         j["analysis"] = analysis_to_json(f, a);
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
     } else {
         const bool color = !args.no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) == 1;
         auto count = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };

@@ -39,7 +39,7 @@ int run_check(const CheckArgs& a) {
     const std::vector<Finding> fs = check(plan, actual, opt);
 
     if (a.json) {
-        std::cout << findings_to_json(fs).dump(2) << "\n";
+        std::cout << json_text(findings_to_json(fs), 2) << "\n";
     } else {
         const bool color = !a.no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) == 1;
         std::cout << "checked " << a.actual << " (" << actual.size() << " nodes, " << actual.link_count()

@@ -110,7 +110,7 @@ int print_findings(const LabState& s, const LabFindings& f, bool json, bool no_c
         j["via"] = f.via;
         if (f.sweep_seq >= 0) j["sweep_seq"] = f.sweep_seq;
         j["lab"] = s.dir;
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
     } else {
         std::cout << "lab " << s.dir << ": " << s.source;
         if (!s.faults.empty()) {
@@ -270,7 +270,7 @@ int run_status(const DirArgs& a) {
                          {"faults", s.faults}, {"subnet_up_count", ups}, {"processes", nlohmann::json::array()}};
         for (auto& p : ps)
             if (p.pid > 0) j["processes"].push_back({{"name", p.name}, {"pid", p.pid}, {"alive", p.alive}, {"log", p.log}});
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
     } else {
         std::cout << "lab " << s.dir << " (" << s.source << ")\n";
         std::cout << "  IBSIM_SOCKNAME=" << s.sockname << "  SIM_HOST=\"" << s.sm_host << "\"\n";

@@ -76,7 +76,7 @@ int run_status(const QueryOptions& o) {
     if (int rc = fetch_json(o, "/api/v1/sm", sms)) return rc;
     const size_t findings = fabric.value("findings", size_t{0});
     if (o.json) {
-        std::cout << json{{"fabric", fabric}, {"sm", sms}}.dump(2) << "\n";
+        std::cout << json_text(json{{"fabric", fabric}, {"sm", sms}}, 2) << "\n";
     } else {
         std::cout << "ibfabricd at " << resolve_url(o) << "\n";
         std::cout << "fabric:   " << str(fabric, "switches") << " switches, " << str(fabric, "cas") << " CAs, "
@@ -114,7 +114,7 @@ int run_findings(const QueryOptions& o) {
         return kExitUnavailable;
     }
     if (o.json)
-        std::cout << j.dump(2) << "\n";
+        std::cout << json_text(j, 2) << "\n";
     else
         std::cout << render_text(fs, ::isatty(1) != 0);
     return fs.empty() ? kExitClean : kExitFindings;

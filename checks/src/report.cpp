@@ -171,4 +171,8 @@ std::string render_text(const std::vector<Finding>& in, bool color) {
     return out;
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace ibf

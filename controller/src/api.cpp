@@ -7,6 +7,7 @@
 #include <map>
 
 #include "ibf/error.h"
+#include "ibf/report.h"
 #include "ibf/wire.h"
 
 namespace ibf {
@@ -19,7 +20,7 @@ json ms_or_null(int64_t ms) { return ms ? json(ms) : json(nullptr); }
 
 ApiResponse ok_json(const json& j) {
     ApiResponse r;
-    r.body = j.dump(2);
+    r.body = json_text(j, 2);
     r.body += '\n';
     return r;
 }
@@ -98,7 +99,7 @@ bool bearer_matches(const std::string& authorization, const std::string& token) 
 ApiResponse api_error(int status, const std::string& message) {
     ApiResponse r;
     r.status = status;
-    r.body = json{{"error", message}}.dump() + "\n";
+    r.body = json_text(json{{"error", message}}) + "\n";
     return r;
 }
 

@@ -617,7 +617,7 @@ void Daemon::Impl::worker_loop() {
             row.findings = r.findings.size();
             row.checked = r.checked;
             row.check_ms = r.check_ms;
-            row.findings_json = r.findings_json.dump();
+            row.findings_json = json_text(r.findings_json);
         }
         asio::post(io, [this, r = std::move(r), received = w.received, wait_ms, decode_ms = w.decode_ms]() mutable {
             on_result(std::move(r), received, wait_ms, decode_ms);

@@ -265,3 +265,28 @@ TEST_F(CheckCli, UsageErrorsExitTwoAndHelpTeaches) {
     EXPECT_NE(r.out.find("Exit status"), std::string::npos);
     EXPECT_NE(r.out.find("--node-name-map"), std::string::npos);
 }
+
+// Node descriptions are bytes, not UTF-8 (Latin-1 host names exist): the JSON report must still
+// be produced, with the bad byte replaced by U+FFFD, and the text report must keep the node.
+TEST_F(CheckCli, NonUtf8DescriptionStillGivesValidJson) {
+    std::string dump = slurp(kToolsData + "/small-actual.ibnetdiscover");
+    size_t replaced = 0;
+    for (size_t at = dump.find("MF0;leaf01:"); at != std::string::npos; at = dump.find("MF0;leaf01:", at + 1)) {
+        dump.replace(at, 11, "MF0;leaf01\xff:");
+        ++replaced;
+    }
+    ASSERT_GT(replaced, 1u);
+    const std::string actual = write("latin1.ibnetdiscover", dump);
+    Result r = run("check -e " + quote(kToolsData + "/small-plan.yaml") + " -a " + quote(actual) + " --json");
+    ASSERT_EQ(r.code, 1) << r.err;
+    json j = json::parse(r.out);
+    bool saw_unexpected = false, saw_missing = false;
+    for (const json& f : j["findings"]) {
+        if (f["kind"] == "unexpected_node" && f["a"]["name"] == "leaf01\xef\xbf\xbd") saw_unexpected = true;
+        if (f["kind"] == "missing_node" && f["a"]["name"] == "leaf01") saw_missing = true;
+    }
+    EXPECT_TRUE(saw_unexpected && saw_missing) << r.out;
+    Result t = run("check -e " + quote(kToolsData + "/small-plan.yaml") + " -a " + quote(actual) + " --no-color");
+    EXPECT_EQ(t.code, 1);
+    EXPECT_NE(t.out.find("leaf01\xff"), std::string::npos) << t.out;
+}

@@ -24,4 +24,9 @@ std::vector<Finding> findings_from_json(const nlohmann::json& j);
 // such as "3 findings: 2 miswired, 1 rate_mismatch" or "no findings".
 std::string render_text(const std::vector<Finding>& fs, bool color);
 
+// JSON text with invalid UTF-8 replaced by U+FFFD: fabrics carry whatever bytes their node
+// descriptions hold (Latin-1 host names happen), and JSON output must never fail on them.
+// Every JSON ibfabric prints or serves goes through this.
+std::string json_text(const nlohmann::json& j, int indent = -1);
+
 }  // namespace ibf
