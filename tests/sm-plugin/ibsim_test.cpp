@@ -25,6 +25,14 @@ const Node* by_desc(const Fabric& f, const std::string& d) {
     return nullptr;
 }
 
+// ibsim on the two-switch net, OpenSM on h1 with `plugin_options` (plugins from `lib_dir`), up to
+// SUBNET UP (gtest assertions: wrap in ASSERT_NO_FATAL_FAILURE).
+void subnet_up(IbsimFixture& lab, const std::string& plugin_options, const std::string& lib_dir = plugin_dir()) {
+    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net()));
+    lab.start_opensm("h1", plugin_conf(plugin_options), lib_dir);
+    ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
+}
+
 }  // namespace
 
 TEST(PluginOnIbsim, HelloAndSnapshotMatchTheNetFileAndResyncAfterControllerRestart) {
@@ -187,9 +195,7 @@ TEST(PluginOnIbsim, HelloAndSnapshotMatchTheNetFileAndResyncAfterControllerResta
 TEST(PluginOnIbsim, WithoutAnyListenerOpenSmStillReachesSubnetUp) {
     if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
     IbsimFixture lab("ibfpl");
-    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net()));
-    lab.start_opensm("h1", plugin_conf("socket=" + (lab.tmp / "nobody.sock")));
-    ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
+    ASSERT_NO_FATAL_FAILURE(subnet_up(lab, "socket=" + (lab.tmp / "nobody.sock")));
     auto log = lab.log();
     EXPECT_NE(log.find("ibfabric_osm: loaded"), std::string::npos);
     EXPECT_NE(log.find("cannot connect to unix:"), std::string::npos);
@@ -202,9 +208,7 @@ TEST(PluginOnIbsim, WithoutAnyListenerOpenSmStillReachesSubnetUp) {
 TEST(PluginOnIbsim, BadOptionsMakeThePluginRefuseToLoadButOpenSmRuns) {
     if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
     IbsimFixture lab("ibfpl");
-    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net()));
-    lab.start_opensm("h1", plugin_conf("queue=0"));
-    ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
+    ASSERT_NO_FATAL_FAILURE(subnet_up(lab, "queue=0"));
     auto log = lab.log();
     EXPECT_NE(log.find("ibfabric_osm: refusing to load: event_plugin_options: queue=\"0\""), std::string::npos) << log;
     EXPECT_EQ(log.find("ibfabric_osm: loaded"), std::string::npos);
@@ -248,9 +252,7 @@ TEST(PluginOnIbsim, OpenSmRefusesAPluginBuiltForAnotherVersion) {
     ASSERT_GE(n, 1u) << "version string not found in the plugin";
     std::filesystem::create_directory(lab.tmp / "lib");
     { std::ofstream(lab.tmp / "lib/libibfabric_osm.so", std::ios::binary) << so; }
-    ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net()));
-    lab.start_opensm("h1", plugin_conf("socket=" + (lab.tmp / "s.sock")), lab.tmp / "lib");
-    ASSERT_TRUE(wait_for_text(lab.tmp / "osm.log", "SUBNET UP", 15s)) << lab.log();
+    ASSERT_NO_FATAL_FAILURE(subnet_up(lab, "socket=" + (lab.tmp / "s.sock"), lab.tmp / "lib"));
     auto log = lab.log();
     EXPECT_NE(log.find("OpenSM version mismatch"), std::string::npos) << log;
     EXPECT_EQ(log.find("ibfabric_osm: loaded"), std::string::npos);
