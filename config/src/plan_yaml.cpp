@@ -67,10 +67,30 @@ std::string join(const std::vector<std::string>& v, std::string_view sep = ", ")
     return s;
 }
 
+// A scalar as an error message may show it: at most 60 bytes, control and non-ASCII bytes as \xNN,
+// so a binary file given as a plan yields a readable one-line error.
+std::string quoted(std::string_view v) {
+    static constexpr size_t kMax = 60;
+    std::string out = "'";
+    for (size_t i = 0; i < v.size() && i < kMax; ++i) {
+        const auto c = static_cast<unsigned char>(v[i]);
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            static constexpr char kHex[] = "0123456789abcdef";
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        }
+    }
+    out += v.size() > kMax ? "'..." : "'";
+    return out;
+}
+
 std::string kind(const Node& n) {
     switch (n.Type()) {
         case YAML::NodeType::Null: return "nothing";
-        case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+        case YAML::NodeType::Scalar: return quoted(n.Scalar());
         case YAML::NodeType::Sequence: return "a list";
         case YAML::NodeType::Map: return "a map";
         default: return "nothing";
@@ -251,7 +271,7 @@ private:
         auto v = to_int(n.Scalar());
         if (!v)
             fail(n, "expected an integer for '" + what + "' (" + std::to_string(lo) + ".." + std::to_string(hi) +
-                        "), got '" + n.Scalar() + "'");
+                        "), got " + quoted(n.Scalar()));
         if (*v < lo || *v > hi)
             fail(n, "'" + what + "' must be from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
                         std::to_string(*v));
@@ -264,7 +284,7 @@ private:
         if (auto r = parse_rate(s)) return *r;
         if (auto w = parse_width(s)) return {*w, Speed::Unknown};
         if (auto sp = parse_speed(s); sp && !to_int(s)) return {Width::Unknown, *sp};
-        fail(n, "bad rate '" + s + "': expected width x speed such as 4xEDR, 4xHDR, 2xNDR (or just 4x, or just HDR)");
+        fail(n, "bad rate " + quoted(s) + ": expected width x speed such as 4xEDR, 4xHDR, 2xNDR (or just 4x, or just HDR)");
     }
 
     int mtu(const Node& n) const {
@@ -361,7 +381,7 @@ private:
         if (l == "switch") return NodeType::Switch;
         if (l == "ca" || l == "host" || l == "hca") return NodeType::CA;
         if (l == "router") return NodeType::Router;
-        fail(n, "bad node type '" + s + "': expected switch, ca (or host) or router");
+        fail(n, "bad node type " + quoted(s) + ": expected switch, ca (or host) or router");
     }
 
     // ---- nodes and port use ------------------------------------------------------------------
@@ -505,7 +525,7 @@ private:
             if (e.guid_node) {
                 std::string s = scalar(e.guid_node, "guid");
                 auto g = parse_guid(s);
-                if (!g || *g == 0) fail(e.guid_node, "bad GUID '" + s + "' for '" + e.key + "': expected hex such as 0x0002c90300a1b2c3");
+                if (!g || *g == 0) fail(e.guid_node, "bad GUID " + quoted(s) + " for '" + e.key + "': expected hex such as 0x0002c90300a1b2c3");
                 if (auto [pos, fresh] = by_guid.emplace(*g, entries_.size()); !fresh)
                     fail(e.guid_node, "GUID " + guid_hex(*g) + " is given to both '" + entries_[pos->second].key +
                                           "' (" + where_str(loc(entries_[pos->second].key_node)) + ") and '" + e.key + "'");
@@ -843,7 +863,7 @@ private:
             const std::string& s = n.Scalar();
             size_t slash = s.rfind('/');
             auto bad = [&](const std::string& why) {
-                fail(n, "bad " + what + " '" + s + "'" + why + ": expected node/port such as leaf03/19, or gpu01:mlx5_1/1");
+                fail(n, "bad " + what + " " + quoted(s) + why + ": expected node/port such as leaf03/19, or gpu01:mlx5_1/1");
             };
             if (slash == std::string::npos) bad("");
             auto port = to_int(std::string_view(s).substr(slash + 1));

@@ -281,3 +281,10 @@ TEST(PlanFuzz, MutatedExamples) {
     // Many mutations (in comments, names) still give a plan: the fuzzer reached the expansion code.
     EXPECT_GT(parsed, 50);
 }
+
+// A binary or huge scalar is shown short and escaped, so the error stays one readable line.
+TEST(PlanErrors, OddScalarsAreShownShortAndEscaped) {
+    expect_error(std::string("\x01\x02\xfe") + std::string(200, 'z') + "\n", 1, 1,
+                 {"expected a YAML map", "got '\\x01\\x02\\xfe" + std::string(57, 'z') + "'..."});
+    expect_error(replace(kBase, "ports: 36", "ports: \"3\\t6\""), 6, 12, {"got '3\\x096'"});
+}
