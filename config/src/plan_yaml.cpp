@@ -67,25 +67,7 @@ std::string join(const std::vector<std::string>& v, std::string_view sep = ", ")
     return s;
 }
 
-// A scalar as an error message may show it: at most 60 bytes, control and non-ASCII bytes as \xNN,
-// so a binary file given as a plan yields a readable one-line error.
-std::string quoted(std::string_view v) {
-    static constexpr size_t kMax = 60;
-    std::string out = "'";
-    for (size_t i = 0; i < v.size() && i < kMax; ++i) {
-        const auto c = static_cast<unsigned char>(v[i]);
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            static constexpr char kHex[] = "0123456789abcdef";
-            out += "\\x";
-            out += kHex[c >> 4];
-            out += kHex[c & 15];
-        }
-    }
-    out += v.size() > kMax ? "'..." : "'";
-    return out;
-}
+std::string quoted(std::string_view v) { return "'" + printable(v) + "'"; }
 
 std::string kind(const Node& n) {
     switch (n.Type()) {

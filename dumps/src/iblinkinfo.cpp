@@ -147,7 +147,7 @@ private:
         if (auto it = by_guid_.find(g); it != by_guid_.end()) {
             idx = it->second;
             if (nodes_[idx].desc != desc)
-                c.fail_at(gpos, "node " + guid_hex(g) + " is printed with two descriptions (\"" + std::string(nodes_[idx].desc) +
+                c.fail_at(gpos, "node " + guid_hex(g) + " is printed with two descriptions (\"" + printable(nodes_[idx].desc) +
                                     "\" at line " + std::to_string(nodes_[idx].line) + ")");
         } else {
             LNode n;
@@ -247,7 +247,7 @@ private:
         else if (state == "Down") p.state = PortState::Down;
         else if (state == "Init" || state == "Initialize") p.state = PortState::Init;
         else if (state == "Armed") p.state = PortState::Armed;
-        else c.fail_at(base, "unknown port state \"" + std::string(state) + "\" (expected Active, Down, Init or Armed)");
+        else c.fail_at(base, "unknown port state \"" + printable(state) + "\" (expected Active, Down, Init or Armed)");
         static constexpr std::pair<std::string_view, PhysState> kPhys[] = {
             {"LinkUp", PhysState::LinkUp}, {"Polling", PhysState::Polling}, {"Disabled", PhysState::Disabled},
             {"Sleep", PhysState::Sleep}, {"PortConfigurationTraining", PhysState::Training}, {"Training", PhysState::Training},
@@ -258,10 +258,10 @@ private:
                 p.phys = v;
                 ok = true;
             }
-        if (!ok) c.fail_at(base + slash + 1, "unknown physical state \"" + std::string(phys) + "\" (expected LinkUp, Polling, Disabled, ...)");
+        if (!ok) c.fail_at(base + slash + 1, "unknown physical state \"" + printable(phys) + "\" (expected LinkUp, Polling, Disabled, ...)");
         if (!rate.empty()) {
             auto r = rates_.parse(rate);
-            if (!r) c.fail_at(base, "unknown link rate \"" + std::string(rate) + "\" (expected e.g. \"4X 10.0 Gbps\" or \"4X 53.125 Gbps\")");
+            if (!r) c.fail_at(base, "unknown link rate \"" + printable(rate) + "\" (expected e.g. \"4X 10.0 Gbps\" or \"4X 53.125 Gbps\")");
             p.rate = *r;
         }
     }
@@ -290,7 +290,7 @@ private:
                 if (r->speed != Speed::Unknown) p.could_s |= speed_bit(r->speed);
                 continue;
             }
-            c.fail_at(base + b, "unknown capability \"" + std::string(what) + "\" after \"Could be\" (expected a width such as 4X or a lane speed such as 14.0625 Gbps)");
+            c.fail_at(base + b, "unknown capability \"" + printable(what) + "\" after \"Could be\" (expected a width such as 4X or a lane speed such as 14.0625 Gbps)");
         }
     }
 
@@ -372,7 +372,7 @@ private:
             if (n.merged) continue;
             if (n.ports.empty()) {
                 if (!n.guid_known)
-                    throw InputError(file_, n.line, 1, "node \"" + std::string(n.desc) + "\" has no port lines (truncated dump?)");
+                    throw InputError(file_, n.line, 1, "node \"" + printable(n.desc) + "\" has no port lines (truncated dump?)");
             } else if (!n.guid_known) {
                 const LPort* low = nullptr;
                 for (size_t pi : n.ports)

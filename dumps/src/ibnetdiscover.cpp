@@ -158,7 +158,7 @@ private:
         NodeType type = w == "Switch" ? NodeType::Switch : w == "Rt" ? NodeType::Router : NodeType::CA;
         c.word();
         c.skip_ws();
-        int nports = static_cast<int>(c.number("the number of ports after \"" + std::string(w) + "\"", 255));
+        int nports = static_cast<int>(c.number("the number of ports after \"" + printable(w) + "\"", 255));
         if (nports < 1) c.fail_at(c.pos() - 1, "a node needs at least one port");
         c.skip_ws();
         size_t id_pos = c.pos();
@@ -168,13 +168,13 @@ private:
         Guid guid = 0;
         if (g) {
             if (tc != type_char(type))
-                c.fail_at(id_pos, "node id \"" + std::string(id) + "\" does not match node type " + std::string(w) +
+                c.fail_at(id_pos, "node id \"" + printable(id) + "\" does not match node type " + std::string(w) +
                                       " (expected a \"" + type_char(type) + "-\" prefix)");
             guid = *g;
         } else if (attrs_.have_node_guid && !id.empty()) {
             guid = attrs_.node_guid;
             if (!ids_.emplace(std::string(id), guid).second)
-                c.fail_at(id_pos, "duplicate node id \"" + std::string(id) + "\"");
+                c.fail_at(id_pos, "duplicate node id \"" + printable(id) + "\"");
         } else {
             c.fail_at(id_pos, "expected a node id such as \"" + std::string(1, type_char(type)) +
                                   "-0002c90300a1b2c3\" (or a switchguid=/caguid= line before the header)");
@@ -316,7 +316,7 @@ private:
             if (!rate.empty()) {
                 auto r = rates_.parse(rate);
                 if (!r)
-                    c.fail("unknown link rate \"" + std::string(rate) +
+                    c.fail("unknown link rate \"" + printable(rate) +
                            "\" (expected width x speed such as 4xQDR, 4xFDR10, 2xNDR)");
                 l.rate = *r;
             }

@@ -68,6 +68,15 @@ TEST(Errors, UnknownRate) {
     EXPECT_EQ(std::string(e.what()).rfind("bad.txt:6:" + std::to_string(e.column()) + ": unknown link rate", 0), 0u) << e.what();
 }
 
+// Garbage where a rate should be is quoted short and escaped: one readable line, not raw bytes.
+TEST(Errors, GarbageIsQuotedShortAndEscaped) {
+    auto e = net_error(replace_once(kGood, "lid 3 4xQDR\n", "lid 3 4x\x01\xff" + std::string(300, 'Q') + "\n"));
+    EXPECT_EQ(e.line(), 6);
+    EXPECT_NE(e.message().find("unknown link rate \"4x\\x01\\xff" + std::string(56, 'Q') + "...\""), std::string::npos)
+        << e.what();
+    EXPECT_LT(e.message().size(), 200u) << e.what();
+}
+
 TEST(Errors, TruncatedDumpLinksToUndefinedNode) {
     std::string cut = kGood.substr(0, kGood.find("caguid=0x30"));
     auto e = net_error(cut);

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ibf {
 
@@ -33,5 +34,24 @@ private:
     int line_, column_;
     std::string message_;
 };
+
+// A piece of input as an error message may quote it: at most `max` bytes (then "..."), control
+// and non-ASCII bytes as \xNN, so garbage input still gives a readable one-line error.
+inline std::string printable(std::string_view v, size_t max = 60) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (size_t i = 0; i < v.size() && i < max; ++i) {
+        const auto c = static_cast<unsigned char>(v[i]);
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        }
+    }
+    if (v.size() > max) out += "...";
+    return out;
+}
 
 }  // namespace ibf
