@@ -407,7 +407,13 @@ TEST(LabE2E, TheWatchdogStopsALabWhoseCallerVanished) {
     ASSERT_GT(s.watchdog_pid, 0);
     EXPECT_TRUE(lab_detail::alive(s.opensm_pid, "opensm"));
     const double deadline = now_s() + 15;
-    while (now_s() < deadline && lab_detail::alive(s.opensm_pid, "opensm")) sleep_s(0.1);
+    // lab down stops opensm, then ibsim, then removes the state file: wait for all of it, not
+    // just the first step (the test once asserted between the two).
+    auto gone = [&] {
+        return !lab_detail::alive(s.opensm_pid, "opensm") && !lab_detail::alive(s.ibsim_pid, "ibsim") &&
+               !fs::exists(lab.path + "/state.json");
+    };
+    while (now_s() < deadline && !gone()) sleep_s(0.1);
     EXPECT_FALSE(lab_detail::alive(s.opensm_pid, "opensm"));
     EXPECT_FALSE(lab_detail::alive(s.ibsim_pid, "ibsim"));
     EXPECT_FALSE(fs::exists(lab.path + "/state.json"));
