@@ -94,6 +94,7 @@ struct Daemon::Impl {
     std::unique_ptr<HistoryStore> history;  // thread-safe; written by the worker
     uint64_t next_id = 1;
     std::map<uint64_t, std::weak_ptr<Closable>> open;  // ingest connections and HTTP sessions
+    size_t ingest_open = 0, http_open = 0;              // how many of `open` are which (limits.max_*)
     bool stopping = false;
     bool ran = false;
 
@@ -222,6 +223,7 @@ private:
         close();
         d_->state.on_disconnect(id_, now_ms());
         d_->open.erase(id_);
+        --d_->ingest_open;
     }
 
     Daemon::Impl* d_;
@@ -302,6 +304,7 @@ private:
         if (done_) return;
         done_ = true;
         d_->open.erase(id_);
+        --d_->http_open;
     }
 
     Daemon::Impl* d_;
@@ -429,6 +432,14 @@ void Daemon::Impl::remove_socket_file() {
 
 template <class Sock>
 void Daemon::Impl::start_ingest(Sock sock, std::string peer) {
+    if (ingest_open >= opt.config.max_plugin_connections) {
+        spdlog::warn("ingest: refusing a connection from {}: {} plugin connections open (limits.max_plugin_connections)",
+                     peer, ingest_open);
+        boost::system::error_code ec;
+        sock.close(ec);
+        return;
+    }
+    ++ingest_open;
     const uint64_t id = next_id++;
     auto conn = std::make_shared<IngestConn<Sock>>(this, std::move(sock), id, std::move(peer));
     open[id] = conn;
@@ -461,7 +472,12 @@ void Daemon::Impl::accept_tcp() {
 void Daemon::Impl::accept_http() {
     http_acc.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
         if (ec == asio::error::operation_aborted || stopping) return;
-        if (!ec) {
+        if (!ec && http_open >= opt.config.max_http_connections) {
+            spdlog::warn("http: refusing a connection: {} sessions open (limits.max_http_connections)", http_open);
+            boost::system::error_code e2;
+            s.close(e2);
+        } else if (!ec) {
+            ++http_open;
             const uint64_t id = next_id++;
             auto sess = std::make_shared<HttpSession>(this, std::move(s), id);
             open[id] = sess;

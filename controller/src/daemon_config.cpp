@@ -138,13 +138,20 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 if (!v.IsMap()) ctx.fail(v, "'limits' must be a mapping");
                 for (const auto& lk : v) {
                     const std::string k = lk.first.Scalar();
+                    if (k == "max_plugin_connections" || k == "max_http_connections") {
+                        size_t n = ctx.unsigned_value(lk.second, k, 100000);
+                        if (n < 1) ctx.fail(lk.second, "'limits." + k + "' must be at least 1");
+                        (k == "max_plugin_connections" ? c.max_plugin_connections : c.max_http_connections) = n;
+                        continue;
+                    }
                     if (k == "max_message_bytes")
                         c.max_message_bytes = ctx.unsigned_value(lk.second, k, std::numeric_limits<uint32_t>::max());
                     else if (k == "max_request_bytes")
                         c.max_request_bytes = ctx.unsigned_value(lk.second, k, 64u << 20);
                     else
                         ctx.fail(lk.first, "unknown key 'limits." + k +
-                                               "' (expected max_message_bytes, max_request_bytes)");
+                                               "' (expected max_message_bytes, max_request_bytes, "
+                                               "max_plugin_connections, max_http_connections)");
                     if ((k == "max_message_bytes" ? c.max_message_bytes : c.max_request_bytes) < 1024)
                         ctx.fail(lk.second, "'limits." + k + "' must be at least 1024");
                 }

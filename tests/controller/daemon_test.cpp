@@ -170,6 +170,52 @@ TEST_F(ControllerDaemon, GarbageConnectionIsDroppedWhileAGoodOneKeepsWorking) {
     EXPECT_EQ(get("/api/v1/sm")["sms"].size(), 1u);  // the rude one never became an SM
 }
 
+// Connection limits: one connection over limits.max_plugin_connections / max_http_connections is
+// closed at once; a slot that frees up is usable again; the admitted ones keep working.
+TEST_F(ControllerDaemon, ConnectionsOverTheLimitsAreClosedAtOnce) {
+    cfg.max_plugin_connections = 2;
+    cfg.max_http_connections = 2;
+    start();
+    auto one = std::make_unique<UnixClient>(cfg.socket_path);
+    UnixClient two(cfg.socket_path);
+    ASSERT_TRUE(one->send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(two.send(hello(kStandbyGuid, SmState::Standby)));
+    UnixClient three(cfg.socket_path);
+    EXPECT_TRUE(three.closed_by_peer(std::chrono::seconds(3)));
+    EXPECT_FALSE(two.closed_by_peer(std::chrono::milliseconds(50)));
+    one.reset();  // frees a slot
+    bool admitted = false;
+    for (int i = 0; i < 50 && !admitted; ++i) {
+        UnixClient again(cfg.socket_path);
+        admitted = !again.closed_by_peer(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(admitted);
+
+    auto idle_http = [&] {
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(daemon->http_port());
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        return fd;
+    };
+    const int h1 = idle_http(), h2 = idle_http(), h3 = idle_http();
+    timeval tv{3, 0};
+    setsockopt(h3, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char b[64];
+    EXPECT_EQ(::recv(h3, b, sizeof b, 0), 0) << "the third HTTP connection was not closed";
+    ::close(h3);
+    ::close(h1);
+    ::close(h2);
+    HttpResult r;
+    for (int i = 0; i < 50 && r.status != 200; ++i) {
+        r = request("GET", "/healthz");
+        if (r.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(r.status, 200);
+}
+
 TEST_F(ControllerDaemon, OversizedLengthHeaderIsRejectedAtOnce) {
     cfg.max_message_bytes = 64 * 1024;
     start();

@@ -31,6 +31,8 @@ struct DaemonConfig {
     std::string log_level = "info";                           // trace debug info warn error off
     size_t max_message_bytes = 256u << 20;                    // largest wire payload accepted
     size_t max_request_bytes = 1u << 20;                      // largest HTTP request accepted
+    size_t max_plugin_connections = 16;                       // open ingest connections (an SM has one)
+    size_t max_http_connections = 64;                         // open HTTP sessions
     bool check_rate_below_capability = true;                  // CheckOptions::rate_below_capability
 };
 
