@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,8 +50,12 @@ CArgs make_env(const SpawnSpec& s) {
 
 // Child side, between fork and exec: only async-signal-safe calls.
 [[noreturn]] void exec_child(const SpawnSpec& s, const std::string& path, char** argv, char** envp, int out_fd,
-                             int err_fd, int in_fd, int err_pipe) {
+                             int err_fd, int in_fd, int err_pipe, pid_t parent) {
     if (s.new_session) setsid();
+    if (s.die_with_parent) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);  // the caller died before prctl took effect
+    }
     if (!s.cwd.empty() && chdir(s.cwd.c_str()) != 0) {
         int e = errno;
         (void)!write(err_pipe, &e, sizeof e);
@@ -81,13 +86,14 @@ int start(const SpawnSpec& s, int out_fd, int err_fd, int in_fd) {
     CArgs envp = make_env(s);
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
         close(p[1]);
         throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
     }
-    if (pid == 0) exec_child(s, path, argv.ptrs.data(), envp.ptrs.data(), out_fd, err_fd, in_fd, p[1]);
+    if (pid == 0) exec_child(s, path, argv.ptrs.data(), envp.ptrs.data(), out_fd, err_fd, in_fd, p[1], parent);
     close(p[1]);
     int e = 0;
     ssize_t n;
@@ -146,7 +152,8 @@ int run_capture(const SpawnSpec& s, double timeout_s, std::string& out) {
     int err_fd = open(s.out_path.empty() ? "/dev/null" : s.out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     int pid;
     SpawnSpec spec = s;
-    spec.new_session = true;  // own process group, so a timeout kill reaches only it
+    spec.new_session = true;      // own process group, so a timeout kill reaches only it
+    spec.die_with_parent = true;  // and it never outlives this process
     try {
         if (err_fd < 0) throw std::runtime_error("cannot open " + s.out_path + ": " + std::strerror(errno));
         pid = start(spec, p[1], err_fd, in_fd);

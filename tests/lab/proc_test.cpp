@@ -117,3 +117,37 @@ TEST(LabProc, TailFileKeepsTheLastLines) {
     EXPECT_EQ(tail_file(t.path + "/log", 2), "3\n4\n");
     EXPECT_EQ(tail_file(t.path + "/missing", 2), "");
 }
+
+// A client run by run_capture (ibnetdiscover, sminfo...) dies with its caller: once ibsim is gone
+// such a client hangs forever, and one was found an hour and a half after its caller had died.
+TEST(LabProc, RunCaptureChildDiesWithItsCaller) {
+    const fs::path pid_file = fs::temp_directory_path() / ("ibf-pdeath-" + std::to_string(getpid()));
+    fs::remove(pid_file);
+    pid_t caller = fork();
+    ASSERT_GE(caller, 0);
+    if (caller == 0) {
+        std::string out;
+        run_capture({.argv = {"sh", "-c", "echo $$ > \"$1.tmp\" && mv \"$1.tmp\" \"$1\" && exec sleep 30", "sh",
+                              pid_file.string()}},
+                    60, out);
+        _exit(0);
+    }
+    pid_t client = 0;
+    for (int i = 0; i < 100 && client == 0; ++i) {
+        std::ifstream f(pid_file);
+        if (!(f >> client)) client = 0;
+        if (client == 0) usleep(50 * 1000);
+    }
+    ASSERT_GT(client, 0) << "the client never started";
+    ASSERT_EQ(kill(client, 0), 0);
+    kill(caller, SIGKILL);
+    waitpid(caller, nullptr, 0);
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+        gone = !alive(client, "sleep");
+        if (!gone) usleep(20 * 1000);
+    }
+    fs::remove(pid_file);
+    EXPECT_TRUE(gone) << "pid " << client << " outlived its caller";
+    if (!gone) kill(client, SIGKILL);
+}

@@ -19,6 +19,8 @@ struct SpawnSpec {
     std::string out_path;            // spawn: stdout and stderr, appended ("" = /dev/null);
                                      // run_capture: stderr only ("" = /dev/null)
     bool new_session = true;         // setsid(): survives the CLI that started it
+    bool die_with_parent = false;    // SIGKILL when the caller dies (run_capture sets it: a client
+                                     // such as ibnetdiscover hangs forever once ibsim is gone)
 };
 
 // Starts the process; throws std::runtime_error when it cannot be executed.
