@@ -21,6 +21,7 @@
 #include "ibf/lab_fault.h"
 #include "ibf/lab_net.h"
 #include "ibf/lab_plan.h"
+#include "ibf/inputs.h"
 #include "ibf/lab_report.h"
 #include "ibf/lab_runner.h"
 #include "ibf/plan_yaml.h"
@@ -71,14 +72,6 @@ struct FaultArgs {
     bool no_color = false;
     double timeout = 60;
 };
-
-std::string read_file(const std::string& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, 0, std::string("cannot read the ") + what + ": " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::string exe_dir() {
     std::error_code ec;
@@ -141,7 +134,7 @@ LabFindings current_findings(const LabState& s, int64_t after_seq, double timeou
         return *f;
     }
     if (s.expected.empty()) throw LabError("this lab has no plan to check against");
-    Plan plan = load_plan(read_file(s.expected, "plan"), s.expected);
+    Plan plan = load_plan(read_text_file(s.expected, "plan"), s.expected);
     return lab_findings_via_discover(s, plan);
 }
 
@@ -164,7 +157,7 @@ int run_up(const UpArgs& a) {
     std::string expected;
     std::string source;
     if (!a.plan.empty()) {
-        const std::string text = read_file(a.plan, "plan");
+        const std::string text = read_text_file(a.plan, "plan");
         Plan plan = load_plan(text, a.plan);
         net = net_from_plan(plan);
         expected = a.expected.empty() ? fs::absolute(a.plan).string() : fs::absolute(a.expected).string();
@@ -179,7 +172,7 @@ int run_up(const UpArgs& a) {
         }
         source = a.plan;
     } else {
-        Fabric f = parse_dump(read_file(a.fabric, "dump"), a.fabric);
+        Fabric f = parse_dump(read_text_file(a.fabric, "dump"), a.fabric);
         net = net_from_fabric(f, a.fabric);
         source = a.fabric;
         if (!a.expected.empty()) {
@@ -349,7 +342,7 @@ int run_fault(const FaultArgs& a) {
     if (a.words.empty()) throw InputError("lab", 0, 0, "lab fault needs an action: unlink, relink, move or errors");
     const std::string& what = a.words[0];
     const std::string net_path = fs::exists(s.path("net-current.txt")) ? s.path("net-current.txt") : s.path("net.txt");
-    Net net = parse_net(read_file(net_path, "lab net file"), net_path);
+    Net net = parse_net(read_text_file(net_path, "lab net file"), net_path);
     std::vector<std::string> lines;
     bool sweeps = true;
     auto need = [&](size_t n, const char* usage) {
