@@ -229,7 +229,7 @@ std::string metrics_text(const ControllerState& st) {
     // The live fat-tree analysis (routing/ kinds only: check's kinds never come from it).
     m.head("ibfabric_analysis_findings", "gauge", "Findings of the latest live fat-tree analysis, by kind and severity.");
     std::map<std::pair<std::string, std::string>, uint64_t> aby;
-    for (int k = static_cast<int>(FindingKind::missing_uplink); k < kFindingKindCount; ++k) {
+    for (int k = static_cast<int>(FindingKind::missing_uplink); k <= static_cast<int>(FindingKind::lft_imbalance); ++k) {
         const auto kind = static_cast<FindingKind>(k);
         aby[{std::string(to_string(kind)), std::string(to_string(default_severity(kind)))}] = 0;
     }

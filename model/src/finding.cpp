@@ -10,6 +10,8 @@ constexpr std::array<std::string_view, kFindingKindCount> kNames{
     "missing_link", "unexpected_link", "miswired", "missing_node", "unexpected_node", "rate_mismatch",
     "rate_below_capability", "mtu_mismatch", "missing_uplink", "uneven_bundle", "tier_skip", "intra_tier_link",
     "host_misplaced", "rate_outlier", "host_on_uplink_port", "routing_fallback", "lft_imbalance",
+    "sm_split_brain", "sm_master_lid_mismatch", "sm_stalled", "sm_unknown", "sm_config_mismatch", "sm_no_standby",
+    "sm_standby_not_polling", "sm_conf_drift", "lid_changed", "link_flapping", "port_errors",
 };
 }  // namespace
 
@@ -38,6 +40,11 @@ Severity default_severity(FindingKind k) {
         case FindingKind::uneven_bundle:
         case FindingKind::host_on_uplink_port:
         case FindingKind::lft_imbalance:
+        case FindingKind::sm_standby_not_polling:
+        case FindingKind::sm_conf_drift:
+        case FindingKind::sm_unknown:
+        case FindingKind::link_flapping:
+        case FindingKind::port_errors:
             return Severity::warning;
         case FindingKind::intra_tier_link:
         case FindingKind::tier_skip:

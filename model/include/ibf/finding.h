@@ -34,8 +34,21 @@ enum class FindingKind : uint8_t {
     host_on_uplink_port,
     routing_fallback,
     lft_imbalance,
+    // Subnet Manager high availability (ha/, docs/ha.md)
+    sm_split_brain,          // two MASTER SMs in one subnet
+    sm_master_lid_mismatch,  // ports whose MasterSMLID is not the master's LID
+    sm_stalled,              // the master's ActCount stopped increasing
+    sm_unknown,              // an SM whose GUID is not configured
+    sm_config_mismatch,      // an SM's priority or sm_key disagrees with the configuration
+    sm_no_standby,           // an HA pair with one SM left
+    sm_standby_not_polling,  // a STANDBY whose ActCount does not move (it does not poll the master)
+    sm_conf_drift,           // SM nodes whose opensm.conf settings drift apart
+    lid_changed,             // a port's LID changed across a failover
+    // link health over time (port counters and link state)
+    link_flapping,           // a port that went down and up repeatedly within a window
+    port_errors,             // error counters growing faster than their threshold
 };
-inline constexpr int kFindingKindCount = 17;
+inline constexpr int kFindingKindCount = 28;
 
 std::string_view to_string(FindingKind k);  // "missing_link", ...
 std::optional<FindingKind> parse_finding_kind(std::string_view s);
