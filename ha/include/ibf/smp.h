@@ -1,0 +1,90 @@
+// MAD I/O for SM high availability: SubnGet/SubnSet(SMInfo) and SubnGet(PortInfo) sent through
+// this node's own HCA port. The interface is all the rest of ha/ and the daemon see; the only
+// implementation that touches libibumad/libibmad is src/smp_ibmad.cpp (open_smp_port), so the
+// engine and its tests build and run without a fabric (tests use a fake SmpPort).
+//
+//   auto port = ibf::ha::open_smp_port({.ca = "", .port = 0, .timeout_ms = 100});
+//   ibf::ha::SmInfoReply r = port->get_sminfo(5);          // LID-routed SubnGet(SMInfo)
+//   if (r.status == ibf::ha::SmpStatus::ok && r.info.state == ibf::SmState::Master) ...
+//   port->set_sminfo(7, ibf::ha::kSmInfoHandover);          // make the STANDBY at LID 7 take over
+//
+// Threading: an SmpPort is used by one thread at a time (the daemon's ha thread). Every call
+// returns within about timeout_ms x (retries + 1); none throws once the port is open.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ibf/snapshot.h"
+
+namespace ibf::ha {
+
+// SMInfo attribute modifiers for SubnSet (IBA 14.2.5.13, o14-9).
+inline constexpr uint32_t kSmInfoHandover = 1;
+inline constexpr uint32_t kSmInfoAcknowledge = 2;
+inline constexpr uint32_t kSmInfoDisable = 3;
+inline constexpr uint32_t kSmInfoStandby = 4;
+inline constexpr uint32_t kSmInfoDiscover = 5;
+
+enum class SmpStatus : uint8_t {
+    ok,       // an answer with MAD status 0
+    timeout,  // no answer within the timeout (after the retries): the witness "SMInfo fails"
+    refused,  // an answer with a non-zero MAD status (e.g. 7: an illegal SMInfo transition)
+    error,    // a local failure (the port is down, the send failed)
+};
+std::string_view to_string(SmpStatus s);  // "ok", "timeout", "refused", "error"
+
+struct SmInfoReply {
+    SmpStatus status = SmpStatus::error;
+    SmInfo info;              // guid, priority, state, act_count as answered; lid = the LID queried
+    uint64_t sm_key = 0;      // as answered (0 unless the requester claimed MASTER, IBA p.840)
+    uint16_t mad_status = 0;  // the MAD status field when status is ok or refused
+    double rtt_ms = 0;        // send -> answer (or -> giving up)
+    std::string error;        // one line when status is not ok
+};
+
+struct PortInfoReply {
+    SmpStatus status = SmpStatus::error;
+    uint16_t lid = 0;            // the port's base LID
+    uint16_t master_sm_lid = 0;  // PortInfo.MasterSMLID
+    uint8_t port_state = 0;      // 1 Down .. 4 Active
+    uint32_t capability_mask = 0;  // PortInfo.CapabilityMask (bit 1 IsSM)
+    std::string error;
+};
+
+// This node's own port, as the local HCA driver reports it (no MAD on the wire).
+struct LocalPort {
+    std::string ca;          // "mlx5_0" (under umad2sim: the simulated CA's name)
+    int port = 0;
+    Guid port_guid = 0;
+    uint16_t lid = 0;
+    uint16_t sm_lid = 0;
+    uint8_t state = 0;       // 1 Down, 2 Init, 3 Armed, 4 Active; 0 = unknown
+    bool ok = false;         // false when it cannot be read (then `error` says why)
+    std::string error;
+};
+
+class SmpPort {
+public:
+    virtual ~SmpPort() = default;
+    virtual SmInfoReply get_sminfo(uint16_t lid) = 0;
+    // SubnSet(SMInfo) with the given attribute modifier, our payload claiming `claim_state`
+    // (OpenSM accepts HANDOVER/DISCOVER/STANDBY/DISABLE only from a requester claiming MASTER).
+    virtual SmInfoReply set_sminfo(uint16_t lid, uint32_t attr_mod, SmState claim_state = SmState::Master) = 0;
+    virtual PortInfoReply get_portinfo(uint16_t lid, uint8_t port_num = 0) = 0;
+    virtual LocalPort local() = 0;
+};
+
+struct SmpOptions {
+    std::string ca;          // "" = the first CA
+    int port = 0;            // 0 = the first active port
+    int timeout_ms = 100;    // per attempt
+    int retries = 0;         // extra attempts before `timeout`
+};
+
+// Opens the umad port (needs access to /dev/infiniband/umad*; in the lab, umad2sim). Throws
+// std::runtime_error naming the CA and port when it cannot.
+std::unique_ptr<SmpPort> open_smp_port(const SmpOptions& o);
+
+}  // namespace ibf::ha
