@@ -60,6 +60,11 @@ HaEngine::Evidence HaEngine::evidence(const SmView& m, int64_t now_ms) const {
     return e;
 }
 
+bool HaEngine::suspect(Guid sm, int64_t now_ms) const {
+    auto it = sms_.find(sm);
+    return it != sms_.end() && evidence(it->second, now_ms).suspect;
+}
+
 int64_t HaEngine::earliest_evidence_ms(const SmView& m) const {
     int64_t t = 0;
     auto take = [&](int64_t x) {

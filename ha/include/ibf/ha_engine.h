@@ -142,6 +142,8 @@ public:
     std::optional<Guid> master() const;            // the SM currently believed MASTER (alive first)
     std::optional<Guid> successor(int64_t now_ms) const;  // who takes over if the master dies now
     bool alive(const SmView& v, int64_t now_ms) const;
+    // A witness says this SM may be dead (plugin gone or SMInfo failing): probe it urgently.
+    bool suspect(Guid sm, int64_t now_ms) const;
     // SMs grouped by subnet (SMs seen in one fabric share a group; sticky).
     int group_of(Guid sm) const;
     const std::vector<FailoverRecord>& history() const { return history_; }
