@@ -774,7 +774,9 @@ void Daemon::Impl::ha_start() {
                  "plugin gone or {} failures over {} ms alone, promotion by {}{}",
                  ha::to_string(hc.mode), hc.local_sm ? guid_hex(hc.local_sm) : std::string("auto (the Unix socket's)"),
                  hc.poll_ms, hc.mad_timeout_ms, hc.fast_failures, hc.slow_failures, hc.slow_min_ms,
-                 hc.promote_with == ha::kSmInfoDiscover ? "DISCOVER" : "HANDOVER",
+                 hc.promote_with == ha::kSmInfoDiscover   ? "DISCOVER"
+                 : hc.promote_with == ha::kSmInfoHandover ? "HANDOVER"
+                                                          : "HANDOVER (fast path) / DISCOVER (slow path)",
                  hc.fence.empty() ? "" : ", fence " + hc.fence[0]);
 }
 

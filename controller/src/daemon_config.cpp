@@ -107,9 +107,10 @@ void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
             h.slow_min_ms = ctx.int_value(n, key, 0, 3600000);
         } else if (k == "promote_with") {
             const std::string m = ctx.scalar(n, key);
-            if (m == "handover") h.promote_with = ha::kSmInfoHandover;
+            if (m == "auto") h.promote_with = 0;
+            else if (m == "handover") h.promote_with = ha::kSmInfoHandover;
             else if (m == "discover") h.promote_with = ha::kSmInfoDiscover;
-            else ctx.fail(n, "'ha.promote_with' must be handover or discover, got '" + m + "'");
+            else ctx.fail(n, "'ha.promote_with' must be auto, handover or discover, got '" + m + "'");
         } else if (k == "promote_timeout_ms") {
             h.promote_timeout_ms = ctx.int_value(n, key, 100, 600000);
         } else if (k == "retry_after_ms") {

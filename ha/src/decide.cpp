@@ -210,6 +210,7 @@ std::vector<Action> HaEngine::start_attempt(Guid master, const Evidence& ev, int
     attempt_.cause = std::string("master dead (") + (ev.fast ? "plugin + SMInfo" : "SMInfo alone, slow path") + ")";
     attempt_.evidence = ev.text;
     attempt_.by_this_node = true;
+    attempt_fast_ = ev.fast;
     watched_master_ = master;
     said_.clear();
     std::vector<Action> out{log_action("master " + guid_hex(master) + " is dead: " + ev.text + "; this node's SM " +
@@ -238,7 +239,7 @@ std::vector<Action> HaEngine::promote_now(int64_t now_ms) {
     p.kind = Action::Kind::promote;
     p.target = local_;
     p.lid = sms_[local_].info.lid;
-    p.attr_mod = cfg_.promote_with;
+    p.attr_mod = cfg_.promote_with ? cfg_.promote_with : (attempt_fast_ ? kSmInfoHandover : kSmInfoDiscover);
     p.text = std::string("SubnSet(SMInfo) ") + (p.attr_mod == kSmInfoDiscover ? "DISCOVER" : "HANDOVER") +
              " to this node's SM " + guid_hex(local_) + " at LID " + std::to_string(p.lid);
     return {log_action("promoting: " + p.text), p};

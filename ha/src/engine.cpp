@@ -152,6 +152,7 @@ void HaEngine::on_probe(Guid guid, uint16_t lid, const SmInfoReply& r, int64_t n
             // It answered over InfiniBand from this node's port: the local SM's subnet.
             if (local_ && guid != local_) unite(local_, guid);
             v.answered_state = r.info.state;
+            if (r.sm_key) v.sm_key = r.sm_key;
             if (lid) v.info.lid = lid;
             v.info.priority = r.info.priority;
             note_act_count(v, r.info.act_count, now_ms);

@@ -87,6 +87,24 @@ void configuration(const HaEngine& e, const Snapshot* s, std::vector<Finding>& o
     }
 }
 
+// SMs of one subnet must share sm_key: OpenSM ignores SMInfo from an SM with another key, and two
+// masters with different keys never resolve.
+void keys(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
+    std::map<int, std::map<uint64_t, std::vector<Guid>>> by;  // group -> key -> SMs
+    for (const auto& [g, v] : e.sms())
+        if (v.sm_key) by[e.group_of(g)][v.sm_key].push_back(g);
+    for (const auto& [group, ks] : by) {
+        if (ks.size() < 2) continue;
+        for (const auto& [key, sms] : ks)
+            for (Guid g : sms)
+                out.push_back(make(FindingKind::sm_config_mismatch, g, s, "one sm_key in the subnet",
+                                   "sm_key " + guid_hex(key),
+                                   "SM " + guid_hex(g) + " answers SMInfo with sm_key " + guid_hex(key) + " while " +
+                                       std::to_string(ks.size() - 1) +
+                                       " other key(s) are in use in its subnet: set one sm_key in every opensm.conf"));
+    }
+}
+
 void standby(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Finding>& out) {
     if (e.config().mode == Mode::off) return;
     const auto m = e.master();
@@ -118,6 +136,7 @@ std::vector<Finding> ha_findings(const HaEngine& e, const Snapshot* current, int
     split_brain(e, current, now_ms, out);
     activity(e, current, now_ms, out);
     configuration(e, current, out);
+    keys(e, current, out);
     standby(e, current, now_ms, out);
     lids(e, current, out);
     std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) { return a.kind < b.kind; });

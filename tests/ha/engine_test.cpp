@@ -150,12 +150,20 @@ TEST(HaEngine, ALateHeartbeatAloneIsNoFailover) {
 TEST(HaEngine, SmInfoAloneTakesTheSlowPath) {
     Pair p;  // the master's plugin keeps heartbeating (an isolated master: Ethernet fine, IB not)
     int64_t promoted_at = 0;
+    uint32_t attr = 0;
     for (int64_t t = 1100; t <= 4000 && !promoted_at; t += 100) {
         p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master, 1000), false, t);
         p.e.on_probe(kMaster, 1, lost(), t);
         p.local_alive(t);
-        if (!of_kind(p.e.tick(t), Action::Kind::promote).empty()) promoted_at = t;
+        auto pr = of_kind(p.e.tick(t), Action::Kind::promote);
+        if (!pr.empty()) {
+            promoted_at = t;
+            attr = pr[0].attr_mod;
+        }
     }
+    // One witness: the standby is told to DISCOVER (its own election re-checks the master) rather
+    // than to take over unconditionally.
+    EXPECT_EQ(attr, kSmInfoDiscover);
     // 10 failures (t=1100..2000) are not enough until they span slow_min_ms = 2000 ms: the first
     // failure was at 1100, so the earliest promotion is at 3100.
     EXPECT_EQ(promoted_at, 3100);

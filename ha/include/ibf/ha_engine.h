@@ -51,7 +51,10 @@ struct HaConfig {
     int fast_failures = 2;        // consecutive SMInfo failures that, with the plugin gone, prove death
     int slow_failures = 10;       // consecutive SMInfo failures alone ...
     int slow_min_ms = 2000;       // ... spanning at least this long
-    uint32_t promote_with = kSmInfoHandover;  // SMInfo attribute modifier: HANDOVER (1) or DISCOVER (5)
+    // SMInfo attribute modifier of the promotion: HANDOVER (1), DISCOVER (5), or 0 = auto: HANDOVER
+    // on the fast path (two witnesses: MASTER at once), DISCOVER on the slow path (SMInfo alone:
+    // the standby's own discovery re-checks that no master answers before it becomes one).
+    uint32_t promote_with = 0;
     int promote_timeout_ms = 3000;  // the local SM must say MASTER within this after the Set
     int retry_after_ms = 2000;    // after a failed attempt (fence or promotion), wait this long
     std::vector<std::string> fence;  // argv run before promoting ({guid} {lid} replaced); empty = none
@@ -87,6 +90,7 @@ struct SmView {
     uint32_t act_count_seen = 0;
     int64_t act_count_changed_ms = 0;
     int64_t master_since_ms = 0;  // when it was last seen becoming MASTER (0 = not master)
+    uint64_t sm_key = 0;          // as its SMInfo answered (OpenSM 3.3.23 gives it to anyone), 0 = unknown
 };
 
 enum class Phase : uint8_t { watching, suspecting, fencing, promoting, cooldown };
@@ -195,6 +199,7 @@ private:
     Guid watched_master_ = 0;                 // the master the current attempt is about
     int64_t phase_since_ms_ = 0;
     FailoverRecord attempt_;                  // the attempt in progress
+    bool attempt_fast_ = false;               // the attempt's evidence took the fast path
     std::optional<bool> fence_ok_;            // fence outcome, once reported
     std::string fence_detail_;
     std::vector<Action> pending_;             // log actions produced by on_*(), returned by tick()
