@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ibf/dumps.h"
 #include "ibf/error.h"
 
 namespace {
@@ -64,10 +65,10 @@ TEST(Guid2Lid, ParseRoundTrip) {
     EXPECT_EQ(m.at(0x31), (LidRange{4, 7}));
 }
 
-// A file OpenSM 3.3.23 wrote (tests/data/ha/guid2lid-opensm-324: the 324-host example fabric,
-// master on node001): 324 CA ports + 27 switches, in OpenSM's hash order.
+// A file OpenSM 3.3.23 wrote (tests/data/ha/fat324-opensm.guid2lid: the 324-host example fabric
+// on ibsim, master on node001): 324 CA ports + 27 switches, in OpenSM's hash order.
 TEST(Guid2Lid, ParsesAndRewritesAFileOpenSmWrote) {
-    const std::string path = std::string(IBF_TEST_DATA) + "/ha/guid2lid-opensm-324";
+    const std::string path = std::string(IBF_TEST_DATA) + "/ha/fat324-opensm.guid2lid";
     const std::string text = slurp(path);
     ASSERT_FALSE(text.empty()) << path;
     const Guid2Lid m = ibf::ha::parse_guid2lid(text, path);
@@ -81,6 +82,18 @@ TEST(Guid2Lid, ParsesAndRewritesAFileOpenSmWrote) {
         if (!line.empty()) {
             EXPECT_NE(ours.find(line + "\n\n"), std::string::npos) << line;
         }
+}
+
+// The same run's ibnetdiscover (from node003): the map we build from that fabric is exactly the
+// map OpenSM stored.
+TEST(Guid2Lid, MapFromTheFabricEqualsWhatOpenSmStored) {
+    const std::string dir = std::string(IBF_TEST_DATA) + "/ha/";
+    const Fabric f = ibf::parse_ibnetdiscover(slurp(dir + "fat324.ibnetdiscover"), "fat324.ibnetdiscover");
+    const Guid2Lid ours = ibf::ha::guid2lid_map(f);
+    const Guid2Lid theirs = ibf::ha::parse_guid2lid(slurp(dir + "fat324-opensm.guid2lid"), "fat324-opensm.guid2lid");
+    EXPECT_EQ(ours.size(), 351u);
+    EXPECT_EQ(ours, theirs);
+    EXPECT_TRUE(ibf::ha::lid_changes(theirs, ours).empty());
 }
 
 void expect_error(const std::string& text, const std::string& what) {
