@@ -5,6 +5,7 @@
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -85,12 +86,7 @@ public:
 
     SmInfoReply get_sminfo(uint16_t lid) override {
         uint8_t buf[IB_SMP_DATA_SIZE] = {};
-        int rstatus = 0;
-        ib_portid_t id = lid_portid(lid);
-        const auto t0 = Clock::now();
-        errno = 0;
-        const uint8_t* res = smp_query_status_via(buf, &id, IB_ATTR_SMINFO, 0, 0, &rstatus, port_);
-        return sminfo_reply(classify(res, rstatus, errno, t0, lid, "SubnGet(SMInfo)"), buf, lid);
+        return sminfo_reply(rpc(false, buf, IB_ATTR_SMINFO, 0, lid, "SubnGet(SMInfo)"), buf, lid);
     }
 
     SmInfoReply set_sminfo(uint16_t lid, uint32_t attr_mod, SmState claim_state) override {
@@ -101,22 +97,12 @@ public:
         mad_set_field(buf, 0, IB_SMINFO_ACT_F, 0);
         mad_set_field(buf, 0, IB_SMINFO_PRIO_F, 0);
         mad_set_field(buf, 0, IB_SMINFO_STATE_F, static_cast<uint32_t>(claim_state));
-        int rstatus = 0;
-        ib_portid_t id = lid_portid(lid);
-        const auto t0 = Clock::now();
-        errno = 0;
-        const uint8_t* res = smp_set_status_via(buf, &id, IB_ATTR_SMINFO, attr_mod, 0, &rstatus, port_);
-        return sminfo_reply(classify(res, rstatus, errno, t0, lid, "SubnSet(SMInfo)"), buf, lid);
+        return sminfo_reply(rpc(true, buf, IB_ATTR_SMINFO, attr_mod, lid, "SubnSet(SMInfo)"), buf, lid);
     }
 
     PortInfoReply get_portinfo(uint16_t lid, uint8_t port_num) override {
         uint8_t buf[IB_SMP_DATA_SIZE] = {};
-        int rstatus = 0;
-        ib_portid_t id = lid_portid(lid);
-        const auto t0 = Clock::now();
-        errno = 0;
-        const uint8_t* res = smp_query_status_via(buf, &id, IB_ATTR_PORT_INFO, port_num, 0, &rstatus, port_);
-        const RpcResult rr = classify(res, rstatus, errno, t0, lid, "SubnGet(PortInfo)");
+        const RpcResult rr = rpc(false, buf, IB_ATTR_PORT_INFO, port_num, lid, "SubnGet(PortInfo)");
         PortInfoReply r;
         r.status = rr.status;
         r.error = rr.error;
@@ -148,6 +134,27 @@ public:
     }
 
 private:
+    // One LID-routed SMP, retried here on timeout (o_.retries extra attempts): libibmad's own
+    // retry loop gives up at the first receive timeout under umad2sim, so it is set to 1 attempt.
+    // A Set re-sends the same payload; `buf` holds the answer when the result is ok.
+    RpcResult rpc(bool set, uint8_t* buf, unsigned attr, uint32_t mod, uint16_t lid, const char* what) {
+        uint8_t payload[IB_SMP_DATA_SIZE];
+        std::memcpy(payload, buf, sizeof payload);
+        const auto t0 = Clock::now();
+        RpcResult r;
+        for (int attempt = 0; attempt <= std::max(0, o_.retries); ++attempt) {
+            std::memcpy(buf, payload, sizeof payload);
+            int rstatus = 0;
+            ib_portid_t id = lid_portid(lid);
+            errno = 0;
+            const uint8_t* res = set ? smp_set_status_via(buf, &id, attr, mod, 0, &rstatus, port_)
+                                     : smp_query_status_via(buf, &id, attr, mod, 0, &rstatus, port_);
+            r = classify(res, rstatus, errno, t0, lid, what);
+            if (r.status != SmpStatus::timeout) break;
+        }
+        return r;
+    }
+
     static ib_portid_t lid_portid(uint16_t lid) {
         ib_portid_t id{};
         ib_portid_set(&id, lid, 0, 0);
@@ -190,7 +197,7 @@ std::unique_ptr<SmpPort> open_smp_port(const SmpOptions& o) {
         throw std::runtime_error("cannot open umad port " + ca + " port " + std::to_string(portnum) + ": " +
                                  std::strerror(errno));
     mad_rpc_set_timeout(port, o.timeout_ms > 0 ? o.timeout_ms : 100);
-    mad_rpc_set_retries(port, o.retries + 1);  // libibmad counts attempts, not extra tries
+    mad_rpc_set_retries(port, 1);  // one attempt per call: IbmadSmpPort::rpc() retries itself
     return std::make_unique<IbmadSmpPort>(port, std::move(ca), portnum, o);
 }
 

@@ -134,6 +134,14 @@ TEST(SmpOnIbsim, DeadMasterTimesOutAndHandoverPromotesTheStandby) {
     TwoSms t;
     ASSERT_NO_FATAL_FAILURE(t.start());
     const int lid_a = t.la["lid"], lid_b = t.lb["lid"];
+    // A frozen master (SIGSTOP) does not answer: a real timeout, per attempt (retries extra).
+    ::kill(t.a.pid(), SIGSTOP);
+    const auto fr = probe(t.lab, "h3", {"--timeout-ms", "100", "--retries", "1", "get:" + std::to_string(lid_a)});
+    ::kill(t.a.pid(), SIGCONT);
+    EXPECT_EQ(fr.at(0)["status"], "timeout") << fr[0];
+    EXPECT_GE(fr[0]["rtt_ms"].get<double>(), 2 * 100 * 0.9) << fr[0];
+    EXPECT_LE(fr[0]["rtt_ms"].get<double>(), 2 * 100 * 1.5 + 50) << fr[0];
+    // A killed one: ibsim fails the MAD at once (the client's socket is gone), well within the timeout.
     ::kill(t.a.pid(), SIGKILL);
     t.a.kill_now();  // reap
     // From the standby's own CA, as ibfabricd beside it would: the dead master times out, then
