@@ -39,6 +39,18 @@ def run_one(net, mod, kill=True):
             time.sleep(3)
             res["A"] = lab.probe(OTHER, ["get:%d" % la["lid"]])[0]["state"]
             res["B"] = lab.probe(OTHER, ["get:%d" % lb["lid"]])[0]["state"]
+            bm = [t for t in log_events(b.log, "Entering MASTER state") if t >= t0 - 0.01]
+            bs = [t for t in log_events(b.log, "Entering STANDBY state") if t >= t0 - 0.01]
+            bd = [t for t in log_events(b.log, "Entering DISCOVERING state") if t >= t0 - 0.01]
+            res["B_master_window_ms"] = (bs[0] - bm[0]) * 1000 if bm and bs else None
+            res["B_discovering_window_ms"] = (bs[0] - bd[0]) * 1000 if bd and bs else None
+            res["A_heavy_sweeps_after_set"] = len([t for t in log_events(a.log, "SUBNET UP") if t >= t0])
+            # Which SM LID do the hosts' ports point at after settling?
+            hosts = ["node%03d mlx5_0" % i for i in range(3, 324, 40)]
+            lids = [lab.probe(h, ["local"])[0]["lid"] for h in hosts]
+            pis = lab.probe(OTHER, ["portinfo:%d" % l for l in lids])
+            res["hosts_master_sm_lid"] = sorted(set(p["master_sm_lid"] for p in pis))
+            res["A_lid"], res["B_lid"] = la["lid"], lb["lid"]
             res["B_log"] = [l.split("-> ", 1)[1].strip() for l in open(b.log, errors="replace")
                             if "Entering" in l or "ERR" in l or "SUBNET UP" in l or "andover" in l][-8:]
             res["A_log"] = [l.split("-> ", 1)[1].strip() for l in open(a.log, errors="replace").read()[0:].splitlines()
