@@ -123,6 +123,26 @@ Guid2Lid parse_guid2lid(std::string_view text, const std::string& file) {
     return m;
 }
 
+Guid2Lid merge_guid2lid(const Guid2Lid& previous, const Guid2Lid& current) {
+    Guid2Lid out = current;
+    std::vector<bool> used(kMaxUnicastLid + 1u, false);
+    auto mark = [&](const LidRange& r) {
+        for (unsigned l = r.first; l <= r.last && l <= kMaxUnicastLid; ++l) used[l] = true;
+    };
+    auto free_range = [&](const LidRange& r) {
+        for (unsigned l = r.first; l <= r.last && l <= kMaxUnicastLid; ++l)
+            if (used[l]) return false;
+        return true;
+    };
+    for (const auto& [g, r] : current) mark(r);
+    for (const auto& [g, r] : previous) {
+        if (current.count(g) || r.first == 0 || r.last < r.first || !free_range(r)) continue;
+        out.emplace(g, r);
+        mark(r);
+    }
+    return out;
+}
+
 std::vector<LidChange> lid_changes(const Guid2Lid& before, const Guid2Lid& after) {
     std::vector<LidChange> out;
     for (const auto& [g, r] : before) {

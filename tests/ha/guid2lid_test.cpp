@@ -147,4 +147,17 @@ TEST(Guid2Lid, ChangesAreOnlyPortsInBothWithAnotherRange) {
     EXPECT_TRUE(ibf::ha::lid_changes(before, before).empty());
 }
 
+TEST(Guid2Lid, MergeKeepsAbsentPortsUnlessTheirLidIsTaken) {
+    const Guid2Lid previous{{0x11, {2, 2}}, {0x12, {3, 3}}, {0x13, {4, 5}}, {0x14, {9, 9}}};
+    // 0x12 is down (absent); 0x13 is down and LID 5 now belongs to 0x15; 0x14 moved to 10.
+    const Guid2Lid current{{0x11, {2, 2}}, {0x14, {10, 10}}, {0x15, {5, 5}}};
+    const Guid2Lid want{{0x11, {2, 2}}, {0x12, {3, 3}}, {0x14, {10, 10}}, {0x15, {5, 5}}};
+    EXPECT_EQ(ibf::ha::merge_guid2lid(previous, current), want);
+    EXPECT_EQ(ibf::ha::merge_guid2lid({}, current), current);
+    EXPECT_EQ(ibf::ha::merge_guid2lid(previous, {}), previous);
+    // The result always parses back (no LID twice).
+    const auto merged = ibf::ha::merge_guid2lid(previous, current);
+    EXPECT_EQ(ibf::ha::parse_guid2lid(ibf::ha::guid2lid_text(merged), "m"), merged);
+}
+
 }  // namespace

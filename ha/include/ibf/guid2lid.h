@@ -9,7 +9,8 @@
 // by that exact string, so a key in any other spelling is silently ignored by it: we refuse one.
 //
 //   ibf::ha::Guid2Lid m = ibf::ha::guid2lid_map(snapshot.fabric);
-//   std::string text = ibf::ha::guid2lid_text(m);       // write to the standby's guid2lid
+//   Guid2Lid keep = ibf::ha::merge_guid2lid(last_written, m);
+//   std::string text = ibf::ha::guid2lid_text(keep);    // write to the standby's guid2lid
 //   auto back = ibf::ha::parse_guid2lid(text, "guid2lid");
 //   for (const auto& c : ibf::ha::lid_changes(before, after)) ...   // LIDs a failover moved
 #pragma once
@@ -45,6 +46,12 @@ std::string guid2lid_text(const Fabric& f);
 // than kMaxGuid2LidBytes of text.
 inline constexpr size_t kMaxGuid2LidBytes = 16u << 20;
 Guid2Lid parse_guid2lid(std::string_view text, const std::string& file);
+
+// The map to write into a standby's guid2lid after a master snapshot: every entry of `current`
+// (guid2lid_map of the snapshot), plus each entry of `previous` (what was written before) whose
+// GUID is not in `current` and whose LIDs no kept entry uses — so a host that is down keeps its
+// LID reserved, as in the master's own file, and a LID never appears twice.
+Guid2Lid merge_guid2lid(const Guid2Lid& previous, const Guid2Lid& current);
 
 // Ports present in both maps whose LID range differs. A port present in only one map (a host
 // that is down, a new host) is not a change.
