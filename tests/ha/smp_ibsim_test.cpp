@@ -57,7 +57,7 @@ std::vector<json> probe(const IbsimFixture& lab, const std::string& host, std::v
 
 // ibsim on the two-switch net; SM "A" (priority 10) on h1 is MASTER, "B" (priority 1) on h2 STANDBY.
 struct TwoSms {
-    IbsimFixture lab{"ibfha"};
+    IbsimFixture lab{"ibfsmp"};
     Child a, b;
     json la, lb;  // probe `local` on h1 / h2: their port GUIDs and LIDs
 

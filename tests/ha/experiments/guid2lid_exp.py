@@ -60,7 +60,7 @@ def main(net, mode, honor, mod):
         out["B_file_after"] = {"node010": g_b.get(h1["guid"]), "node020": g_b.get(h2["guid"])}
         moved = [hex(g) for g in g_a if g in g_b and g_a[g] != g_b[g]]
         out["ports_whose_lid_moved_in_guid2lid"] = moved
-        out["dir"] = lab.dir
+        out["dir"] = lab.dir if os.environ.get("IBF_KEEP_TMP") else "(removed; set IBF_KEEP_TMP=1 to keep)"
         print(json.dumps(out))
     finally:
         lab.close()

@@ -1,7 +1,7 @@
 """Helpers for the SM-HA experiments in docs/ha-facts.md (not run by ctest): ibsim + two OpenSMs
 under umad2sim, and ibf_smp_probe (tests/ha) as the MAD client. Every process is started here and
 killed by its pid; each scenario gets its own IBSIM_SOCKNAME and temp dir."""
-import datetime, json, os, random, re, signal, subprocess, tempfile, time
+import datetime, json, os, random, re, shutil, signal, subprocess, tempfile, time
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../.."))
@@ -31,7 +31,7 @@ honor_guid2lid_file {honor}
 
 
 class Lab:
-    def __init__(self, net_text, prefix="ibfha"):
+    def __init__(self, net_text, prefix="ibfhaexp"):
         self.dir = tempfile.mkdtemp(prefix=prefix + "-")
         self.sock = "%s%d_%06d" % (prefix, os.getpid(), random.randrange(10**6))
         self.procs = []
@@ -93,6 +93,8 @@ class Lab:
                 p.kill()
                 p.wait()
         os.close(self.console_fd)
+        if not os.environ.get("IBF_KEEP_TMP"):  # keep the logs with IBF_KEEP_TMP=1
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def wait_text(path, needle, timeout, after=0):
