@@ -103,6 +103,9 @@ struct Daemon::Impl {
     asio::steady_timer ha_timer{io};
     std::vector<HaTarget> ha_targets;        // as last given to the agent
     std::string ha_track;                    // track_file content last written
+    // What the agent last wrote into the local guid2lid (touched only by its producers, which run
+    // one at a time on the agent thread).
+    std::shared_ptr<ha::Guid2Lid> guid2lid_written = std::make_shared<ha::Guid2Lid>();
     uint64_t next_id = 1;
     std::map<uint64_t, std::weak_ptr<Closable>> open;  // ingest connections and HTTP sessions
     size_t ingest_open = 0, http_open = 0;              // how many of `open` are which (limits.max_*)
@@ -810,10 +813,20 @@ void Daemon::Impl::ha_snapshot(ConnId id, const Snapshot& s) {
     const std::string& file = opt.config.ha.guid2lid_file;
     const Guid local = ha->local_sm();
     auto lv = ha->sms().find(local);
-    if (!file.empty() && s.self.state == SmState::Master && s.self.port_guid != local && lv != ha->sms().end() &&
-        lv->second.info.state == SmState::Standby) {
+    if (!file.empty() && s.self.state == SmState::Master && !s.initialization_error && s.self.port_guid != local &&
+        lv != ha->sms().end() && lv->second.info.state == SmState::Standby &&
+        ha->group_of(s.self.port_guid) == ha->group_of(local)) {
+        // Made on the agent thread (proportional to the fabric): the master's LIDs merged into what
+        // was written before, so a host that is down keeps its LID reserved (docs/ha-facts.md 4).
         auto copy = std::make_shared<const Fabric>(s.fabric);
-        ha_agent->write_file(file, [copy] { return ha::guid2lid_text(*copy); });
+        ha_agent->write_file(file, [copy, prev = guid2lid_written]() -> std::optional<std::string> {
+            ha::Guid2Lid m = ha::guid2lid_map(*copy);
+            if (m.empty()) return std::nullopt;  // never an empty map over a good file
+            ha::Guid2Lid merged = ha::merge_guid2lid(*prev, m);
+            if (merged == *prev) return std::nullopt;
+            *prev = std::move(merged);
+            return ha::guid2lid_text(*prev);
+        });
     }
     ha_step();
 }
@@ -849,7 +862,7 @@ void Daemon::Impl::ha_step() {
         std::string t = ha::track_file_text(ha->local_is_master(now));
         if (t != ha_track) {
             ha_track = t;
-            ha_agent->write_file(opt.config.ha.track_file, [t] { return t; });
+            ha_agent->write_file(opt.config.ha.track_file, [t]() -> std::optional<std::string> { return t; });
         }
     }
     state.set_ha_findings(ha::ha_findings(*ha, state.current().get(), now));

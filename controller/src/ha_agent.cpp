@@ -55,7 +55,7 @@ void HaAgent::run_action(const ha::Action& a) {
     cv_.notify_all();
 }
 
-void HaAgent::write_file(std::string path, std::function<std::string()> make) {
+void HaAgent::write_file(std::string path, FileText make) {
     {
         std::lock_guard lk(mu_);
         // Only the newest content per file matters.
@@ -71,7 +71,7 @@ void HaAgent::write_file(std::string path, std::function<std::string()> make) {
 
 void HaAgent::do_jobs(ha::SmpPort* port) {
     std::deque<ha::Action> acts;
-    std::deque<std::pair<std::string, std::function<std::string()>>> files;
+    std::deque<std::pair<std::string, FileText>> files;
     {
         std::lock_guard lk(mu_);
         acts.swap(actions_);
@@ -94,7 +94,7 @@ void HaAgent::do_jobs(ha::SmpPort* port) {
     }
     for (auto& [path, make] : files) {
         try {
-            write_file_atomic(path, make());
+            if (auto text = make()) write_file_atomic(path, *text);
         } catch (const std::exception& e) {
             if (hooks_.log_warn) hooks_.log_warn(e.what());
         }

@@ -69,8 +69,9 @@ public:
     // Thread-safe; all return at once.
     void set_targets(std::vector<HaTarget> t);
     void run_action(const ha::Action& a);  // fence or promote (log actions are the caller's)
-    // The newest producer per path wins; it runs on the agent thread.
-    void write_file(std::string path, std::function<std::string()> make);
+    // The newest producer per path wins; it runs on the agent thread; nullopt = leave the file.
+    using FileText = std::function<std::optional<std::string>()>;
+    void write_file(std::string path, FileText make);
 
 private:
     void run();
@@ -85,7 +86,7 @@ private:
     bool stop_ = false;
     std::vector<HaTarget> targets_;
     std::deque<ha::Action> actions_;
-    std::deque<std::pair<std::string, std::function<std::string()>>> files_;
+    std::deque<std::pair<std::string, FileText>> files_;
     std::thread thread_, fence_thread_;
 };
 
