@@ -21,6 +21,7 @@ namespace ibf::osm {
 
 namespace {
 constexpr int kSliceMs = 100;  // longest the sender thread waits without checking stop_
+constexpr int kStableConnectionMs = 2000;  // a connection that lived this long resets the backoff
 }
 
 Sender::Sender(Options opts, SenderHooks hooks, size_t endpoint)
@@ -160,7 +161,7 @@ bool Sender::send_all(int fd, const std::string& bytes) {
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            log(LogLevel::warn, std::string("send to ") + ep_.name() + " failed: " + std::strerror(errno));
+            log(flapping_ ? LogLevel::debug : LogLevel::warn, std::string("send to ") + ep_.name() + " failed: " + std::strerror(errno));
             return false;
         }
         {
@@ -274,8 +275,8 @@ void Sender::run_connections() {
             int fd;
             ~FdCloser() { ::close(fd); }
         } closer{fd};  // closed on every way out, exceptions included
-        backoff = std::chrono::milliseconds(50);
         failure_logged = false;
+        const auto connected_at = Clock::now();
         uint64_t sent_gen = 0;  // snapshot generation sent on this connection
         {
             std::lock_guard lk(mu_);
@@ -283,7 +284,7 @@ void Sender::run_connections() {
             if (ever_connected) ++c_.reconnects;
         }
         ever_connected = true;
-        log(LogLevel::info, "connected to " + ep_.name());
+        log(flapping_ ? LogLevel::debug : LogLevel::info, "connected to " + ep_.name());
 
         bool ok = send_msg(fd, make_hello());
         auto next_hb = Clock::now();
@@ -337,7 +338,24 @@ void Sender::run_connections() {
             connected_ = false;
             if (stop_) return;
         }
-        log(LogLevel::warn, "lost connection to " + ep_.name() + "; reconnecting");
+        // A connection the daemon closes at once (e.g. it refuses our Hello: wrong key) must not
+        // become a reconnect loop: back off as for a failed connect, and log it once.
+        const auto lived = Clock::now() - connected_at;
+        if (lived >= std::chrono::milliseconds(kStableConnectionMs)) {
+            flapping_ = false;
+            backoff = std::chrono::milliseconds(50);
+            log(LogLevel::warn, "lost connection to " + ep_.name() + "; reconnecting");
+            continue;
+        }
+        log(flapping_ ? LogLevel::debug : LogLevel::warn,
+            "connection to " + ep_.name() + " closed after " +
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(lived).count()) +
+                " ms (refused by the daemon? see its log); retrying with backoff up to " +
+                std::to_string(opts_.backoff_max_ms) + " ms");
+        flapping_ = true;
+        std::unique_lock lk(mu_);
+        cv_.wait_for(lk, backoff, [this] { return stop_; });
+        backoff = std::min(backoff * 2, backoff_max);
     }
 }
 

@@ -7,7 +7,9 @@
 #include <netinet/in.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "../wire/wire_fixtures.h"
 #include "ibf/ibsim_fixture.h"
@@ -404,4 +406,45 @@ TEST(Fanout, TcpHelloIsSignedWithTheKeyUnixHelloIsNot) {
     f.stop();
     ::close(c);
     ::close(lfd);
+}
+
+// A daemon that closes every connection at once (it refuses the Hello: wrong key) must not turn
+// the plugin into a reconnect loop, nor fill OpenSM's log: backoff as for a failed connect, one line.
+TEST(Sender, ConnectionsClosedAtOnceBackOffAndAreLoggedOnce) {
+    TempDir tmp;
+    const std::string path = tmp / "refuser.sock";
+    int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    path.copy(a.sun_path, sizeof a.sun_path - 1);
+    ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ::listen(lfd, 16);
+    Options o = opts_for(path);
+    o.backoff_max_ms = 2000;
+    std::mutex mu;
+    std::vector<std::string> warnings;
+    SenderHooks h = hooks();
+    h.log = [&](LogLevel l, const std::string& m) {
+        std::lock_guard lk(mu);
+        if (l <= LogLevel::warn) warnings.push_back(m);
+    };
+    Sender s(o, h);
+    s.start();
+    int accepted = 0;
+    for (auto end = Clock::now() + 1200ms; Clock::now() < end;) {
+        pollfd p{lfd, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        ::close(::accept(lfd, nullptr, nullptr));  // refused at once
+        ++accepted;
+    }
+    s.stop();
+    ::close(lfd);
+    // 50 + 100 + 200 + 400 ms of backoff fit in 1.2 s: about 5 connections, not hundreds.
+    EXPECT_GE(accepted, 2);
+    EXPECT_LE(accepted, 7);
+    std::lock_guard lk(mu);
+    size_t closed_lines = 0;
+    for (const auto& w : warnings) closed_lines += w.find("closed after") != std::string::npos;
+    EXPECT_EQ(closed_lines, 1u);
+    EXPECT_LE(warnings.size(), 3u) << "one line per outage, not one per attempt";
 }

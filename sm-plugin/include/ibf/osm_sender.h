@@ -68,6 +68,7 @@ private:
     Options opts_;
     SenderHooks hooks_;
     Endpoint ep_;
+    bool flapping_ = false;  // sender thread only: the last connection was closed at once (quiet logs)
 
     mutable std::mutex mu_;  // guards everything below; never held across I/O or encoding
     std::condition_variable cv_;
