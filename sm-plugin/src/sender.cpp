@@ -245,10 +245,63 @@ void Sender::run() {
     }
 }
 
+// One connection: Hello, then the kept snapshot, events, newer snapshots and heartbeats, until a
+// write fails or stop() is called.
+void Sender::serve(int fd) {
+    const auto hb_period = std::chrono::milliseconds(opts_.heartbeat_ms);
+    uint64_t sent_gen = 0;  // snapshot generation sent on this connection
+    bool ok = send_msg(fd, make_hello());
+    auto next_hb = Clock::now();
+    bool resync = true;  // right after Hello: the kept snapshot goes before any queued event
+    while (ok) {
+        std::deque<wire::Event> evs;
+        std::shared_ptr<const Snapshot> snap;
+        uint64_t gen = 0;
+        Clock::time_point at{};
+        {
+            std::unique_lock lk(mu_);
+            cv_.wait_until(lk, next_hb, [&] {
+                return stop_ || !events_.empty() || (latest_ && latest_gen_ != sent_gen);
+            });
+            if (stop_) break;
+            evs.swap(events_);
+            if (latest_ && latest_gen_ != sent_gen) {
+                snap = latest_;
+                gen = latest_gen_;
+                at = latest_at_;
+                picked_gen_ = gen;
+            }
+        }
+        auto send_snap = [&] {
+            if (!ok || !snap) return;
+            ok = send_snapshot(fd, *snap);
+            if (ok) {
+                sent_gen = gen;
+                std::lock_guard lk(mu_);
+                ++c_.snapshots_sent;
+                c_.last_send_lag_ms = static_cast<uint64_t>(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - at).count());
+            }
+        };
+        // Steady state: events first (a trap precedes the sweep whose snapshot follows it).
+        if (resync) send_snap();
+        for (auto& e : evs) {
+            if (!ok) break;
+            ok = send_msg(fd, std::move(e));
+        }
+        if (!resync) send_snap();
+        resync = false;
+        if (ok && Clock::now() >= next_hb) {
+            ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
+            if (ok) ok = send_msg(fd, counters());
+            next_hb = Clock::now() + hb_period;
+        }
+    }
+}
+
 void Sender::run_connections() {
     auto backoff = std::chrono::milliseconds(50);
     const auto backoff_max = std::chrono::milliseconds(opts_.backoff_max_ms);
-    const auto hb_period = std::chrono::milliseconds(opts_.heartbeat_ms);
     bool ever_connected = false;
     bool failure_logged = false;
     for (;;) {
@@ -277,7 +330,6 @@ void Sender::run_connections() {
         } closer{fd};  // closed on every way out, exceptions included
         failure_logged = false;
         const auto connected_at = Clock::now();
-        uint64_t sent_gen = 0;  // snapshot generation sent on this connection
         {
             std::lock_guard lk(mu_);
             connected_ = true;
@@ -285,54 +337,7 @@ void Sender::run_connections() {
         }
         ever_connected = true;
         log(flapping_ ? LogLevel::debug : LogLevel::info, "connected to " + ep_.name());
-
-        bool ok = send_msg(fd, make_hello());
-        auto next_hb = Clock::now();
-        bool resync = true;  // right after Hello: the kept snapshot goes before any queued event
-        while (ok) {
-            std::deque<wire::Event> evs;
-            std::shared_ptr<const Snapshot> snap;
-            uint64_t gen = 0;
-            Clock::time_point at{};
-            {
-                std::unique_lock lk(mu_);
-                cv_.wait_until(lk, next_hb, [&] {
-                    return stop_ || !events_.empty() || (latest_ && latest_gen_ != sent_gen);
-                });
-                if (stop_) break;
-                evs.swap(events_);
-                if (latest_ && latest_gen_ != sent_gen) {
-                    snap = latest_;
-                    gen = latest_gen_;
-                    at = latest_at_;
-                    picked_gen_ = gen;
-                }
-            }
-            auto send_snap = [&] {
-                if (!ok || !snap) return;
-                ok = send_snapshot(fd, *snap);
-                if (ok) {
-                    sent_gen = gen;
-                    std::lock_guard lk(mu_);
-                    ++c_.snapshots_sent;
-                    c_.last_send_lag_ms = static_cast<uint64_t>(
-                        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - at).count());
-                }
-            };
-            // Steady state: events first (a trap precedes the sweep whose snapshot follows it).
-            if (resync) send_snap();
-            for (auto& e : evs) {
-                if (!ok) break;
-                ok = send_msg(fd, std::move(e));
-            }
-            if (!resync) send_snap();
-            resync = false;
-            if (ok && Clock::now() >= next_hb) {
-                ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
-                if (ok) ok = send_msg(fd, counters());
-                next_hb = Clock::now() + hb_period;
-            }
-        }
+        serve(fd);
         {
             std::lock_guard lk(mu_);
             connected_ = false;

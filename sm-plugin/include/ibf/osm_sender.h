@@ -57,6 +57,7 @@ private:
     using Clock = std::chrono::steady_clock;
     void run();
     void run_connections();
+    void serve(int fd);
     int connect_once(std::string& err);
     bool send_all(int fd, const std::string& bytes);
     bool send_msg(int fd, const wire::Message& m);
