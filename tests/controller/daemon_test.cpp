@@ -52,6 +52,22 @@ protected:
     void TearDown() override {
         if (daemon) daemon->stop();
         if (thread.joinable()) thread.join();
+        if (log_sink) {  // only once no daemon thread can log any more
+            auto& s = spdlog::default_logger()->sinks();
+            s.erase(std::remove(s.begin(), s.end(), log_sink), s.end());
+        }
+    }
+    // Captures what the daemon logs, from now until TearDown (call before start()).
+    std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> log_sink;
+    void capture_log() {
+        log_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(4096);
+        spdlog::default_logger()->sinks().push_back(log_sink);
+    }
+    std::vector<std::string> lines_with(const std::string& needle) const {
+        std::vector<std::string> out;
+        for (const std::string& l : log_sink->last_formatted())
+            if (l.find(needle) != std::string::npos) out.push_back(l);
+        return out;
     }
     HttpResult request(const std::string& method, const std::string& path, const std::string& auth = "") {
         return http_request(url, method, path, "", auth);
@@ -491,25 +507,9 @@ TEST_F(ControllerDaemon, HttpAnswersWhileALargeSnapshotIsDecoded) {
 
 // ---------------------------------------------------------------------------------------------
 // Ingest hardening (issue 10) and authenticated TCP ingest (issue 7; docs/daemon.md, "Ingest limits
-// and authentication"). Log lines are captured from spdlog's default logger.
+// and authentication"). Log lines are captured from spdlog's default logger (capture_log()).
 
 namespace {
-
-// Captures what the daemon logs while alive.
-struct LogCapture {
-    std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(4096);
-    LogCapture() { spdlog::default_logger()->sinks().push_back(sink); }
-    ~LogCapture() {
-        auto& s = spdlog::default_logger()->sinks();
-        s.erase(std::remove(s.begin(), s.end(), sink), s.end());
-    }
-    std::vector<std::string> lines_with(const std::string& needle) const {
-        std::vector<std::string> out;
-        for (const std::string& l : sink->last_formatted())
-            if (l.find(needle) != std::string::npos) out.push_back(l);
-        return out;
-    }
-};
 
 const std::string kIngestKey = "6f1d2c3b4a5968778695a4b3c2d1e0f00112233445566778899aabbccddeeff";
 
@@ -530,7 +530,7 @@ std::string nonce(char c) { return std::string(32, c); }
 
 // issue 10: "connections that never send hold every plugin slot (no pre-hello timeout)".
 TEST_F(ControllerDaemon, ConnectionWithoutHelloIsClosedAfterTheHelloTimeout) {
-    LogCapture log;
+    capture_log();
     cfg.hello_timeout_ms = 300;
     start();
     UnixClient silent(cfg.socket_path);
@@ -540,8 +540,8 @@ TEST_F(ControllerDaemon, ConnectionWithoutHelloIsClosedAfterTheHelloTimeout) {
     EXPECT_TRUE(silent.closed_by_peer(std::chrono::seconds(3)));
     EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(200));
     EXPECT_FALSE(polite.closed_by_peer(std::chrono::milliseconds(500)));  // past the timeout: it said Hello
-    ASSERT_TRUE(wait_until([&] { return !log.lines_with("no Hello within 300 ms").empty(); }));
-    EXPECT_NE(log.lines_with("no Hello within 300 ms")[0].find("(unix) dropped"), std::string::npos);
+    ASSERT_TRUE(wait_until([&] { return !lines_with("no Hello within 300 ms").empty(); }));
+    EXPECT_NE(lines_with("no Hello within 300 ms")[0].find("(unix) dropped"), std::string::npos);
 }
 
 // issue 10: "a frame header announcing 250 MiB sent before any hello is buffered in full".
@@ -561,7 +561,7 @@ TEST_F(ControllerDaemon, LargeFrameBeforeHelloIsRefusedOnItsHeader) {
 
 // issue 10: silent connections fill every slot and the real plugin is refused.
 TEST_F(ControllerDaemon, ConnectionsWithoutHelloGiveTheirSlotToAPlugin) {
-    LogCapture log;
+    capture_log();
     cfg.max_plugin_connections = 2;
     cfg.hello_timeout_ms = 60000;  // the slot policy alone, not the timeout
     start();
@@ -575,7 +575,7 @@ TEST_F(ControllerDaemon, ConnectionsWithoutHelloGiveTheirSlotToAPlugin) {
     ASSERT_TRUE(wait_findings_seq(4));
     EXPECT_TRUE(idle1.closed_by_peer(std::chrono::seconds(2)));  // the oldest gave way
     EXPECT_FALSE(idle2.closed_by_peer(std::chrono::milliseconds(50)));
-    EXPECT_EQ(log.lines_with("its slot goes to unix").size(), 1u);
+    EXPECT_EQ(lines_with("its slot goes to unix").size(), 1u);
 }
 
 // issue 10: "after a 30 s stall, the plugin's abandoned connections fill the slots and its live one
@@ -613,7 +613,7 @@ protected:
 };
 
 TEST_F(AuthDaemon, TcpHelloWithTheKeyIsAcceptedOthersAreRefusedAndLogged) {
-    LogCapture log;
+    capture_log();
     start();
     ASSERT_NE(daemon->tcp_port(), 0);
     const wire::Hello good = signed_hello(kMasterGuid, kIngestKey, nonce('a'));
@@ -636,8 +636,8 @@ TEST_F(AuthDaemon, TcpHelloWithTheKeyIsAcceptedOthersAreRefusedAndLogged) {
         TcpClient bad(daemon->tcp_port());
         ASSERT_TRUE(bad.send(c.hello));
         EXPECT_TRUE(bad.closed_by_peer(std::chrono::seconds(3))) << c.reason;
-        ASSERT_TRUE(wait_until([&] { return !log.lines_with(c.reason).empty(); })) << c.reason;
-        const std::string line = log.lines_with(c.reason)[0];
+        ASSERT_TRUE(wait_until([&] { return !lines_with(c.reason).empty(); })) << c.reason;
+        const std::string line = lines_with(c.reason)[0];
         EXPECT_NE(line.find("tcp connection"), std::string::npos) << line;
         EXPECT_NE(line.find("(127.0.0.1:"), std::string::npos) << line;  // names the peer
         EXPECT_NE(line.find("unauthenticated: "), std::string::npos) << line;
@@ -660,7 +660,7 @@ TEST_F(AuthDaemon, TcpHelloWithTheKeyIsAcceptedOthersAreRefusedAndLogged) {
 }
 
 TEST_F(AuthDaemon, RepeatedRefusalsAreCountedNotLoggedEach) {
-    LogCapture log;
+    capture_log();
     start();
     for (int i = 0; i < 30; ++i) {
         TcpClient bad(daemon->tcp_port());
@@ -669,7 +669,7 @@ TEST_F(AuthDaemon, RepeatedRefusalsAreCountedNotLoggedEach) {
     }
     ASSERT_TRUE(wait_until([&] { return request("GET", "/metrics").body.find("ibfabric_ingest_errors_total 30\n") !=
                                         std::string::npos; }));
-    EXPECT_EQ(log.lines_with("\"au\" missing").size(), 5u);  // a burst of 5 per 10 s, the rest counted
+    EXPECT_EQ(lines_with("\"au\" missing").size(), 5u);  // a burst of 5 per 10 s, the rest counted
 }
 
 TEST_F(AuthDaemon, KeyFileAndBindAddressAreCheckedAtStart) {
