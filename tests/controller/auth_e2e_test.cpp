@@ -26,14 +26,17 @@ struct PeerDaemon {
     uint16_t http = 0, tcp = 0;
     std::string log_path;
 
-    void start(const ts::TempDir& tmp, const std::string& name, const std::string& key_file) {
+    // The key and TCP address from a config file, or (by_flags) from --tcp / --tcp-key-file.
+    void start(const ts::TempDir& tmp, const std::string& name, const std::string& key_file, bool by_flags) {
         dir_name = name;
         log_path = tmp / (name + ".log");
         const std::string conf = tmp / (name + ".yaml");
-        ts::write_file(conf, "tcp: 127.0.0.1:0\ntcp_key_file: " + key_file + "\n");
-        child = ts::Child({ts::bin_dir() + "/ibfabricd", "--config", conf, "--socket", tmp / (name + ".sock"), "--http",
-                           "127.0.0.1:0", "--port-file", tmp / (name + ".port")},
-                          {}, tmp.path(), log_path);
+        ts::write_file(conf, by_flags ? "" : "tcp: 127.0.0.1:0\ntcp_key_file: " + key_file + "\n");
+        std::vector<std::string> argv = {ts::bin_dir() + "/ibfabricd", "--config", conf, "--socket",
+                                         tmp / (name + ".sock"), "--http", "127.0.0.1:0", "--port-file",
+                                         tmp / (name + ".port")};
+        if (by_flags) argv.insert(argv.end(), {"--tcp", "127.0.0.1:0", "--tcp-key-file", key_file});
+        child = ts::Child(argv, {}, tmp.path(), log_path);
         const std::regex re("listening on tcp 127\\.0\\.0\\.1:([0-9]+)");
         std::smatch m;
         for (auto end = ts::Clock::now() + 10s; ts::Clock::now() < end; std::this_thread::sleep_for(20ms)) {
@@ -68,8 +71,8 @@ TEST(AuthenticatedIngestEndToEnd, PluginFeedsItsOwnDaemonAndAKeyedPeerAWrongKeyI
     uint16_t local_http = 0;
     ASSERT_NO_FATAL_FAILURE(fx.start_daemon(sock, {}, local_http));  // this node's daemon: Unix only
     PeerDaemon peer, stranger;
-    ASSERT_NO_FATAL_FAILURE(peer.start(fx.tmp, "peer", key));
-    ASSERT_NO_FATAL_FAILURE(stranger.start(fx.tmp, "stranger", other));
+    ASSERT_NO_FATAL_FAILURE(peer.start(fx.tmp, "peer", key, false));
+    ASSERT_NO_FATAL_FAILURE(stranger.start(fx.tmp, "stranger", other, true));
 
     const std::string opts = "socket=" + sock + " tcp=127.0.0.1:" + std::to_string(peer.tcp) +
                              " tcp=127.0.0.1:" + std::to_string(stranger.tcp) + " key_file=" + key +
