@@ -390,8 +390,9 @@ TEST(ControllerHistory, PagesAreBoundedAndContinue) {
     HistoryStore h(dir.file("h.db"));
     const std::string big = json{{"summary", json::object()}, {"findings", json::array({std::string(40000, 'f')})}}.dump();
     for (uint64_t seq = 1; seq <= 5; ++seq) h.append(history_row(seq, seq == 5 ? std::string(R"({"findings":[],"summary":{"x":1}})") : big));
-    HistoryPage p = h.page(10, 0, 100000);  // row 5 is small, rows 4 and 3 are 40 kB: 5, 4 fit, 3 does not
-    EXPECT_LE(p.rows.size(), 100000u);
+    // Row 5 is small, rows 4..1 are 40 kB each: 60 kB holds 5 and 4, then 3 alone.
+    HistoryPage p = h.page(10, 0, 60000);
+    EXPECT_LE(p.rows.size(), 60000u);
     json rows = json::parse(p.rows);
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(p.count, 2u);
@@ -400,19 +401,27 @@ TEST(ControllerHistory, PagesAreBoundedAndContinue) {
     EXPECT_EQ(rows[1]["sweep_seq"], 4);
     EXPECT_EQ(rows[1]["findings"], json::parse(big));
     EXPECT_EQ(p.next_before, rows[1]["id"].get<int64_t>());
-    HistoryPage p2 = h.page(10, p.next_before, 100000);
+    HistoryPage p2 = h.page(10, p.next_before, 60000);
     json rows2 = json::parse(p2.rows);
-    ASSERT_EQ(rows2.size(), 2u);
+    ASSERT_EQ(rows2.size(), 1u);
     EXPECT_EQ(rows2[0]["sweep_seq"], 3);
-    EXPECT_EQ(rows2[1]["sweep_seq"], 2);
-    // A limit below one row: the row comes without its findings.
-    HistoryPage tiny = h.page(10, p2.next_before, 65536);
-    json rows3 = json::parse(tiny.rows);
+    EXPECT_EQ(p2.next_before, rows2[0]["id"].get<int64_t>());
+    // A limit below one row: that row comes alone, without its findings, and paging moves on.
+    HistoryPage small = h.page(10, 0, 30000);
+    ASSERT_EQ(json::parse(small.rows).size(), 1u);
+    HistoryPage alone = h.page(10, small.next_before, 30000);
+    json rows3 = json::parse(alone.rows);
     ASSERT_EQ(rows3.size(), 1u);
-    EXPECT_EQ(rows3[0]["sweep_seq"], 1);
+    EXPECT_EQ(rows3[0]["sweep_seq"], 4);
     EXPECT_TRUE(rows3[0]["findings"].is_null());
     EXPECT_EQ(rows3[0]["findings_omitted"], true);
-    EXPECT_EQ(tiny.next_before, 0);  // nothing older
+    EXPECT_EQ(rows3[0]["findings_count"], 0);
+    EXPECT_EQ(alone.next_before, rows3[0]["id"].get<int64_t>());
+    // The oldest row: nothing older.
+    HistoryPage last = h.page(10, json::parse(h.page(10, 0, 1 << 20).rows)[3]["id"].get<int64_t>(), 1 << 20);
+    ASSERT_EQ(last.count, 1u);
+    EXPECT_EQ(json::parse(last.rows)[0]["sweep_seq"], 1);
+    EXPECT_EQ(last.next_before, 0);
     // The row limit alone: 2 of 5, continue from the second.
     HistoryPage two = h.page(2, 0, 1 << 20);
     EXPECT_EQ(two.count, 2u);

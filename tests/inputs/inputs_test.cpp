@@ -141,3 +141,28 @@ TEST_F(InputsTest, RegularFileModeComesWithTheText) {
     EXPECT_EQ(c.text, "abc\n");
     EXPECT_EQ(c.mode, 0640u);
 }
+
+TEST_F(InputsTest, DashIsStandardInputUpToTheLimit) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const int saved = ::dup(STDIN_FILENO);
+    ASSERT_EQ(::dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+    ::close(fds[0]);
+    ASSERT_EQ(::write(fds[1], "0x1 \"sw1\"\n", 10), 10);
+    ::close(fds[1]);
+    const std::string text = read_text_file("-", "node-name-map", 10);
+    ::dup2(saved, STDIN_FILENO);
+    ::close(saved);
+    EXPECT_EQ(text, "0x1 \"sw1\"\n");
+
+    ASSERT_EQ(::pipe(fds), 0);
+    const int saved2 = ::dup(STDIN_FILENO);
+    ::dup2(fds[0], STDIN_FILENO);
+    ::close(fds[0]);
+    ASSERT_EQ(::write(fds[1], "0123456789A", 11), 11);
+    ::close(fds[1]);
+    const std::string err = error_of([] { read_text_file("-", "dump", 10); });
+    ::dup2(saved2, STDIN_FILENO);
+    ::close(saved2);
+    EXPECT_EQ(err, "<stdin>: larger than the 10 bytes limit");
+}
