@@ -9,6 +9,7 @@ PKGS=(
   libsqlite3-dev libgtest-dev libgmock-dev libssl-dev
   opensm libopensm-dev libibumad-dev libibmad-dev infiniband-diags ibsim-utils
   curl procps
+  dpkg-dev systemd
 )
 
 missing=()

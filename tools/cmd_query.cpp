@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "ibf/http_client.h"
 #include "ibf/report.h"
+#include "ibf/text.h"
 
 namespace ibf::cli {
 namespace {
@@ -67,7 +68,7 @@ int fetch_json(const QueryOptions& o, const std::string& path, json& out) {
 
 std::string str(const json& j, const char* key, const char* none = "-") {
     if (!j.contains(key) || j[key].is_null()) return none;
-    return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+    return terminal_safe(j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
 }
 
 int run_status(const QueryOptions& o) {

@@ -1,12 +1,16 @@
 // The HTTP API: routing and JSON/Prometheus rendering of ControllerState.
 #include "ibf/api.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <map>
 
 #include "ibf/error.h"
+#include "ibf/history.h"
 #include "ibf/report.h"
 #include "ibf/wire.h"
 
@@ -88,12 +92,39 @@ std::string iso_time(int64_t unix_ms) {
 }
 
 bool bearer_matches(const std::string& authorization, const std::string& token) {
-    const std::string expected = "Bearer " + token;
-    if (token.empty() || authorization.size() != expected.size()) return false;
-    unsigned char diff = 0;
-    for (size_t i = 0; i < expected.size(); ++i)
-        diff |= static_cast<unsigned char>(authorization[i] ^ expected[i]);
+    // RFC 7235: the scheme is case-insensitive ("bearer", "BEARER"), then one or more spaces.
+    static constexpr std::string_view kScheme = "bearer";
+    if (token.empty() || authorization.size() <= kScheme.size() || authorization[kScheme.size()] != ' ') return false;
+    for (size_t i = 0; i < kScheme.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return false;
+    std::string_view given(authorization);
+    given.remove_prefix(std::min(given.find_first_not_of(' ', kScheme.size()), given.size()));
+    if (given.size() != token.size()) return false;
+    unsigned char diff = 0;  // constant time in the token's length
+    for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ token[i]);
     return diff == 0;
+}
+
+std::optional<ApiResponse> parse_query(const std::string& query, std::initializer_list<std::string_view> allowed,
+                                       std::map<std::string, std::string>& out) {
+    for (size_t pos = 0; pos < query.size();) {
+        size_t amp = query.find('&', pos);
+        if (amp == std::string::npos) amp = query.size();
+        const std::string kv = query.substr(pos, amp - pos);
+        pos = amp + 1;
+        if (kv.empty()) continue;
+        const size_t eq = kv.find('=');
+        const std::string key = kv.substr(0, eq);
+        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+            std::string expected;
+            for (std::string_view a : allowed) expected += (expected.empty() ? "" : ", ") + std::string(a);
+            return api_error(400, "unknown query parameter '" + printable(key) + "'" +
+                                      (expected.empty() ? " (this path takes none)" : " (expected " + expected + ")"));
+        }
+        if (out.count(key)) return api_error(400, "query parameter '" + key + "' given twice");
+        out[key] = eq == std::string::npos ? std::string() : kv.substr(eq + 1);
+    }
+    return std::nullopt;
 }
 
 ApiResponse api_error(int status, const std::string& message) {
@@ -330,6 +361,66 @@ std::string metrics_text(const ControllerState& st) {
     return m.out;
 }
 
+namespace {
+
+// Parses an integer query value in [lo, hi]; nullopt when it is not one.
+std::optional<int64_t> int_param(const std::string& v, int64_t lo, int64_t hi) {
+    int64_t n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || n < lo || n > hi) return std::nullopt;
+    return n;
+}
+
+// GET /api/v1/history?limit=N&before=ID: one bounded page, rows spliced in as stored text.
+ApiResponse history_response(const std::string& query, const ApiContext& ctx) {
+    std::map<std::string, std::string> q;
+    if (auto bad = parse_query(query, {"limit", "before"}, q)) return *bad;
+    int limit = 20;
+    int64_t before = 0;
+    if (q.count("limit")) {
+        auto n = int_param(q["limit"], 1, 1000);
+        if (!n) return api_error(400, "limit must be an integer from 1 to 1000");
+        limit = static_cast<int>(*n);
+    }
+    if (q.count("before")) {
+        auto n = int_param(q["before"], 1, std::numeric_limits<int64_t>::max());
+        if (!n) return api_error(400, "before must be a row id (a positive integer, from \"next_before\")");
+        before = *n;
+    }
+    if (!ctx.history) return api_error(404, "history is not enabled (set 'history:' in the config)");
+    const HistoryPage page = ctx.history(limit, before);
+    json head{{"limit", limit},
+              {"before", before ? json(before) : json(nullptr)},
+              {"rows", page.count},
+              {"next_before", page.next_before ? json(page.next_before) : json(nullptr)},
+              {"next", page.next_before ? json("/api/v1/history?limit=" + std::to_string(limit) +
+                                               "&before=" + std::to_string(page.next_before))
+                                        : json(nullptr)}};
+    ApiResponse r;
+    r.body = json_text(head);
+    r.body.pop_back();  // '}'
+    r.body.reserve(r.body.size() + page.rows.size() + 16);
+    r.body += ",\"history\":";
+    r.body += page.rows;
+    r.body += "}\n";
+    return r;
+}
+
+// GET /api/v1/analysis[?switches=0|1]
+ApiResponse analysis_response(const std::string& query, const ApiContext& ctx) {
+    std::map<std::string, std::string> q;
+    if (auto bad = parse_query(query, {"switches"}, q)) return *bad;
+    bool per_switch = false;
+    if (q.count("switches")) {
+        const std::string& v = q["switches"];
+        if (v == "1" || v == "true" || v.empty()) per_switch = true;
+        else if (v != "0" && v != "false") return api_error(400, "switches must be 0 or 1");
+    }
+    return ok_json(analysis_response_json(*ctx.state, per_switch));
+}
+
+}  // namespace
+
 ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
     std::string path = req.target, query;
     if (auto q = path.find('?'); q != std::string::npos) {
@@ -342,51 +433,52 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
         out.allow = m;
         return false;
     };
+    // Paths without parameters refuse any (docs/api.md: an unknown parameter is 400).
+    auto no_query = [&](ApiResponse& out) {
+        std::map<std::string, std::string> q;
+        if (auto bad = parse_query(query, {}, q)) {
+            out = *bad;
+            return false;
+        }
+        return true;
+    };
     ApiResponse r;
     try {
         if (path == "/healthz") {
-            if (!method_is("GET", r)) return r;
+            if (!method_is("GET", r) || !no_query(r)) return r;
             r.content_type = "text/plain";
             r.body = "ok\n";
             return r;
         }
+        // token_for_reads: everything but /healthz needs the token (POST /reload always does).
+        if (ctx.token_for_reads && req.method != "POST") {
+            if (!ctx.token) return api_error(403, "reads need a token but no token_file is configured");
+            if (!bearer_matches(req.authorization, *ctx.token)) return api_error(401, "missing or wrong bearer token");
+        }
         if (path == "/metrics") {
-            if (!method_is("GET", r)) return r;
+            if (!method_is("GET", r) || !no_query(r)) return r;
             r.content_type = "text/plain; version=0.0.4";
             r.body = metrics_text(*ctx.state);
             if (ctx.ha) r.body += ha_metrics_text(*ctx.ha, ctx.now_ms);
             return r;
         }
-        if (path == "/api/v1/fabric") return method_is("GET", r) ? ok_json(fabric_json(ctx)) : r;
-        if (path == "/api/v1/findings") return method_is("GET", r) ? ok_json(findings_response_json(*ctx.state)) : r;
-        if (path == "/api/v1/analysis") {
-            if (!method_is("GET", r)) return r;
-            bool per_switch = false;
-            for (size_t pos = 0; pos <= query.size() && !query.empty();) {
-                size_t amp = query.find('&', pos);
-                if (amp == std::string::npos) amp = query.size();
-                std::string kv = query.substr(pos, amp - pos);
-                pos = amp + 1;
-                if (kv == "switches=1" || kv == "switches=true" || kv == "switches") per_switch = true;
-                else if (kv == "switches=0" || kv == "switches=false") per_switch = false;
-                else if (kv.rfind("switches=", 0) == 0) return api_error(400, "switches must be 0 or 1");
-                else if (!kv.empty()) return api_error(400, "unknown query parameter '" + kv.substr(0, kv.find('=')) + "'");
-            }
-            return ok_json(analysis_response_json(*ctx.state, per_switch));
-        }
+        if (path == "/api/v1/fabric") return method_is("GET", r) && no_query(r) ? ok_json(fabric_json(ctx)) : r;
+        if (path == "/api/v1/findings")
+            return method_is("GET", r) && no_query(r) ? ok_json(findings_response_json(*ctx.state)) : r;
+        if (path == "/api/v1/analysis") return method_is("GET", r) ? analysis_response(query, ctx) : r;
         if (path == "/api/v1/sm") {
-            if (!method_is("GET", r)) return r;
+            if (!method_is("GET", r) || !no_query(r)) return r;
             json j = sm_json(*ctx.state);
             j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents) : json(nullptr);
             return ok_json(j);
         }
         if (path == "/api/v1/ha/history") {
-            if (!method_is("GET", r)) return r;
+            if (!method_is("GET", r) || !no_query(r)) return r;
             if (!ctx.ha) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
             return ok_json(ha_history_json(*ctx.ha));
         }
         if (path == "/api/v1/sm/priority") {
-            if (!method_is("POST", r)) return r;
+            if (!method_is("POST", r) || !no_query(r)) return r;
             if (!ctx.token) return api_error(403, "mutating calls are disabled: no token_file is configured");
             if (!bearer_matches(req.authorization, *ctx.token)) return api_error(401, "missing or wrong bearer token");
             if (!ctx.sm_priority) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
@@ -398,28 +490,9 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             }
             return ok_json(ctx.sm_priority(body));
         }
-        if (path == "/api/v1/history") {
-            if (!method_is("GET", r)) return r;
-            int limit = 20;
-            for (size_t pos = 0; pos <= query.size() && !query.empty();) {
-                size_t amp = query.find('&', pos);
-                if (amp == std::string::npos) amp = query.size();
-                std::string kv = query.substr(pos, amp - pos);
-                pos = amp + 1;
-                if (kv.rfind("limit=", 0) == 0) {
-                    std::string v = kv.substr(6);
-                    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
-                    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || limit < 1 || limit > 1000)
-                        return api_error(400, "limit must be an integer from 1 to 1000");
-                } else if (!kv.empty()) {
-                    return api_error(400, "unknown query parameter '" + kv.substr(0, kv.find('=')) + "'");
-                }
-            }
-            if (!ctx.history) return api_error(404, "history is not enabled (set 'history:' in the config)");
-            return ok_json(json{{"history", ctx.history(limit)}, {"limit", limit}});
-        }
+        if (path == "/api/v1/history") return method_is("GET", r) ? history_response(query, ctx) : r;
         if (path == "/api/v1/reload") {
-            if (!method_is("POST", r)) return r;
+            if (!method_is("POST", r) || !no_query(r)) return r;
             if (!ctx.token) return api_error(403, "mutating calls are disabled: no token_file is configured");
             if (!bearer_matches(req.authorization, *ctx.token)) {
                 r = api_error(401, "missing or wrong bearer token");

@@ -143,3 +143,20 @@ TEST(ControllerConfig, ShippedExampleParsesAndNamesAnExistingTopology) {
     EXPECT_EQ(c.http_port, 8639);
     EXPECT_TRUE(std::filesystem::exists(c.topology)) << c.topology;
 }
+
+TEST(ControllerConfig, HardeningKeys) {
+    DaemonConfig d = parse_daemon_config("", "x.yaml");
+    EXPECT_FALSE(d.token_for_reads);
+    EXPECT_EQ(d.http_header_timeout_ms, 10000u);
+    EXPECT_EQ(d.max_history_bytes, 16u << 20);
+    DaemonConfig c = parse_daemon_config("token_file: token\ntoken_for_reads: true\nlimits:\n  http_header_timeout_ms: 2500\n"
+                                         "  max_history_bytes: 1048576\n",
+                                         "/etc/ibfabric/ibfabricd.yaml");
+    EXPECT_TRUE(c.token_for_reads);
+    EXPECT_EQ(c.http_header_timeout_ms, 2500u);
+    EXPECT_EQ(c.max_history_bytes, 1048576u);
+    EXPECT_EQ(error_of("token_for_reads: true\n"),
+              "/etc/ibfabric/ibfabricd.yaml: token_for_reads needs a token_file (the token the readers must send)");
+    EXPECT_EQ(error_of("limits:\n  http_header_timeout_ms: 5\n"),
+              "/etc/ibfabric/ibfabricd.yaml:2:27: 'limits.http_header_timeout_ms' must be at least 100");
+}
