@@ -57,10 +57,11 @@ ApiResponse api_error(int status, const std::string& message);
 // Parts of the API exposed for tests and the CLI.
 nlohmann::json fabric_json(const ApiContext& ctx);
 nlohmann::json sm_json(const ControllerState& st);
-nlohmann::json findings_response_json(const ControllerState& st);
+// GET /api/v1/findings: the check's findings plus link_flapping at `now_ms`, and whether there is
+// data at all (data_state, data_message: docs/api.md).
+nlohmann::json findings_response_json(const ControllerState& st, int64_t now_ms);
 // GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch).
 nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch);
-std::string metrics_text(const ControllerState& st);
 // "2026-11-30T02:00:00.123Z"; "" for 0.
 std::string iso_time(int64_t unix_ms);
 // Constant-time comparison of an Authorization header with "Bearer <token>".

@@ -34,6 +34,11 @@ struct DaemonConfig {
     size_t max_plugin_connections = 16;                       // open ingest connections (an SM has one)
     size_t max_http_connections = 64;                         // open HTTP sessions
     bool check_rate_below_capability = true;                  // CheckOptions::rate_below_capability
+    // health: (docs/daemon.md): no-data bound and flapping links
+    uint32_t stale_after_s = 30;                              // fabric unconfirmed this long = stale
+    uint32_t flap_threshold = 3;                              // flaps within flap_window_s = flapping
+    uint32_t flap_window_s = 600;
+    uint32_t flap_quiet_s = 1800;                             // no flap this long clears it
 };
 
 DaemonConfig parse_daemon_config(std::string_view text, const std::string& file);
