@@ -186,15 +186,21 @@ const Family kFamilies[] = {
      [](const MetricsInput& in, Out& o) { per_link(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.state); }); }},
     {"ibfabric_link_width_lanes", "gauge", "Active link width in lanes (1, 2, 4, 8, 12; 0 unknown).",
      [](const MetricsInput& in, Out& o) { per_link(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.lanes); }); }},
-    {"ibfabric_link_speed_bits_per_second", "gauge", "Active link speed: data rate of one lane (EDR 25e9, HDR 50e9).",
-     [](const MetricsInput& in, Out& o) { per_link(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.lane_bps); }); }},
-    {"ibfabric_link_rate_bits_per_second", "gauge", "Active data rate of the link: lanes x speed.",
-     [](const MetricsInput& in, Out& o) { per_link(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.rate_bps); }); }},
-    {"ibfabric_link_planned_rate_bits_per_second", "gauge",
-     "Data rate the plan declares for the link (only links the plan gives a width and speed).",
+    // Rates in bytes/s (Prometheus' base unit; x8 for Gb/s): 4xHDR = 200 Gb/s = 2.5e10.
+    {"ibfabric_link_speed_bytes_per_second", "gauge",
+     "Active link speed: data rate of one lane, bytes/s (EDR 3.125e9, HDR 6.25e9).",
+     [](const MetricsInput& in, Out& o) {
+         per_link(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.lane_bps / 8); });
+     }},
+    {"ibfabric_link_rate_bytes_per_second", "gauge", "Active data rate of the link (lanes x speed), bytes/s.",
+     [](const MetricsInput& in, Out& o) {
+         per_link(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.rate_bps / 8); });
+     }},
+    {"ibfabric_link_planned_rate_bytes_per_second", "gauge",
+     "Data rate the plan declares for the link, bytes/s (only links the plan gives a width and speed).",
      [](const MetricsInput& in, Out& o) {
          per_link(in, o, [](const LinkRow& r, Out& x) {
-             if (r.planned_rate_bps > 0) x.value(r.labels, r.planned_rate_bps);
+             if (r.planned_rate_bps > 0) x.value(r.labels, r.planned_rate_bps / 8);
          });
      }},
     {"ibfabric_link_mtu_bytes", "gauge", "Active MTU of the link's local end (NeighborMTU), 0 unknown.",

@@ -71,20 +71,20 @@ TEST(Metrics, PerLinkSeriesAreLabelledLikeInfinibandExporterWithValuesInBaseUnit
     const std::string m = l.metrics(T0 + 2000);
     EXPECT_TRUE(has_line(m, "ibfabric_link_state{" + kLeafSpine + "} 4")) << m;
     EXPECT_TRUE(has_line(m, "ibfabric_link_width_lanes{" + kLeafSpine + "} 4"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_speed_bits_per_second{" + kLeafSpine + "} 5e+10"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bits_per_second{" + kLeafSpine + "} 2e+11"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bits_per_second{" + kLeafSpine + "} 2e+11"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_speed_bytes_per_second{" + kLeafSpine + "} 6250000000"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bytes_per_second{" + kLeafSpine + "} 2.5e+10"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bytes_per_second{" + kLeafSpine + "} 2.5e+10"));
     EXPECT_TRUE(has_line(m, "ibfabric_link_mtu_bytes{" + kLeafSpine + "} 4096"));
     EXPECT_TRUE(has_line(m, "ibfabric_link_flapping{" + kLeafSpine + "} 0"));
     // The host link: local is the switch end; planned 4xHDR, running 1xHDR.
     EXPECT_TRUE(has_line(m, "ibfabric_link_width_lanes{" + kLeafHost + "} 1"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bits_per_second{" + kLeafHost + "} 5e+10"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bits_per_second{" + kLeafHost + "} 2e+11"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bytes_per_second{" + kLeafHost + "} 6250000000"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bytes_per_second{" + kLeafHost + "} 2.5e+10"));
     EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"rate_mismatch\",severity=\"error\"} 1"));
     // One series per link and family.
     size_t n = 0;
-    for (size_t p = m.find("\nibfabric_link_rate_bits_per_second{"); p != std::string::npos;
-         p = m.find("\nibfabric_link_rate_bits_per_second{", p + 1))
+    for (size_t p = m.find("\nibfabric_link_rate_bytes_per_second{"); p != std::string::npos;
+         p = m.find("\nibfabric_link_rate_bytes_per_second{", p + 1))
         ++n;
     EXPECT_EQ(n, f.link_count());
 }
@@ -209,7 +209,7 @@ TEST(Metrics, EveryFamilyFollowsPrometheusNaming) {
     for (const std::string& name : metric_family_names()) {
         EXPECT_TRUE(seen.insert(name).second) << name << " twice";
         EXPECT_EQ(name.rfind("ibfabric_", 0), 0u) << name;
-        for (const char* bad : {"_sum", "_count", "_bucket", "_milliseconds", "_microseconds", "_ms", "_us"})
+        for (const char* bad : {"_bits", "_sum", "_count", "_bucket", "_milliseconds", "_microseconds", "_ms", "_us"})
             EXPECT_EQ(name.find(bad), std::string::npos) << name;
         const std::string type_line = "# TYPE " + name + " ";
         const size_t at = m.find(type_line);
