@@ -1,6 +1,8 @@
 // The ibfabricd and ibfabric executables: start-up from a config file, SIGHUP/SIGTERM, config
 // errors, and `ibfabric status|findings` against a running daemon.
 #include <algorithm>
+#include <cctype>
+#include <set>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -276,4 +278,39 @@ TEST_F(ControllerBinary, MetricsPassPromtoolAndThePythonClientParser) {
         ran = true;
     }
     if (!ran) GTEST_SKIP() << "neither promtool nor python3-prometheus-client is installed (scripts/install-deps.sh)";
+}
+
+// config/monitoring/: promtool checks the scrape config and the rules and runs the rule tests; every
+// ibfabric_* name in the rules and the dashboard is a family a real daemon exports.
+TEST_F(ControllerBinary, ShippedMonitoringConfigIsValidAndNamesRealMetrics) {
+    if (!executable("/usr/bin/promtool"))
+        GTEST_SKIP() << "/usr/bin/promtool not installed (Debian package prometheus, scripts/install-deps.sh)";
+    const std::string mon = std::string(IBF_SOURCE_DIR) + "/config/monitoring/";
+    std::string out;
+    EXPECT_EQ(run_tool(dir, {"/usr/bin/promtool", "check", "rules", mon + "ibfabric.rules.yml"}, "/dev/null", out), 0) << out;
+    EXPECT_EQ(run_tool(dir, {"/usr/bin/promtool", "test", "rules", mon + "ibfabric.rules.test.yml"}, "/dev/null", out), 0)
+        << out;
+    EXPECT_EQ(run_tool(dir, {"/usr/bin/promtool", "check", "config", mon + "prometheus.yml"}, "/dev/null", out), 0) << out;
+
+    start_daemon("topology: plan.ibnetdiscover\n");
+    const std::string metrics = http_request(HttpUrl{"127.0.0.1", port, ""}, "GET", "/metrics").body;
+    std::set<std::string> families;
+    for (size_t p = metrics.find("# TYPE "); p != std::string::npos; p = metrics.find("# TYPE ", p + 1))
+        families.insert(metrics.substr(p + 7, metrics.find(' ', p + 7) - p - 7));
+    ASSERT_GT(families.size(), 40u);
+    const json dash = json::parse(read_file(mon + "grafana-dashboard.json"));
+    EXPECT_EQ(dash["panels"].size(), 13u);
+    for (const std::string file : {"ibfabric.rules.yml", "grafana-dashboard.json"}) {
+        const std::string text = read_file(mon + file);
+        size_t names = 0;
+        for (size_t p = text.find("ibfabric_"); p != std::string::npos; p = text.find("ibfabric_", p + 1)) {
+            size_t e = p;
+            while (e < text.size() && (std::islower(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+            const std::string name = text.substr(p, e - p);
+            if (p > 0 && (std::isalnum(static_cast<unsigned char>(text[p - 1])) || text[p - 1] == '-')) continue;
+            EXPECT_TRUE(families.count(name)) << file << " names " << name << ", which the daemon does not export";
+            ++names;
+        }
+        EXPECT_GT(names, 5u) << file;
+    }
 }
