@@ -2,6 +2,7 @@
 // timestamps, staleness and flapping; naming rules checked over the whole family table.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "fixture.h"
@@ -228,4 +229,28 @@ TEST(Metrics, ReloadResultIsExported) {
     const std::string m = l.metrics(T0 + 7000);
     EXPECT_TRUE(has_line(m, "ibfabric_config_last_reload_successful 0"));
     EXPECT_TRUE(has_line(m, "ibfabric_config_last_reload_success_timestamp_seconds 1764468005.000"));
+}
+
+TEST(LinkTable, LocalIsTheSwitchOrLowerTierEndAndTierNamesBothEnds) {
+    const Fabric f = synth_fat_tree({.levels = 3, .radix = 4, .hosts = 8});
+    const LiveAnalysis la = analyze_live(snapshot(f, kMasterGuid, SmState::Master, 1), f);
+    const LinkTable t = link_table(f, la.tier_of, nullptr, {});
+    ASSERT_EQ(t.rows.size(), f.link_count());
+    std::map<std::string, int> tiers;
+    for (const LinkRow& r : t.rows) {
+        ++tiers[r.tier];
+        const std::string lname = r.local_name.substr(0, 4), rname = r.remote_name.substr(0, 4);
+        const std::map<std::string, std::string> ends{
+            {"host-leaf", "leafnode"}, {"leaf-spine", "leafspin"}, {"spine-core", "spincore"}};
+        ASSERT_TRUE(ends.count(r.tier)) << r.labels;
+        EXPECT_EQ(lname + rname, ends.at(r.tier)) << r.labels;
+        EXPECT_EQ(r.planned_rate_bps, 0);  // no plan
+        EXPECT_EQ(r.rate_bps, 4 * 50e9);   // synth default 4xHDR
+    }
+    const FatTreeShape s = fat_tree_shape({.levels = 3, .radix = 4, .hosts = 8});
+    EXPECT_EQ(tiers, (std::map<std::string, int>{{"host-leaf", 8}, {"leaf-spine", s.leaves * 2}, {"spine-core", s.spines * 2}}));
+}
+
+TEST(LinkTable, LabelValuesAreEscaped) {
+    EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }
