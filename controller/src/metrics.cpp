@@ -84,6 +84,19 @@ void per_link(const MetricsInput& in, Out& o, F value) {
         for (const LinkRow& r : t->rows) value(r, o);
 }
 
+// The same for families that depend on the rows alone: rendered once per link table (i.e. per
+// check), then copied at every scrape (2k nodes: ~4.5 MB, 13 ms to render under load, ~1 ms to copy).
+void per_link_cached(const MetricsInput& in, Out& o, void (*value)(const LinkRow&, Out&)) {
+    const auto& t = S(in).links();
+    if (!t) return;
+    auto [it, fresh] = t->rendered.try_emplace(o.name);
+    if (fresh) {
+        Out x{it->second, o.name};
+        for (const LinkRow& r : t->rows) value(r, x);
+    }
+    o.s += it->second;
+}
+
 std::set<std::pair<Guid, int>> flapping_ports(const MetricsInput& in) {
     std::set<std::pair<Guid, int>> s;
     for (const Flapping& f : S(in).flaps().flapping(in.now_ms)) {
@@ -183,28 +196,28 @@ const Family kFamilies[] = {
 
     // --- per link (labels like infiniband-exporter, plus tier) ---
     {"ibfabric_link_state", "gauge", "Port state of the link's local end (IBA PortState: 1 Down, 2 Init, 3 Armed, 4 Active).",
-     [](const MetricsInput& in, Out& o) { per_link(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.state); }); }},
+     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.state); }); }},
     {"ibfabric_link_width_lanes", "gauge", "Active link width in lanes (1, 2, 4, 8, 12; 0 unknown).",
-     [](const MetricsInput& in, Out& o) { per_link(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.lanes); }); }},
+     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.lanes); }); }},
     // Rates in bytes/s (Prometheus' base unit; x8 for Gb/s): 4xHDR = 200 Gb/s = 2.5e10.
     {"ibfabric_link_speed_bytes_per_second", "gauge",
      "Active link speed: data rate of one lane, bytes/s (EDR 3.125e9, HDR 6.25e9).",
      [](const MetricsInput& in, Out& o) {
-         per_link(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.lane_bps / 8); });
+         per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.lane_bps / 8); });
      }},
     {"ibfabric_link_rate_bytes_per_second", "gauge", "Active data rate of the link (lanes x speed), bytes/s.",
      [](const MetricsInput& in, Out& o) {
-         per_link(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.rate_bps / 8); });
+         per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.rate_bps / 8); });
      }},
     {"ibfabric_link_planned_rate_bytes_per_second", "gauge",
      "Data rate the plan declares for the link, bytes/s (only links the plan gives a width and speed).",
      [](const MetricsInput& in, Out& o) {
-         per_link(in, o, [](const LinkRow& r, Out& x) {
+         per_link_cached(in, o, [](const LinkRow& r, Out& x) {
              if (r.planned_rate_bps > 0) x.value(r.labels, r.planned_rate_bps / 8);
          });
      }},
     {"ibfabric_link_mtu_bytes", "gauge", "Active MTU of the link's local end (NeighborMTU), 0 unknown.",
-     [](const MetricsInput& in, Out& o) { per_link(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.mtu_bytes); }); }},
+     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.mtu_bytes); }); }},
     {"ibfabric_link_flapping", "gauge", "1 while the link has a link_flapping finding.",
      [](const MetricsInput& in, Out& o) {
          const auto fl = flapping_ports(in);

@@ -14,6 +14,7 @@
 // whose tier is unknown is "unknown".
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct LinkRow {
 
 struct LinkTable {
     std::vector<LinkRow> rows;      // in Fabric::links() order
+    // /metrics' samples of the per-link families that depend on the rows alone, by family name,
+    // rendered at the first scrape after each check (io thread only: metrics.cpp).
+    mutable std::map<std::string, std::string> rendered;
 };
 
 // `tier_of`: per NodeId, 1 leaf, 2 spine, ... (routing/analysis.h), may be shorter (then unknown).
