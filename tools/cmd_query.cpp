@@ -107,6 +107,9 @@ int run_status(const QueryOptions& o) {
                       << str(s, "priority") << "  " << str(s, "state") << "  "
                       << (s.value("connected", false) ? "connected" : "disconnected") << "  last heartbeat "
                       << str(s, "last_heartbeat", "never") << "\n";
+        std::cout << "data:     " << str(fabric, "data_state", "unknown (older daemon)");
+        if (!fabric["data_as_of"].is_null()) std::cout << " (last confirmed " << str(fabric, "data_as_of") << ")";
+        std::cout << "\n";
         std::cout << "findings: " << findings;
         if (!fabric["last_findings_time"].is_null()) std::cout << " (checked " << str(fabric, "last_findings_time") << ")";
         std::cout << "\n";

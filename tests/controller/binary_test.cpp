@@ -152,6 +152,7 @@ TEST_F(ControllerBinary, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
     EXPECT_EQ(status.code, 1) << status.err;
     EXPECT_NE(status.out.find("MASTER"), std::string::npos) << status.out;
     EXPECT_NE(status.out.find("findings: 2"), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("\ndata:     fresh (last confirmed 20"), std::string::npos) << status.out;
     CliRun sj = run_cli(dir, {"status", "--json", "--url", url()});
     EXPECT_EQ(json::parse(sj.out)["fabric"]["last_sweep_seq"], 5);
 
