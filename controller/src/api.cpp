@@ -103,7 +103,7 @@ json fabric_json(const ApiContext& ctx) {
     j["last_findings_time"] = time_or_null(st.findings_ms());
     j["last_findings_unix_ms"] = ms_or_null(st.findings_ms());
     j["findings"] = st.findings_at(ctx.now_ms).size();
-    j["checked"] = st.checked();
+    j["checked"] = st.have_findings() ? st.checked() : !ctx.topology.empty();
     add_data_status(j, st, ctx.now_ms);
     j["topology"] = ctx.topology.empty() ? json(nullptr) : json(ctx.topology);
     j["plan_nodes"] = ctx.plan_nodes;
@@ -156,7 +156,7 @@ json sm_json(const ControllerState& st) {
     return json{{"sms", std::move(arr)}, {"master", master ? json(guid_hex(*master)) : json(nullptr)}};
 }
 
-json findings_response_json(const ControllerState& st, int64_t now_ms) {
+json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured) {
     json j;
     if (st.flaps().flapping(now_ms).empty()) {
         j = st.findings_json();
@@ -166,7 +166,7 @@ json findings_response_json(const ControllerState& st, int64_t now_ms) {
     }
     j["sweep_seq"] = st.have_findings() ? json(st.findings_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.findings_ms());
-    j["checked"] = st.checked();
+    j["checked"] = st.have_findings() ? st.checked() : topology_configured;  // false: no topology, and only then
     add_data_status(j, st, now_ms);
     return j;
 }
@@ -214,7 +214,7 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             return r;
         }
         if (path == "/api/v1/fabric") return method_is("GET", r) ? ok_json(fabric_json(ctx)) : r;
-        if (path == "/api/v1/findings") return method_is("GET", r) ? ok_json(findings_response_json(*ctx.state, ctx.now_ms)) : r;
+        if (path == "/api/v1/findings") return method_is("GET", r) ? ok_json(findings_response_json(*ctx.state, ctx.now_ms, !ctx.topology.empty())) : r;
         if (path == "/api/v1/analysis") {
             if (!method_is("GET", r)) return r;
             bool per_switch = false;

@@ -48,7 +48,7 @@ struct Live {
         st.publish(std::move(r), now);
     }
     std::string metrics(int64_t now) const { return metrics_text({.state = &st, .now_ms = now}); }
-    json findings(int64_t now) const { return findings_response_json(st, now); }
+    json findings(int64_t now) const { return findings_response_json(st, now, true); }
 };
 
 bool has_line(const std::string& text, const std::string& line) {
@@ -135,7 +135,8 @@ TEST(Metrics, NoDataBeforeTheFirstFindingsThenFreshThenStale) {
     EXPECT_EQ(j["data_state"], "no_data");
     EXPECT_EQ(j["data_message"],
               "no data: no snapshot received yet (is OpenSM running with the ibfabric plugin? docs/plugin.md)");
-    EXPECT_EQ(j["checked"], false);
+    EXPECT_EQ(j["checked"], true);  // a topology is configured: no data is not "not checked"
+    EXPECT_EQ(findings_response_json(l.st, T0, false)["checked"], false);
 
     l.sweep(small_fabric(), 5, T0 + 1234);
     m = l.metrics(T0 + 2000);

@@ -58,8 +58,9 @@ ApiResponse api_error(int status, const std::string& message);
 nlohmann::json fabric_json(const ApiContext& ctx);
 nlohmann::json sm_json(const ControllerState& st);
 // GET /api/v1/findings: the check's findings plus link_flapping at `now_ms`, and whether there is
-// data at all (data_state, data_message: docs/api.md).
-nlohmann::json findings_response_json(const ControllerState& st, int64_t now_ms);
+// data at all (data_state, data_message: docs/api.md). `checked` is false when no topology is
+// configured, and only then (before the first check it says whether one is).
+nlohmann::json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured);
 // GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch).
 nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch);
 // "2026-11-30T02:00:00.123Z"; "" for 0.
