@@ -10,6 +10,7 @@ PKGS=(
   opensm libopensm-dev libibumad-dev libibmad-dev infiniband-diags ibsim-utils
   curl procps
   dpkg-dev systemd
+  prometheus python3-prometheus-client   # tests: promtool check metrics/rules, the Python text parser
 )
 
 missing=()

@@ -1,4 +1,4 @@
-// The HTTP API: routing and JSON/Prometheus rendering of ControllerState.
+// The HTTP API: routing and JSON rendering of ControllerState (/metrics: metrics.cpp).
 #include "ibf/api.h"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 
 #include "ibf/error.h"
 #include "ibf/history.h"
+#include "ibf/metrics.h"
 #include "ibf/report.h"
 #include "ibf/wire.h"
 
@@ -29,49 +30,14 @@ ApiResponse ok_json(const json& j) {
     return r;
 }
 
-std::string escape_label(const std::string& s) {
-    std::string o;
-    for (char ch : s) {
-        if (ch == '\\' || ch == '"') o += '\\';
-        if (ch == '\n') {
-            o += "\\n";
-            continue;
-        }
-        o += ch;
-    }
-    return o;
+// data_state, data_message, data_as_of, stale_after_s (docs/api.md, "No data").
+void add_data_status(json& j, const ControllerState& st, int64_t now_ms) {
+    const DataStatus d = st.data_status(now_ms);
+    j["data_state"] = std::string(to_string(d.state));
+    j["data_message"] = d.message.empty() ? json(nullptr) : json(d.message);
+    j["data_as_of"] = time_or_null(d.as_of_ms);
+    j["stale_after_s"] = st.health().stale_after_ms / 1000.0;
 }
-
-std::string num(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
-
-struct Metrics {
-    std::string out;
-    void head(const char* name, const char* type, const char* help) {
-        out += "# HELP ";
-        out += name;
-        out += ' ';
-        out += help;
-        out += "\n# TYPE ";
-        out += name;
-        out += ' ';
-        out += type;
-        out += '\n';
-    }
-    void sample(const std::string& name, const std::string& labels, const std::string& value) {
-        out += name;
-        if (!labels.empty()) out += "{" + labels + "}";
-        out += ' ';
-        out += value;
-        out += '\n';
-    }
-    void sample(const std::string& name, const std::string& labels, uint64_t v) {
-        sample(name, labels, std::to_string(v));
-    }
-};
 
 }  // namespace
 
@@ -167,8 +133,9 @@ json fabric_json(const ApiContext& ctx) {
     j["last_sweep_unix_ms"] = ms_or_null(st.last_sweep_ms());
     j["last_findings_time"] = time_or_null(st.findings_ms());
     j["last_findings_unix_ms"] = ms_or_null(st.findings_ms());
-    j["findings"] = st.findings().size();
-    j["checked"] = st.checked();
+    j["findings"] = st.findings_at(ctx.now_ms).size();
+    j["checked"] = st.have_findings() ? st.checked() : !ctx.topology.empty();
+    add_data_status(j, st, ctx.now_ms);
     j["topology"] = ctx.topology.empty() ? json(nullptr) : json(ctx.topology);
     j["plan_nodes"] = ctx.plan_nodes;
     j["plan_links"] = ctx.plan_links;
@@ -220,17 +187,18 @@ json sm_json(const ControllerState& st) {
     return json{{"sms", std::move(arr)}, {"master", master ? json(guid_hex(*master)) : json(nullptr)}};
 }
 
-json findings_response_json(const ControllerState& st) {
-    json j = st.findings_json();
-    if (!j.is_object() || j.empty()) j = json{{"summary", json::object()}, {"findings", json::array()}};
-    for (const Finding& f : st.ha_findings()) {  // the SMs' own findings (ha/), with the cabling ones
-        const std::string k(to_string(f.kind));
-        j["summary"][k] = j["summary"].value(k, 0) + 1;
-        j["findings"].push_back(finding_to_json(f));
+json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured) {
+    json j;
+    if (st.flaps().flapping(now_ms).empty() && st.ha_findings().empty()) {
+        j = st.findings_json();
+        if (!j.is_object() || j.empty()) j = json{{"summary", json::object()}, {"findings", json::array()}};
+    } else {
+        j = findings_to_json(st.findings_at(now_ms));  // the check's findings plus link_flapping and the SMs' own
     }
     j["sweep_seq"] = st.have_findings() ? json(st.findings_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.findings_ms());
-    j["checked"] = st.checked();
+    j["checked"] = st.have_findings() ? st.checked() : topology_configured;  // false: no topology, and only then
+    add_data_status(j, st, now_ms);
     return j;
 }
 
@@ -250,116 +218,6 @@ json analysis_response_json(const ControllerState& st, bool per_switch) {
     return j;
 }
 
-std::string metrics_text(const ControllerState& st) {
-    Metrics m;
-    m.head("ibfabric_findings", "gauge", "Findings of the latest check, by kind and severity.");
-    std::map<std::pair<std::string, std::string>, uint64_t> by;
-    for (int k = 0; k < kFindingKindCount; ++k) {
-        const auto kind = static_cast<FindingKind>(k);
-        by[{std::string(to_string(kind)), std::string(to_string(default_severity(kind)))}] = 0;
-    }
-    for (const Finding& f : st.findings()) ++by[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
-    for (const Finding& f : st.ha_findings()) ++by[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
-    for (const auto& [ks, n] : by)
-        m.sample("ibfabric_findings", "kind=\"" + ks.first + "\",severity=\"" + ks.second + "\"", n);
-
-    // The live fat-tree analysis (routing/ kinds only: check's kinds never come from it).
-    m.head("ibfabric_analysis_findings", "gauge", "Findings of the latest live fat-tree analysis, by kind and severity.");
-    std::map<std::pair<std::string, std::string>, uint64_t> aby;
-    for (int k = static_cast<int>(FindingKind::missing_uplink); k <= static_cast<int>(FindingKind::lft_imbalance); ++k) {
-        const auto kind = static_cast<FindingKind>(k);
-        aby[{std::string(to_string(kind)), std::string(to_string(default_severity(kind)))}] = 0;
-    }
-    const auto& la = st.analysis();
-    if (la)
-        for (const Finding& f : la->findings) ++aby[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
-    for (const auto& [ks, n] : aby)
-        m.sample("ibfabric_analysis_findings", "kind=\"" + ks.first + "\",severity=\"" + ks.second + "\"", n);
-    m.head("ibfabric_routing_fallback", "gauge", "1 when OpenSM routed with another engine than the first configured one.");
-    m.sample("ibfabric_routing_fallback", "", la && la->routing_fallback ? 1 : 0);
-    m.head("ibfabric_lft_switches", "gauge", "Switches whose LFT came with the latest snapshot (0: not exported).");
-    m.sample("ibfabric_lft_switches", "", la ? static_cast<uint64_t>(la->lft_switches) : 0);
-    m.head("ibfabric_lft_switches_imbalanced", "gauge", "Switches whose LFT spreads hosts unevenly over the uplinks.");
-    m.sample("ibfabric_lft_switches_imbalanced", "", la ? static_cast<uint64_t>(la->lft_imbalanced) : 0);
-    const json* lft = nullptr;
-    if (la && la->summary_json.contains("routing") && la->summary_json["routing"].is_object() &&
-        la->summary_json["routing"].contains("lft") && la->summary_json["routing"]["lft"].is_object())
-        lft = &la->summary_json["routing"]["lft"];
-    m.head("ibfabric_lft_max_hops", "gauge", "Longest switch-to-host route in the LFTs, in cables.");
-    m.sample("ibfabric_lft_max_hops", "", lft ? (*lft)["max_hops"].get<uint64_t>() : 0);
-    m.head("ibfabric_lft_routes_broken", "gauge", "Switch-to-host routes that dead-end or loop in the LFTs.");
-    m.sample("ibfabric_lft_routes_broken", "", lft ? (*lft)["routes_broken"].get<uint64_t>() : 0);
-    m.head("ibfabric_analysis_duration_seconds", "gauge", "Duration of the latest live analysis (analysis, LFTs, JSON).");
-    m.sample("ibfabric_analysis_duration_seconds", "", num(st.last_analyze_ms() / 1000.0));
-
-    const auto& cur = st.current();
-    m.head("ibfabric_nodes", "gauge", "Nodes in the current fabric, by type.");
-    for (NodeType t : {NodeType::Switch, NodeType::CA, NodeType::Router})
-        m.sample("ibfabric_nodes", "type=\"" + std::string(to_string(t)) + "\"", cur ? cur->fabric.count(t) : 0);
-    m.head("ibfabric_links", "gauge", "Links (cables) in the current fabric.");
-    m.sample("ibfabric_links", "", cur ? cur->fabric.link_count() : 0);
-
-    m.head("ibfabric_sweeps_ingested_total", "counter", "Master sweeps (snapshots) taken as the fabric.");
-    m.sample("ibfabric_sweeps_ingested_total", "", st.sweeps_ingested());
-    m.head("ibfabric_last_sweep_seq", "gauge", "Sweep sequence of the current fabric.");
-    m.sample("ibfabric_last_sweep_seq", "", st.last_sweep_seq());
-    m.head("ibfabric_snapshots_ignored_total", "counter", "Snapshots from a non-master SM while a master is known.");
-    m.sample("ibfabric_snapshots_ignored_total", "", st.ingest().snapshots_ignored);
-
-    m.head("ibfabric_checks_total", "counter", "Checks published.");
-    m.sample("ibfabric_checks_total", "", st.checks_run());
-    m.head("ibfabric_check_duration_seconds", "gauge", "Duration of the latest check (ibf::check + JSON).");
-    m.sample("ibfabric_check_duration_seconds", "", num(st.last_check_ms() / 1000.0));
-    m.head("ibfabric_check_duration_seconds_sum", "counter", "Total time spent in checks.");
-    m.sample("ibfabric_check_duration_seconds_sum", "", num(st.check_ms_sum() / 1000.0));
-    m.head("ibfabric_snapshot_to_findings_seconds", "gauge",
-           "Latest time from a snapshot's arrival to its findings being published.");
-    m.sample("ibfabric_snapshot_to_findings_seconds", "", num(st.last_publish_lag_ms() / 1000.0));
-
-    m.head("ibfabric_snapshot_decode_seconds", "gauge", "Wire decode time of the latest snapshot (io thread).");
-    m.sample("ibfabric_snapshot_decode_seconds", "", num(st.last_decode_ms() / 1000.0));
-
-    const auto& in = st.ingest();
-    m.head("ibfabric_ingest_connections", "gauge", "Open plugin connections.");
-    m.sample("ibfabric_ingest_connections", "", in.connections_open);
-    m.head("ibfabric_ingest_connections_total", "counter", "Plugin connections accepted.");
-    m.sample("ibfabric_ingest_connections_total", "", in.connections_total);
-    m.head("ibfabric_ingest_errors_total", "counter", "Plugin connections dropped for malformed or oversized input.");
-    m.sample("ibfabric_ingest_errors_total", "", in.ingest_errors);
-    m.head("ibfabric_ingest_messages_total", "counter", "Wire messages received, by type.");
-    for (int t = 1; t <= 5; ++t)
-        m.sample("ibfabric_ingest_messages_total",
-                 "type=\"" + std::string(wire::to_string(static_cast<wire::MsgType>(t))) + "\"", in.messages[t]);
-
-    m.head("ibfabric_sm_connected", "gauge", "1 while the SM's plugin is connected.");
-    for (const auto& [g, r] : st.sms())
-        m.sample("ibfabric_sm_connected", "sm=\"" + guid_hex(g) + "\",state=\"" +
-                                              escape_label(std::string(to_string(r.info.state))) + "\"",
-                 r.connected() ? 1 : 0);
-    struct C {
-        const char* name;
-        const char* type;
-        const char* help;
-        uint64_t wire::Counters::*field;
-    };
-    static const C counters[] = {
-        {"ibfabric_plugin_snapshots_taken_total", "counter", "Plugin: SUBNET_UP copies made.", &wire::Counters::snapshots_taken},
-        {"ibfabric_plugin_snapshots_sent_total", "counter", "Plugin: snapshots sent.", &wire::Counters::snapshots_sent},
-        {"ibfabric_plugin_snapshots_superseded_total", "counter", "Plugin: snapshots replaced before sending.", &wire::Counters::snapshots_superseded},
-        {"ibfabric_plugin_events_dropped_total", "counter", "Plugin: events dropped (queue full).", &wire::Counters::events_dropped},
-        {"ibfabric_plugin_send_errors_total", "counter", "Plugin: send errors.", &wire::Counters::send_errors},
-        {"ibfabric_plugin_reconnects_total", "counter", "Plugin: reconnects.", &wire::Counters::reconnects},
-        {"ibfabric_plugin_last_copy_microseconds", "gauge", "Plugin: time under the OpenSM lock for the last copy.", &wire::Counters::last_copy_us},
-        {"ibfabric_plugin_last_send_lag_milliseconds", "gauge", "Plugin: SUBNET_UP to last byte of that snapshot written.", &wire::Counters::last_send_lag_ms},
-        {"ibfabric_plugin_queue_depth", "gauge", "Plugin: messages queued.", &wire::Counters::queue_depth},
-    };
-    for (const C& c : counters) {
-        m.head(c.name, c.type, c.help);
-        for (const auto& [g, r] : st.sms())
-            if (r.counters) m.sample(c.name, "sm=\"" + guid_hex(g) + "\"", (*r.counters).*(c.field));
-    }
-    return m.out;
-}
 
 namespace {
 
@@ -458,13 +316,13 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
         if (path == "/metrics") {
             if (!method_is("GET", r) || !no_query(r)) return r;
             r.content_type = "text/plain; version=0.0.4";
-            r.body = metrics_text(*ctx.state);
+            r.body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms});
             if (ctx.ha) r.body += ha_metrics_text(*ctx.ha, ctx.now_ms);
             return r;
         }
         if (path == "/api/v1/fabric") return method_is("GET", r) && no_query(r) ? ok_json(fabric_json(ctx)) : r;
         if (path == "/api/v1/findings")
-            return method_is("GET", r) && no_query(r) ? ok_json(findings_response_json(*ctx.state)) : r;
+            return method_is("GET", r) && no_query(r) ? ok_json(findings_response_json(*ctx.state, ctx.now_ms, !ctx.topology.empty())) : r;
         if (path == "/api/v1/analysis") return method_is("GET", r) ? analysis_response(query, ctx) : r;
         if (path == "/api/v1/sm") {
             if (!method_is("GET", r) || !no_query(r)) return r;

@@ -72,6 +72,13 @@ std::string endpoint_string(const tcp::endpoint& e) {
     return a + ":" + std::to_string(e.port());
 }
 
+HealthOptions health_options(const DaemonConfig& c) {
+    HealthOptions h;
+    h.stale_after_ms = int64_t{c.stale_after_s} * 1000;
+    h.flap = {static_cast<int>(c.flap_threshold), int64_t{c.flap_window_s} * 1000, int64_t{c.flap_quiet_s} * 1000};
+    return h;
+}
+
 // Something the shutdown path must close.
 struct Closable {
     virtual ~Closable() = default;
@@ -428,6 +435,7 @@ private:
 
 Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
     const DaemonConfig& c = opt.config;
+    state.configure(health_options(c));
     validate_socket_mode(c.socket_mode, c.source, 0, 0);
     topo = load_topology(c);
     token = load_token(c);
@@ -775,6 +783,7 @@ void Daemon::Impl::worker_loop() {
         r.snapshot = w.job.snapshot;
         const auto t0 = steady::now();
         std::optional<Fabric> mapped;  // the map applies to a copy: snapshots stay as sent
+        std::vector<LinkMatch> matches;  // planned links cabled as planned: planned rates and labels for /metrics
         try {
             if (w.names && !w.names->empty()) {
                 mapped = w.job.snapshot->fabric;
@@ -782,7 +791,7 @@ void Daemon::Impl::worker_loop() {
             }
             const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
             if (w.plan) {
-                r.findings = check(*w.plan, f, w.options);
+                r.findings = check(*w.plan, f, w.options, &matches);
                 r.checked = true;
             }
             r.findings_json = findings_to_json(r.findings);
@@ -800,6 +809,9 @@ void Daemon::Impl::worker_loop() {
             spdlog::error("analysis of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
         }
         r.analyze_ms = ms_since(t1);
+        r.links = std::make_shared<const LinkTable>(link_table(mapped ? *mapped : w.job.snapshot->fabric,
+                                                               r.analysis ? r.analysis->tier_of : std::vector<int>{},
+                                                               w.plan.get(), matches));
         mapped.reset();
 
         HistoryRow row;
@@ -865,8 +877,16 @@ void Daemon::Impl::on_result(CheckResult r, steady::time_point received, double 
 }
 
 nlohmann::json Daemon::Impl::reload() {
-    Topology t = load_topology(opt.config);  // throws: the old topology stays
-    auto new_token = load_token(opt.config);
+    Topology t;
+    std::optional<std::string> new_token;
+    try {
+        t = load_topology(opt.config);  // throws: the old topology stays
+        new_token = load_token(opt.config);
+    } catch (...) {
+        state.note_reload(false, now_ms());
+        throw;
+    }
+    state.note_reload(true, now_ms());
     topo = std::move(t);
     token = std::move(new_token);
     spdlog::info("topology reloaded: {} planned nodes, {} planned links",

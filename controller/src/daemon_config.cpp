@@ -169,6 +169,27 @@ void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
         ctx.fail(v, "'ha.mad_timeout_ms' must be at most ten times 'ha.poll_ms'");
 }
 
+// health: {stale_after_s, flap_threshold, flap_window_s, flap_quiet_s} (docs/daemon.md).
+void parse_health(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
+    if (!v.IsMap()) ctx.fail(v, "'health' must be a mapping");
+    for (const auto& hk : v) {
+        const std::string k = hk.first.Scalar();
+        uint32_t* field = k == "stale_after_s"    ? &c.stale_after_s
+                          : k == "flap_threshold" ? &c.flap_threshold
+                          : k == "flap_window_s"  ? &c.flap_window_s
+                          : k == "flap_quiet_s"   ? &c.flap_quiet_s
+                                                  : nullptr;
+        if (!field)
+            ctx.fail(hk.first, "unknown key 'health." + k +
+                                   "' (expected stale_after_s, flap_threshold, flap_window_s, flap_quiet_s)");
+        const uint64_t max = k == "flap_threshold" ? 1000 : 7 * 86400;
+        const uint64_t n = ctx.unsigned_value(hk.second, k, max);
+        const uint64_t min = k == "flap_threshold" ? 2 : 1;
+        if (n < min) ctx.fail(hk.second, "'health." + k + "' must be at least " + std::to_string(min));
+        *field = static_cast<uint32_t>(n);
+    }
+}
+
 }  // namespace
 
 void validate_socket_mode(unsigned mode, const std::string& file, int line, int column) {
@@ -314,10 +335,13 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                     else
                         ctx.fail(ck.first, "unknown key 'checks." + k + "' (expected rate_below_capability)");
                 }
+            } else if (key == "health") {
+                parse_health(ctx, v, c);
             } else {
                 ctx.fail(kv.first, "unknown key '" + key +
                                        "' (expected socket, socket_mode, tcp, tcp_key_file, http, topology, "
-                                       "node_name_map, history, token_file, token_for_reads, log_level, limits, checks, ha)");
+                                       "node_name_map, history, token_file, token_for_reads, log_level, limits, checks, "
+                                       "health, ha)");
             }
         } catch (const InputError& e) {
             if (!e.file().empty()) throw;

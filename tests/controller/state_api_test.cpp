@@ -193,7 +193,8 @@ TEST(ControllerApi, SmListShowsStateCountersAndHeartbeat) {
 
     const std::string m = call(st, "GET", "/metrics").body;
     EXPECT_NE(m.find("ibfabric_plugin_snapshots_taken_total{sm=\"0x0002c90300000001\"} 12\n"), std::string::npos);
-    EXPECT_NE(m.find("ibfabric_sm_connected{sm=\"0x0002c90300000001\",state=\"MASTER\"} 1\n"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_sm_connected{sm=\"0x0002c90300000001\"} 1\n"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_sm_state{sm=\"0x0002c90300000001\"} 3\n"), std::string::npos);
     EXPECT_NE(m.find("ibfabric_ingest_messages_total{type=\"Heartbeat\"} 1\n"), std::string::npos);
 }
 

@@ -45,6 +45,11 @@ struct DaemonConfig {
     bool check_rate_below_capability = true;                  // CheckOptions::rate_below_capability
     ha::HaConfig ha;                                          // `ha:` SM high availability (docs/ha.md)
     std::vector<std::string> ha_agents;                       // `ha.agents`: peer daemons' URLs (switchover)
+    // health: (docs/daemon.md): no-data bound and flapping links
+    uint32_t stale_after_s = 30;                              // fabric unconfirmed this long = stale
+    uint32_t flap_threshold = 3;                              // flaps within flap_window_s = flapping
+    uint32_t flap_window_s = 600;
+    uint32_t flap_quiet_s = 1800;                             // no flap this long clears it
 };
 
 // The largest config file and token file read (InputError "<file>: larger than the ... limit").
