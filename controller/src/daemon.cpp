@@ -26,6 +26,7 @@
 
 #include "ibf/api.h"
 #include "ibf/check.h"
+#include "ibf/check_queue.h"
 #include "ibf/controller_state.h"
 #include "ibf/error.h"
 #include "ibf/history.h"
@@ -565,12 +566,10 @@ void Daemon::Impl::submit(CheckJob job, steady::time_point received, double deco
                decode_ms};
     {
         std::lock_guard lk(mu);
-        if (queue.size() >= kMaxQueued) {
+        if (auto old = push_dropping_oldest(queue, std::move(w), kMaxQueued)) {
             ++jobs_dropped;
-            spdlog::warn("check: queue full, dropping the check of sweep {}", queue.front().job.snapshot->sweep_seq);
-            queue.pop_front();
+            spdlog::warn("check: queue full, dropping the check of sweep {}", old->job.snapshot->sweep_seq);
         }
-        queue.push_back(std::move(w));
     }
     cv.notify_one();
 }
