@@ -344,6 +344,22 @@ TEST(Check, MtuBelowPlanOrEndsDisagree) {
 
     g.node(id(g, "node00006")).port(1)->mtu_active = 0;  // unknown: nothing to say
     EXPECT_TRUE(check(no_mtu, g).empty());
+
+    // Only one end below the planned MTU, whichever end it is: below the plan (the plan's value is
+    // the reference), not merely "the ends disagree".
+    for (bool host_end : {true, false}) {
+        SCOPED_TRACE(host_end ? "host end low" : "switch end low");
+        Fabric h = small_tree();
+        if (host_end) h.node(id(h, "node00006")).port(1)->mtu_active = 1024;
+        else h.node(id(h, "leaf0002")).port(2)->mtu_active = 1024;
+        fs = check(p, h);
+        ASSERT_EQ(fs.size(), 1u) << dump(fs);
+        EXPECT_EQ(fs[0].kind, FindingKind::mtu_mismatch);
+        expect_end(fs[0].a, h, "leaf0002", 2);
+        EXPECT_EQ(fs[0].expected, "4096");
+        EXPECT_EQ(fs[0].actual, "1024");
+        EXPECT_NE(fs[0].message.find("has MTU 1024, plan says 4096"), std::string::npos) << fs[0].message;
+    }
 }
 
 TEST(Check, AbsentNodeIsOneMissingNodeNotACascade) {
