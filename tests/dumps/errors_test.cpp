@@ -122,6 +122,16 @@ TEST(Errors, PortZeroIsRefused) {
     EXPECT_NE(lr.message().find("remote port 0 is not a link port"), std::string::npos) << lr.what();
 }
 
+// A port whose cable comes back to itself is refused (a loopback between two different ports of one
+// switch is a real cable and is not what this refuses).
+TEST(Errors, PortLinkedToItselfIsRefused) {
+    auto e = net_error(replace_once(kGood, "lid 2 4xFDR10\n",
+                                    "lid 2 4xFDR10\n[3]\t\"S-0000000000000010\"[3]\t\t# \"MF0;sw1:SX6036/U1\" lid 1 4xQDR\n"));
+    EXPECT_EQ(e.file(), "bad.txt");
+    EXPECT_EQ(e.line(), 8);
+    EXPECT_NE(e.message().find("port 3 is linked to itself"), std::string::npos) << e.what();
+}
+
 TEST(Errors, MalformedHeaders) {
     auto e = net_error(replace_once(kGood, "Switch\t8 \"S-0000000000000020\"", "Switch\tx \"S-0000000000000020\""));
     EXPECT_EQ(e.line(), 10);
