@@ -229,6 +229,22 @@ TEST(AnalysisSynth, TwoLeavesEachMissingACableAreTwoFindings) {
     EXPECT_EQ(a.findings[1].b.name, "spine0004");
 }
 
+// Two of three leaves each missing one uplink are two faults, not a design: a design group needs at
+// least 3 switches with the same uplink count.
+TEST(AnalysisSynth, TwoOfThreeLeavesMissingACableAreTwoFindings) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8, .hosts = 12});  // 3 leaves, 4 spines
+    remove_cable(f, node(f, "leaf0001"), 5);
+    remove_cable(f, node(f, "leaf0002"), 6);
+    Analysis a = analyze(f);
+    ASSERT_EQ(a.findings.size(), 2u) << dump_findings(a);
+    EXPECT_EQ(a.findings[0].kind, FindingKind::missing_uplink);
+    EXPECT_EQ(a.findings[0].a.name, "leaf0001");
+    EXPECT_EQ(a.findings[0].b.name, "spine0001");
+    EXPECT_EQ(a.findings[1].kind, FindingKind::missing_uplink);
+    EXPECT_EQ(a.findings[1].a.name, "leaf0002");
+    EXPECT_EQ(a.findings[1].b.name, "spine0002");
+}
+
 TEST(AnalysisSynth, FindingsAreInNaturalOrder) {
     Fabric f = synth_fat_tree({.levels = 2, .radix = 24, .hosts = 120});  // leaf0001..leaf0010, 12 spines
     for (NodeId n = 0; n < f.size(); ++n)  // drop the zero padding: leaf1 .. leaf10
