@@ -458,7 +458,9 @@ TEST(AnalysisChassis, LeafLosingExactlyHalfItsUplinksAsABundleIsOneMissingUplink
     const Finding& m = a.findings[0];
     EXPECT_EQ(m.kind, FindingKind::missing_uplink);
     EXPECT_EQ(m.a.guid, 0x101u);
+    EXPECT_EQ(m.a.port, 0);  // two cables missing, two free ports: no single port to name
     EXPECT_EQ(m.b.guid, 0x202u);
+    EXPECT_EQ(m.b.port, 0);
     EXPECT_EQ(m.expected, "2 cables");
     EXPECT_EQ(m.actual, "0 cables");
     EXPECT_NE(m.message.find("(2 uplinks instead of 4): 2 cables are likely missing"), std::string::npos) << m.message;
