@@ -394,6 +394,7 @@ TEST(WireErrors, SnapshotSchemaViolations) {
         {"desc type", [](json& j) { j["n"][0]["d"] = 5; }, "expected a string"},
         {"desc too long", [](json& j) { j["n"][0]["d"] = std::string(kMaxString + 1, 'a'); }, "longer than"},
         {"links not /4", [](json& j) { j["k"].push_back(0); }, "multiple of 4"},
+        {"links not /4, even", [](json& j) { j["k"].push_back(0); j["k"].push_back(4); }, "multiple of 4"},
         {"link to missing node", [](json& j) { j["k"][2] = 99; }, "does not exist"},
         {"link to missing port", [](json& j) { j["k"][3] = 200; }, "does not exist"},
         {"link to invalid port", [](json& j) { j["k"][1] = 7; }, "does not exist"},
