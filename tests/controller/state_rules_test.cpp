@@ -107,3 +107,23 @@ TEST(ControllerRules, FullCheckQueueDropsTheOldestJob) {
     EXPECT_EQ(q.back().generation, 10u);
     EXPECT_FALSE(q.back().new_sweep);
 }
+
+// A result is published once: the same generation again (a duplicate hand-off) is refused and
+// counts no second check.
+TEST(ControllerRules, AResultIsPublishedOnce) {
+    ControllerState st;
+    st.on_connect(1, "unix", 10);
+    ASSERT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master), 10));
+    auto job = st.on_snapshot(1, snapshot(small_fabric(), kMasterGuid, SmState::Master, 3), 20);
+    ASSERT_TRUE(job);
+    CheckResult r;
+    r.generation = job->generation;
+    r.snapshot = job->snapshot;
+    r.checked = true;
+    r.check_ms = 1.5;
+    EXPECT_TRUE(st.publish(r, 30));
+    EXPECT_FALSE(st.publish(r, 40));
+    EXPECT_EQ(st.checks_run(), 1u);
+    EXPECT_DOUBLE_EQ(st.check_ms_sum(), 1.5);
+    EXPECT_EQ(st.findings_ms(), 30);
+}
