@@ -78,7 +78,7 @@ controller-master-connected ::: controller/src/state.cpp ::: if (r.info.state !=
 controller-second-hello-guid ::: controller/src/state.cpp ::: if (conn_sm_[c] != h.sm.port_guid) return false; ::: if (conn_sm_[c] != h.sm.port_guid) conn_sm_[c] = h.sm.port_guid; ::: controller_unit_test
 controller-state-change-time ::: controller/src/state.cpp ::: if (r.info.state != s || r.state_changed_ms == 0) r.state_changed_ms = now_ms; ::: r.state_changed_ms = now_ms; ::: controller_unit_test
 controller-publish-older ::: controller/src/state.cpp ::: if (r.generation <= published_generation_) return false; ::: if (r.generation < published_generation_) return false; ::: controller_unit_test
-controller-nonmaster-ignored ::: controller/src/state.cpp ::: if (m && !from_master) { ::: if (false) { ::: controller_unit_test
+controller-nonmaster-ignored ::: controller/src/state.cpp ::: if (m && !from_master) { ::: if (!from_master) { ::: controller_unit_test
 controller-queue-bound ::: controller/include/ibf/check_queue.h ::: if (q.size() >= max) { ::: if (q.size() > max) { ::: controller_unit_test
 controller-queue-drops-newest ::: controller/include/ibf/check_queue.h ::: dropped = std::move(q.front());\n        q.pop_front(); ::: dropped = std::move(q.back());\n        q.pop_back(); ::: controller_unit_test
 plugin-superseded-after-send ::: sm-plugin/src/sender.cpp ::: if (latest_ && picked_gen_ != latest_gen_) ++c_.snapshots_superseded; ::: if (latest_) ++c_.snapshots_superseded; ::: sm_plugin_test
@@ -86,7 +86,7 @@ plugin-trap-before-snapshot ::: sm-plugin/src/sender.cpp ::: if (!resync) send_s
 plugin-snapshot-first-on-connect ::: sm-plugin/src/sender.cpp ::: if (resync) send_snap(); ::: if (false) send_snap(); ::: sm_plugin_test
 plugin-event-queue-bound ::: sm-plugin/src/sender.cpp ::: if (events_.size() >= opts_.queue) { ::: if (events_.size() > opts_.queue) { ::: sm_plugin_test
 plugin-queue-depth ::: sm-plugin/src/sender.cpp ::: c.queue_depth = events_.size() + (latest_ && picked_gen_ != latest_gen_ ? 1 : 0); ::: c.queue_depth = events_.size() + (latest_ ? 1 : 0); ::: sm_plugin_test
-plugin-first-connect-not-reconnect ::: sm-plugin/src/sender.cpp ::: if (ever_connected) ++c_.reconnects; ::: ++c_.reconnects; ::: sm_plugin_test
+plugin-first-connect-not-reconnect ::: sm-plugin/src/sender.cpp ::: if (ever_connected) ++c_.reconnects; ::: if (ever_connected || !ever_connected) ++c_.reconnects; ::: sm_plugin_test
 plugin-option-port-range ::: sm-plugin/src/options.cpp ::: if (!port || *port < 1 || *port > 65535) ::: if (!port || *port < 0 || *port > 65535) ::: sm_plugin_test
 EOF
 )
