@@ -28,6 +28,7 @@
 
 #include "ibf/api.h"
 #include "ibf/check.h"
+#include "ibf/check_queue.h"
 #include "ibf/controller_state.h"
 #include "ibf/error.h"
 #include "ibf/guid2lid.h"
@@ -755,14 +756,12 @@ void Daemon::Impl::submit(CheckJob job, steady::time_point received, double deco
                decode_ms};
     {
         std::lock_guard lk(mu);
-        if (queue.size() >= kMaxQueued) {
+        if (auto old = push_dropping_oldest(queue, std::move(w), kMaxQueued)) {
             ++jobs_dropped;
             if (auto held = queue_full_log.allow(steady_ms()))
-                spdlog::warn("check: queue full, dropping the check of sweep {}{}", queue.front().job.snapshot->sweep_seq,
+                spdlog::warn("check: queue full, dropping the check of sweep {}{}", old->job.snapshot->sweep_seq,
                              LogLimit::suffix(*held));
-            queue.pop_front();
         }
-        queue.push_back(std::move(w));
     }
     cv.notify_one();
 }
