@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's first command: installs what is needed, builds, and runs the main job:
 # a simulated 324-host fat-tree (real OpenSM + the ibfabric plugin + ibfabricd on ibsim) with two
-# cabling faults, the report ibfabric prints for it, then the lab is stopped again (docs/lab.md).
+# cabling faults and two SM nodes (an OpenSM and an ibfabricd each), the report ibfabric prints
+# for it, then a kill -9 of the master OpenSM and who took over how fast (docs/ha.md), then the
+# lab is stopped again (docs/lab.md).
 # When the lab cannot run here (no ibsim, no opensm), it falls back to the offline check of the
 # example plan against an example dump.
 set -euo pipefail
@@ -16,15 +18,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== ibfabric lab up config/examples/fat-tree-2tier-324.yaml with a crossed pair and a degraded link"
+echo "== ibfabric lab up config/examples/fat-tree-2tier-324.yaml --sms 2 with a crossed pair and a degraded link"
 set +e
-build/bin/ibfabric lab up config/examples/fat-tree-2tier-324.yaml \
+build/bin/ibfabric lab up config/examples/fat-tree-2tier-324.yaml --sms 2 \
   --fault cross:leaf03/19,leaf03/20 --fault width:leaf07/25=1x --dir "$LABDIR"
 rc=$?
 set -e
 if [ "$rc" -le 1 ]; then
-  build/bin/ibfabric lab status --dir "$LABDIR" || true
-  build/bin/ibfabric lab down --dir "$LABDIR"
+  echo
+  echo "== SM failover: kill -9 of the master OpenSM; the standby's ibfabricd promotes its own SM"
+  build/bin/ibfabric lab fault kill-sm master --dir "$LABDIR"
+  AGENT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sms"][1]["api_port"])' "$LABDIR/state.json")
+  for _ in $(seq 50); do  # up to 10 s for the new master to be reported
+    build/bin/ibfabric ha check --quiet --url "http://127.0.0.1:$AGENT" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  build/bin/ibfabric sm status --url "http://127.0.0.1:$AGENT" || true
+  build/bin/ibfabric lab down --dir "$LABDIR" >/dev/null
   echo "ibfabric lab up exited with $rc (0 clean, 1 findings)"
   exit 0
 fi
