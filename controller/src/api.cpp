@@ -192,6 +192,11 @@ json sm_json(const ControllerState& st) {
 json findings_response_json(const ControllerState& st) {
     json j = st.findings_json();
     if (!j.is_object() || j.empty()) j = json{{"summary", json::object()}, {"findings", json::array()}};
+    for (const Finding& f : st.ha_findings()) {  // the SMs' own findings (ha/), with the cabling ones
+        const std::string k(to_string(f.kind));
+        j["summary"][k] = j["summary"].value(k, 0) + 1;
+        j["findings"].push_back(finding_to_json(f));
+    }
     j["sweep_seq"] = st.have_findings() ? json(st.findings_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.findings_ms());
     j["checked"] = st.checked();
@@ -223,6 +228,7 @@ std::string metrics_text(const ControllerState& st) {
         by[{std::string(to_string(kind)), std::string(to_string(default_severity(kind)))}] = 0;
     }
     for (const Finding& f : st.findings()) ++by[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
+    for (const Finding& f : st.ha_findings()) ++by[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
     for (const auto& [ks, n] : by)
         m.sample("ibfabric_findings", "kind=\"" + ks.first + "\",severity=\"" + ks.second + "\"", n);
 
@@ -348,6 +354,7 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             if (!method_is("GET", r)) return r;
             r.content_type = "text/plain; version=0.0.4";
             r.body = metrics_text(*ctx.state);
+            if (ctx.ha) r.body += ha_metrics_text(*ctx.ha, ctx.now_ms);
             return r;
         }
         if (path == "/api/v1/fabric") return method_is("GET", r) ? ok_json(fabric_json(ctx)) : r;
@@ -367,7 +374,30 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             }
             return ok_json(analysis_response_json(*ctx.state, per_switch));
         }
-        if (path == "/api/v1/sm") return method_is("GET", r) ? ok_json(sm_json(*ctx.state)) : r;
+        if (path == "/api/v1/sm") {
+            if (!method_is("GET", r)) return r;
+            json j = sm_json(*ctx.state);
+            j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents) : json(nullptr);
+            return ok_json(j);
+        }
+        if (path == "/api/v1/ha/history") {
+            if (!method_is("GET", r)) return r;
+            if (!ctx.ha) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
+            return ok_json(ha_history_json(*ctx.ha));
+        }
+        if (path == "/api/v1/sm/priority") {
+            if (!method_is("POST", r)) return r;
+            if (!ctx.token) return api_error(403, "mutating calls are disabled: no token_file is configured");
+            if (!bearer_matches(req.authorization, *ctx.token)) return api_error(401, "missing or wrong bearer token");
+            if (!ctx.sm_priority) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
+            json body;
+            try {
+                body = json::parse(req.body);
+            } catch (const json::exception&) {
+                return api_error(400, "the body must be JSON: {\"priority\": 0..15}");
+            }
+            return ok_json(ctx.sm_priority(body));
+        }
         if (path == "/api/v1/history") {
             if (!method_is("GET", r)) return r;
             int limit = 20;

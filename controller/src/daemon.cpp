@@ -12,8 +12,10 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <algorithm>
 #include <chrono>
 #include <array>
+#include <csignal>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -28,6 +30,9 @@
 #include "ibf/check.h"
 #include "ibf/controller_state.h"
 #include "ibf/error.h"
+#include "ibf/guid2lid.h"
+#include "ibf/ha_agent.h"
+#include "ibf/ha_findings.h"
 #include "ibf/history.h"
 #include "ibf/report.h"
 #include "ibf/wire.h"
@@ -92,6 +97,15 @@ struct Daemon::Impl {
     Topology topo;
     std::optional<std::string> token;
     std::unique_ptr<HistoryStore> history;  // thread-safe; written by the worker
+    // SM high availability (docs/ha.md): the engine is the io thread's; the agent has its own thread.
+    std::optional<ha::HaEngine> ha;
+    std::unique_ptr<HaAgent> ha_agent;
+    asio::steady_timer ha_timer{io};
+    std::vector<HaTarget> ha_targets;        // as last given to the agent
+    std::string ha_track;                    // track_file content last written
+    // What the agent last wrote into the local guid2lid (touched only by its producers, which run
+    // one at a time on the agent thread).
+    std::shared_ptr<ha::Guid2Lid> guid2lid_written = std::make_shared<ha::Guid2Lid>();
     uint64_t next_id = 1;
     std::map<uint64_t, std::weak_ptr<Closable>> open;  // ingest connections and HTTP sessions
     size_t ingest_open = 0, http_open = 0;              // how many of `open` are which (limits.max_*)
@@ -130,6 +144,15 @@ struct Daemon::Impl {
     nlohmann::json reload();
     ApiContext api_context();
     void remove_socket_file();
+    // HA (io thread)
+    void ha_start();
+    void ha_wait();
+    void ha_step();
+    void ha_apply(HaBatch b);
+    void ha_plugin(ConnId id, const SmInfo& sm);
+    void ha_snapshot(ConnId id, const Snapshot& s);
+    void ha_closed(Guid sm);
+    nlohmann::json set_local_priority(const nlohmann::json& body);
     template <class Sock>
     void start_ingest(Sock sock, std::string peer);
 
@@ -221,9 +244,11 @@ private:
         if (done_) return;
         done_ = true;
         close();
+        const auto sm = d_->state.sm_of_conn(id_);
         d_->state.on_disconnect(id_, now_ms());
         d_->open.erase(id_);
         --d_->ingest_open;
+        if (sm) d_->ha_closed(*sm);
     }
 
     Daemon::Impl* d_;
@@ -374,11 +399,13 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
         std::filesystem::rename(tmp, opt.port_file);
     }
     worker = std::thread([this] { worker_loop(); });
+    if (c.ha.mode != ha::Mode::off) ha_start();
     decode_guard.emplace(decode_io.get_executor());
     decode_thread = std::thread([this] { decode_io.run(); });
 }
 
 Daemon::Impl::~Impl() {
+    if (ha_agent) ha_agent->stop();  // its hooks post to io, which outlives it
     {
         std::lock_guard lk(mu);
         worker_stop = true;
@@ -515,6 +542,7 @@ void Daemon::Impl::shutdown() {
     unix_acc.close(ec);
     tcp_acc.close(ec);
     http_acc.close(ec);
+    ha_timer.cancel();
     for (auto& [id, w] : open)
         if (auto p = w.lock()) p->close();
     remove_socket_file();
@@ -528,12 +556,15 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
             using T = std::decay_t<decltype(msg)>;
             if constexpr (std::is_same_v<T, wire::Hello>) {
                 if (!state.on_hello(id, msg, now)) return false;
+                ha_plugin(id, msg.sm);
                 spdlog::info("ingest: connection {}: SM {} (LID {}, priority {}, {}) says hello: {}, plugin {}, pid {}",
                              id, guid_hex(msg.sm.port_guid), msg.sm.lid, msg.sm.priority, to_string(msg.sm.state),
                              msg.osm_version, msg.plugin_version, msg.pid);
                 return true;
             } else if constexpr (std::is_same_v<T, wire::Heartbeat>) {
-                return state.on_heartbeat(id, msg, now);
+                if (!state.on_heartbeat(id, msg, now)) return false;
+                ha_plugin(id, msg.sm);
+                return true;
             } else if constexpr (std::is_same_v<T, wire::Counters>) {
                 return state.on_counters(id, msg, now);
             } else if constexpr (std::is_same_v<T, wire::Event>) {
@@ -544,6 +575,7 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
                 const size_t nodes = msg.fabric.size();
                 bool proto_err = false;
                 state.note_decode_ms(decode_ms);
+                ha_snapshot(id, msg);
                 auto job = state.on_snapshot(id, std::move(msg), now, &proto_err);
                 if (proto_err) return false;
                 if (job) {
@@ -703,8 +735,181 @@ ApiContext Daemon::Impl::api_context() {
     c.plan_nodes = topo.plan ? topo.plan->nodes.size() : 0;
     c.plan_links = topo.plan ? topo.plan->links.size() : 0;
     if (history) c.history = [h = history.get()](int limit) { return h->recent(limit); };
+    if (ha) {
+        c.ha = &*ha;
+        c.ha_agents = opt.config.ha_agents;
+        c.sm_priority = [this](const nlohmann::json& body) { return set_local_priority(body); };
+    }
     c.reload = [this] { return reload(); };
     return c;
+}
+
+// --- SM high availability (docs/ha.md). io thread, except the agent's hooks (agent thread),
+// which only post here.
+
+void Daemon::Impl::ha_start() {
+    const ha::HaConfig& hc = opt.config.ha;
+    ha.emplace(hc);
+    HaAgentHooks h;
+    h.open_port = [hc] { return ha::open_smp_port({hc.mad_ca, hc.mad_port, hc.mad_timeout_ms, 0}); };
+    h.on_batch = [this](HaBatch b) { asio::post(io, [this, b = std::move(b)]() mutable { ha_apply(std::move(b)); }); };
+    h.on_fence_done = [this](bool ok, std::string detail) {
+        asio::post(io, [this, ok, detail = std::move(detail)] {
+            if (ok) spdlog::info("ha: fence command succeeded");
+            else spdlog::error("ha: fence command failed: {}", detail);
+            ha->on_fence_done(ok, detail, now_ms());
+            ha_step();
+        });
+    };
+    h.on_promote_sent = [this](ha::SmInfoReply r) {
+        asio::post(io, [this, r = std::move(r)] {
+            spdlog::info("ha: SubnSet(SMInfo) answered: {}{} ({:.1f} ms)", ha::to_string(r.status),
+                         r.error.empty() ? "" : ": " + r.error, r.rtt_ms);
+            ha->on_promote_sent(r, now_ms());
+            ha_step();
+        });
+    };
+    h.log_warn = [](const std::string& m) { spdlog::warn("{}", m); };
+    h.now_ms = [] { return now_ms(); };
+    ha_agent = std::make_unique<HaAgent>(hc, std::move(h));
+    ha_agent->start();
+    spdlog::info("ha: {} mode, local SM {}, SMInfo every {} ms (timeout {} ms), failover after {} failures with the "
+                 "plugin gone or {} failures over {} ms alone, promotion by {}{}",
+                 ha::to_string(hc.mode), hc.local_sm ? guid_hex(hc.local_sm) : std::string("auto (the Unix socket's)"),
+                 hc.poll_ms, hc.mad_timeout_ms, hc.fast_failures, hc.slow_failures, hc.slow_min_ms,
+                 hc.promote_with == ha::kSmInfoDiscover   ? "DISCOVER"
+                 : hc.promote_with == ha::kSmInfoHandover ? "HANDOVER"
+                                                          : "HANDOVER (fast path) / DISCOVER (slow path)",
+                 hc.fence.empty() ? "" : ", fence " + hc.fence[0]);
+}
+
+void Daemon::Impl::ha_wait() {
+    ha_timer.expires_after(std::chrono::milliseconds(opt.config.ha.poll_ms));
+    ha_timer.async_wait([this](const boost::system::error_code& ec) {
+        if (ec || stopping) return;
+        ha_step();
+        ha_wait();
+    });
+}
+
+void Daemon::Impl::ha_apply(HaBatch b) {
+    if (!ha || stopping) return;
+    for (const HaProbe& p : b.probes) ha->on_probe(p.guid, p.lid, p.reply, p.at_ms);
+    if (b.local) ha->on_local_port(*b.local, now_ms());
+    ha_step();
+}
+
+void Daemon::Impl::ha_plugin(ConnId id, const SmInfo& sm) {
+    if (ha) ha->on_plugin(sm, state.peer_of(id) == "unix", now_ms());
+}
+
+void Daemon::Impl::ha_snapshot(ConnId id, const Snapshot& s) {
+    if (!ha || !state.sm_of_conn(id)) return;
+    const int64_t now = now_ms();
+    ha->on_plugin(s.self, state.peer_of(id) == "unix", now);
+    ha->on_snapshot(s, now);
+    // Keep the local standby's guid2lid current from the master's sweeps (never while the local
+    // SM is master: then OpenSM writes its own file).
+    const std::string& file = opt.config.ha.guid2lid_file;
+    const Guid local = ha->local_sm();
+    auto lv = ha->sms().find(local);
+    if (!file.empty() && s.self.state == SmState::Master && !s.initialization_error && s.self.port_guid != local &&
+        lv != ha->sms().end() && lv->second.info.state == SmState::Standby &&
+        ha->group_of(s.self.port_guid) == ha->group_of(local)) {
+        // Made on the agent thread (proportional to the fabric): the master's LIDs merged into what
+        // was written before, so a host that is down keeps its LID reserved (docs/ha-facts.md 4).
+        auto copy = std::make_shared<const Fabric>(s.fabric);
+        ha_agent->write_file(file, [copy, prev = guid2lid_written]() -> std::optional<std::string> {
+            ha::Guid2Lid m = ha::guid2lid_map(*copy);
+            if (m.empty()) return std::nullopt;  // never an empty map over a good file
+            ha::Guid2Lid merged = ha::merge_guid2lid(*prev, m);
+            if (merged == *prev) return std::nullopt;
+            *prev = std::move(merged);
+            return ha::guid2lid_text(*prev);
+        });
+    }
+    ha_step();
+}
+
+void Daemon::Impl::ha_closed(Guid sm) {
+    if (!ha) return;
+    auto it = state.sms().find(sm);
+    if (it != state.sms().end() && it->second.connected()) return;  // another connection still open
+    ha->on_plugin_closed(sm, now_ms());
+    ha_step();
+}
+
+void Daemon::Impl::ha_step() {
+    if (!ha || stopping) return;
+    const int64_t now = now_ms();
+    for (ha::Action& a : ha->tick(now)) {
+        if (a.kind == ha::Action::Kind::log) {
+            spdlog::info("ha: {}", a.text);
+            continue;
+        }
+        spdlog::warn("ha: {}", a.kind == ha::Action::Kind::fence ? "running the fence command " + a.argv[0] : a.text);
+        ha_agent->run_action(a);
+    }
+    std::vector<HaTarget> targets;
+    for (const auto& [g, v] : ha->sms())
+        if (v.info.lid) targets.push_back({g, v.info.lid, ha->suspect(g, now)});
+    auto same = [](const HaTarget& x, const HaTarget& y) { return x.guid == y.guid && x.lid == y.lid && x.urgent == y.urgent; };
+    if (!std::equal(targets.begin(), targets.end(), ha_targets.begin(), ha_targets.end(), same)) {
+        ha_targets = targets;
+        ha_agent->set_targets(std::move(targets));
+    }
+    if (!opt.config.ha.track_file.empty()) {
+        std::string t = ha::track_file_text(ha->local_is_master(now));
+        if (t != ha_track) {
+            ha_track = t;
+            ha_agent->write_file(opt.config.ha.track_file, [t]() -> std::optional<std::string> { return t; });
+        }
+    }
+    state.set_ha_findings(ha::ha_findings(*ha, state.current().get(), now));
+}
+
+// POST /api/v1/sm/priority: rewrites `sm_priority` in the local opensm.conf and sends the local
+// opensm SIGHUP, which makes it re-read the option (and, if it now outranks the master, ask for
+// the mastership: trap 144, handover). The switchover command uses it on two nodes.
+nlohmann::json Daemon::Impl::set_local_priority(const nlohmann::json& body) {
+    const ha::HaConfig& hc = opt.config.ha;
+    if (!body.is_object() || !body.contains("priority") || !body["priority"].is_number_unsigned() ||
+        body["priority"].get<uint64_t>() > 15)
+        throw InputError("", 0, 0, "the body must be {\"priority\": 0..15}");
+    const int prio = body["priority"].get<int>();
+    if (hc.opensm_conf.empty()) throw InputError("", 0, 0, "ha.opensm_conf is not configured on this node");
+    const Guid local = ha->local_sm();
+    auto rec = state.sms().find(local);
+    if (!local || rec == state.sms().end() || !rec->second.connected() || rec->second.pid == 0)
+        throw InputError("", 0, 0, "this node's OpenSM is not connected: its pid is unknown");
+    const int pid = static_cast<int>(rec->second.pid);
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+    if (ec || exe.filename() != "opensm")
+        throw InputError("", 0, 0, "pid " + std::to_string(pid) + " is not an opensm process");
+    std::ifstream in(hc.opensm_conf);
+    if (!in) throw std::runtime_error(hc.opensm_conf + ": cannot read");
+    std::string text, line;
+    bool replaced = false;
+    int before = -1;
+    while (std::getline(in, line)) {
+        if (line.rfind("sm_priority", 0) == 0 && (line.size() == 11 || line[11] == ' ' || line[11] == '\t')) {
+            before = std::atoi(line.c_str() + 11);
+            line = "sm_priority " + std::to_string(prio);
+            replaced = true;
+        }
+        text += line + "\n";
+    }
+    if (!replaced) text += "sm_priority " + std::to_string(prio) + "\n";
+    write_file_atomic(hc.opensm_conf, text);
+    if (::kill(pid, SIGHUP) != 0) throw std::runtime_error("cannot signal opensm (pid " + std::to_string(pid) + ")");
+    spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} in {}; opensm (pid {}) re-reads it on SIGHUP",
+                 guid_hex(local), before, prio, hc.opensm_conf, pid);
+    return nlohmann::json{{"sm", guid_hex(local)},
+                          {"priority_before", before < 0 ? nlohmann::json(nullptr) : nlohmann::json(before)},
+                          {"priority", prio},
+                          {"opensm_pid", pid},
+                          {"opensm_conf", hc.opensm_conf}};
 }
 
 Daemon::Daemon(DaemonOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}
@@ -717,6 +922,7 @@ void Daemon::run() {
     d.accept_unix();
     if (d.tcp_acc.is_open()) d.accept_tcp();
     d.accept_http();
+    if (d.ha) d.ha_wait();
     if (d.opt.handle_signals) {
         d.signals.add(SIGTERM);
         d.signals.add(SIGINT);

@@ -51,7 +51,123 @@ struct Ctx {
         if (s == "false" || s == "no" || s == "off") return false;
         fail(n, "'" + key + "' must be true or false, got '" + s + "'");
     }
+
+    int int_value(const YAML::Node& n, const std::string& key, int lo, int hi) const {
+        const uint64_t v = unsigned_value(n, key, static_cast<uint64_t>(hi));
+        if (v < static_cast<uint64_t>(lo))
+            fail(n, "'" + key + "' must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                        ", got '" + n.Scalar() + "'");
+        return static_cast<int>(v);
+    }
+
+    Guid guid(const YAML::Node& n, const std::string& key) const {
+        std::string s = scalar(n, key);
+        std::string_view d = s;
+        if (d.size() > 2 && d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) d.remove_prefix(2);
+        Guid g = 0;
+        auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), g, 16);
+        if (d.empty() || d.size() > 16 || ec != std::errc() || p != d.data() + d.size() || g == 0)
+            fail(n, "'" + key + "' must be a port GUID such as 0x0002c90300a1b2c3, got '" + s + "'");
+        return g;
+    }
 };
+
+// The `ha:` section (docs/daemon.md, "ha"; docs/ha.md explains each default).
+void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
+    if (!v.IsMap()) ctx.fail(v, "'ha' must be a mapping");
+    ha::HaConfig& h = c.ha;
+    h.mode = ha::Mode::monitor;  // a present `ha:` section monitors unless it says otherwise
+    for (const auto& kv : v) {
+        const std::string k = kv.first.Scalar();
+        const YAML::Node& n = kv.second;
+        const std::string key = "ha." + k;
+        if (k == "mode") {
+            const std::string m = ctx.scalar(n, key);
+            if (m == "off") h.mode = ha::Mode::off;
+            else if (m == "monitor") h.mode = ha::Mode::monitor;
+            else if (m == "act") h.mode = ha::Mode::act;
+            else ctx.fail(n, "'ha.mode' must be off, monitor or act, got '" + m + "'");
+        } else if (k == "local_sm") {
+            h.local_sm = ctx.scalar(n, key) == "auto" ? 0 : ctx.guid(n, key);
+        } else if (k == "mad_ca") {
+            h.mad_ca = ctx.scalar(n, key);
+        } else if (k == "mad_port") {
+            h.mad_port = ctx.int_value(n, key, 0, 254);
+        } else if (k == "poll_ms") {
+            h.poll_ms = ctx.int_value(n, key, 10, 60000);
+        } else if (k == "mad_timeout_ms") {
+            h.mad_timeout_ms = ctx.int_value(n, key, 1, 10000);
+        } else if (k == "heartbeat_timeout_ms") {
+            h.heartbeat_timeout_ms = ctx.int_value(n, key, 50, 600000);
+        } else if (k == "fast_failures") {
+            h.fast_failures = ctx.int_value(n, key, 1, 1000);
+        } else if (k == "slow_failures") {
+            h.slow_failures = ctx.int_value(n, key, 1, 100000);
+        } else if (k == "slow_min_ms") {
+            h.slow_min_ms = ctx.int_value(n, key, 0, 3600000);
+        } else if (k == "promote_with") {
+            const std::string m = ctx.scalar(n, key);
+            if (m == "auto") h.promote_with = 0;
+            else if (m == "handover") h.promote_with = ha::kSmInfoHandover;
+            else if (m == "discover") h.promote_with = ha::kSmInfoDiscover;
+            else ctx.fail(n, "'ha.promote_with' must be auto, handover or discover, got '" + m + "'");
+        } else if (k == "promote_timeout_ms") {
+            h.promote_timeout_ms = ctx.int_value(n, key, 100, 600000);
+        } else if (k == "retry_after_ms") {
+            h.retry_after_ms = ctx.int_value(n, key, 0, 3600000);
+        } else if (k == "fence") {
+            if (!n.IsSequence()) ctx.fail(n, "'ha.fence' must be a list: the command and its arguments (no shell)");
+            h.fence.clear();
+            for (const auto& a : n) h.fence.push_back(ctx.scalar(a, key));
+            if (!h.fence.empty() && (h.fence[0].empty() || h.fence[0][0] != '/'))
+                ctx.fail(n, "'ha.fence' must start with an absolute program path, got '" + h.fence[0] + "'");
+        } else if (k == "fence_timeout_ms") {
+            h.fence_timeout_ms = ctx.int_value(n, key, 100, 600000);
+        } else if (k == "stall_ms") {
+            h.stall_ms = ctx.int_value(n, key, 1000, 86400000);
+        } else if (k == "guid2lid_file") {
+            h.guid2lid_file = ctx.path(n, key);
+        } else if (k == "track_file") {
+            h.track_file = ctx.path(n, key);
+        } else if (k == "opensm_conf") {
+            h.opensm_conf = ctx.path(n, key);
+        } else if (k == "agents") {
+            if (!n.IsSequence()) ctx.fail(n, "'ha.agents' must be a list of URLs (http://host:port)");
+            for (const auto& a : n) {
+                std::string u = ctx.scalar(a, key);
+                if (u.rfind("http://", 0) != 0) ctx.fail(a, "'ha.agents' entries must start with http://, got '" + u + "'");
+                c.ha_agents.push_back(u);
+            }
+        } else if (k == "expect") {
+            if (!n.IsMap()) ctx.fail(n, "'ha.expect' must be a mapping (sms, priorities)");
+            for (const auto& ek : n) {
+                const std::string e = ek.first.Scalar();
+                if (e == "sms") {
+                    if (!ek.second.IsSequence()) ctx.fail(ek.second, "'ha.expect.sms' must be a list of port GUIDs");
+                    for (const auto& g : ek.second) h.expected_sms.push_back(ctx.guid(g, "ha.expect.sms"));
+                } else if (e == "priorities") {
+                    if (!ek.second.IsMap()) ctx.fail(ek.second, "'ha.expect.priorities' must map port GUIDs to 0..15");
+                    for (const auto& pk : ek.second)
+                        h.expected_priorities[ctx.guid(pk.first, "ha.expect.priorities")] =
+                            ctx.int_value(pk.second, "ha.expect.priorities", 0, 15);
+                } else {
+                    ctx.fail(ek.first, "unknown key 'ha.expect." + e + "' (expected sms, priorities)");
+                }
+            }
+        } else {
+            ctx.fail(kv.first, "unknown key '" + key +
+                                   "' (expected mode, local_sm, mad_ca, mad_port, poll_ms, mad_timeout_ms, "
+                                   "heartbeat_timeout_ms, fast_failures, slow_failures, slow_min_ms, promote_with, "
+                                   "promote_timeout_ms, retry_after_ms, fence, fence_timeout_ms, stall_ms, "
+                                   "guid2lid_file, track_file, opensm_conf, agents, expect)");
+        }
+    }
+    if (h.slow_failures < h.fast_failures)
+        ctx.fail(v, "'ha.slow_failures' (" + std::to_string(h.slow_failures) + ") must be at least 'ha.fast_failures' (" +
+                        std::to_string(h.fast_failures) + ")");
+    if (h.mad_timeout_ms > h.poll_ms * 10)
+        ctx.fail(v, "'ha.mad_timeout_ms' must be at most ten times 'ha.poll_ms'");
+}
 
 }  // namespace
 
@@ -155,6 +271,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                     if ((k == "max_message_bytes" ? c.max_message_bytes : c.max_request_bytes) < 1024)
                         ctx.fail(lk.second, "'limits." + k + "' must be at least 1024");
                 }
+            } else if (key == "ha") {
+                parse_ha(ctx, v, c);
             } else if (key == "checks") {
                 if (!v.IsMap()) ctx.fail(v, "'checks' must be a mapping");
                 for (const auto& ck : v) {
@@ -167,7 +285,7 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
             } else {
                 ctx.fail(kv.first, "unknown key '" + key +
                                        "' (expected socket, socket_mode, tcp, http, topology, node_name_map, "
-                                       "history, token_file, log_level, limits, checks)");
+                                       "history, token_file, log_level, limits, checks, ha)");
             }
         } catch (const InputError& e) {
             if (!e.file().empty()) throw;

@@ -20,6 +20,16 @@ void ControllerState::on_disconnect(ConnId c, int64_t) {
 
 void ControllerState::on_ingest_error(ConnId) { ++ingest_.ingest_errors; }
 
+std::optional<Guid> ControllerState::sm_of_conn(ConnId c) const {
+    auto it = conn_sm_.find(c);
+    return it == conn_sm_.end() ? std::nullopt : std::optional<Guid>(it->second);
+}
+
+std::string ControllerState::peer_of(ConnId c) const {
+    auto it = conn_peer_.find(c);
+    return it == conn_peer_.end() ? std::string() : it->second;
+}
+
 SmRecord* ControllerState::sm_of(ConnId c) {
     auto it = conn_sm_.find(c);
     if (it == conn_sm_.end()) return nullptr;

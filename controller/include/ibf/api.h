@@ -15,12 +15,16 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ibf/controller_state.h"
 
 namespace ibf {
+namespace ha {
+class HaEngine;
+}
 
 struct ApiRequest {
     std::string method;          // "GET", "POST", ...
@@ -47,6 +51,11 @@ struct ApiContext {
     // Re-reads the topology and re-checks; returns a JSON summary; throws InputError (400) on a
     // bad topology file, std::exception (500) otherwise.
     std::function<nlohmann::json()> reload;
+    // SM high availability (null / empty when `ha:` is off): GET /api/v1/sm gains "ha",
+    // GET /api/v1/ha/history, POST /api/v1/sm/priority (token) runs `sm_priority`.
+    const ha::HaEngine* ha = nullptr;
+    std::vector<std::string> ha_agents;
+    std::function<nlohmann::json(const nlohmann::json& body)> sm_priority;
 };
 
 ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx);
@@ -61,6 +70,10 @@ nlohmann::json findings_response_json(const ControllerState& st);
 // GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch).
 nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch);
 std::string metrics_text(const ControllerState& st);
+// HA parts (controller/src/ha_api.cpp, docs/api.md "SM high availability").
+nlohmann::json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents);
+nlohmann::json ha_history_json(const ha::HaEngine& e);
+std::string ha_metrics_text(const ha::HaEngine& e, int64_t now_ms);
 // "2026-11-30T02:00:00.123Z"; "" for 0.
 std::string iso_time(int64_t unix_ms);
 // Constant-time comparison of an Authorization header with "Bearer <token>".

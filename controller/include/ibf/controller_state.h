@@ -102,8 +102,14 @@ public:
     // Applies a worker's result unless a newer one was already published. Returns true if applied.
     bool publish(CheckResult r, int64_t now_ms);
 
+    // Findings about the SMs themselves (ha/ha_findings.h), replaced by the HA step.
+    void set_ha_findings(std::vector<Finding> f) { ha_findings_ = std::move(f); }
+    const std::vector<Finding>& ha_findings() const { return ha_findings_; }
+
     // --- reads ---
     const std::map<Guid, SmRecord>& sms() const { return sms_; }
+    std::optional<Guid> sm_of_conn(ConnId c) const;       // the SM that said Hello on `c`
+    std::string peer_of(ConnId c) const;           // "unix", "10.0.0.5:41234", "" if unknown
     // The SM whose state is MASTER (connected ones first, most recent state change wins), if any.
     std::optional<Guid> master() const;
     // The fabric the daemon believes in (master's, or most recent), and who sent it.
@@ -159,6 +165,7 @@ private:
     int64_t last_sweep_ms_ = 0;
     double last_check_ms_ = 0, check_ms_sum_ = 0, last_lag_ms_ = 0, last_decode_ms_ = 0;
     IngestCounters ingest_;
+    std::vector<Finding> ha_findings_;
 };
 
 }  // namespace ibf

@@ -13,6 +13,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "ibf/ha_engine.h"
 
 namespace ibf {
 
@@ -34,6 +37,8 @@ struct DaemonConfig {
     size_t max_plugin_connections = 16;                       // open ingest connections (an SM has one)
     size_t max_http_connections = 64;                         // open HTTP sessions
     bool check_rate_below_capability = true;                  // CheckOptions::rate_below_capability
+    ha::HaConfig ha;                                          // `ha:` SM high availability (docs/ha.md)
+    std::vector<std::string> ha_agents;                       // `ha.agents`: peer daemons' URLs (switchover)
 };
 
 DaemonConfig parse_daemon_config(std::string_view text, const std::string& file);

@@ -38,7 +38,8 @@ std::string_view to_string(SmpStatus s);  // "ok", "timeout", "refused", "error"
 struct SmInfoReply {
     SmpStatus status = SmpStatus::error;
     SmInfo info;              // guid, priority, state, act_count as answered; lid = the LID queried
-    uint64_t sm_key = 0;      // as answered (0 unless the requester claimed MASTER, IBA p.840)
+    uint64_t sm_key = 0;      // as answered (IBA p.840: 0 unless the requester is the master;
+                              // OpenSM 3.3.23 answers its real key to anyone, docs/ha-facts.md)
     uint16_t mad_status = 0;  // the MAD status field when status is ok or refused
     double rtt_ms = 0;        // send -> answer (or -> giving up)
     std::string error;        // one line when status is not ok

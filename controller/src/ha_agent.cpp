@@ -1,0 +1,254 @@
+// HaAgent: the HA thread's I/O (ha_agent.h): probes, promotion, fence, files.
+#include "ibf/ha_agent.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <algorithm>
+#include <stdexcept>
+
+namespace ibf {
+
+HaAgent::HaAgent(ha::HaConfig cfg, HaAgentHooks hooks) : cfg_(std::move(cfg)), hooks_(std::move(hooks)) {}
+
+HaAgent::~HaAgent() { stop(); }
+
+void HaAgent::start() {
+    std::lock_guard lk(mu_);
+    if (thread_.joinable()) return;
+    stop_ = false;
+    thread_ = std::thread([this] { run(); });
+}
+
+void HaAgent::stop() {
+    {
+        std::lock_guard lk(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    if (fence_thread_.joinable()) fence_thread_.join();
+}
+
+void HaAgent::set_targets(std::vector<HaTarget> t) {
+    bool urgent = false;
+    for (const auto& x : t) urgent |= x.urgent;
+    {
+        std::lock_guard lk(mu_);
+        targets_ = std::move(t);
+    }
+    if (urgent) cv_.notify_all();
+}
+
+void HaAgent::run_action(const ha::Action& a) {
+    if (a.kind == ha::Action::Kind::log) return;
+    {
+        std::lock_guard lk(mu_);
+        actions_.push_back(a);
+    }
+    cv_.notify_all();
+}
+
+void HaAgent::write_file(std::string path, FileText make) {
+    {
+        std::lock_guard lk(mu_);
+        // Only the newest content per file matters.
+        for (auto& f : files_)
+            if (f.first == path) {
+                f.second = std::move(make);
+                return;
+            }
+        files_.emplace_back(std::move(path), std::move(make));
+    }
+    cv_.notify_all();
+}
+
+void HaAgent::do_jobs(ha::SmpPort* port) {
+    std::deque<ha::Action> acts;
+    std::deque<std::pair<std::string, FileText>> files;
+    {
+        std::lock_guard lk(mu_);
+        acts.swap(actions_);
+        files.swap(files_);
+    }
+    for (auto& a : acts) {
+        if (a.kind == ha::Action::Kind::promote) {
+            ha::SmInfoReply r;
+            if (port) {
+                r = port->set_sminfo(a.lid, a.attr_mod, SmState::Master);
+            } else {
+                r.status = ha::SmpStatus::error;
+                r.error = "no MAD port is open";
+            }
+            if (hooks_.on_promote_sent) hooks_.on_promote_sent(r);
+        } else if (a.kind == ha::Action::Kind::fence) {
+            if (fence_thread_.joinable()) fence_thread_.join();  // one fence at a time
+            fence_thread_ = std::thread([this, argv = a.argv] { fence(argv); });
+        }
+    }
+    for (auto& [path, make] : files) {
+        try {
+            if (auto text = make()) write_file_atomic(path, *text);
+        } catch (const std::exception& e) {
+            if (hooks_.log_warn) hooks_.log_warn(e.what());
+        }
+    }
+}
+
+void HaAgent::fence(std::vector<std::string> argv) {
+    std::string detail;
+    const bool ok = run_fence_command(argv, cfg_.fence_timeout_ms, detail);
+    if (hooks_.on_fence_done) hooks_.on_fence_done(ok, detail);
+}
+
+void HaAgent::probe_round(ha::SmpPort& port, const std::vector<HaTarget>& targets) {
+    HaBatch b;
+    // Urgent targets (a suspect master) first: their answer decides a failover.
+    for (int pass = 0; pass < 2; ++pass)
+        for (const HaTarget& t : targets) {
+            if (t.urgent != (pass == 0) || t.lid == 0) continue;
+            HaProbe p{t.guid, t.lid, port.get_sminfo(t.lid), 0};
+            p.at_ms = hooks_.now_ms();
+            b.probes.push_back(std::move(p));
+        }
+    b.local = port.local();
+    if (hooks_.on_batch) hooks_.on_batch(std::move(b));
+}
+
+void HaAgent::run() {
+    std::unique_ptr<ha::SmpPort> port;
+    auto next_open = std::chrono::steady_clock::now();
+    std::string last_open_error;
+    for (;;) {
+        std::vector<HaTarget> targets;
+        {
+            std::lock_guard lk(mu_);
+            if (stop_) return;
+            targets = targets_;
+        }
+        if (!port && std::chrono::steady_clock::now() >= next_open) {
+            try {
+                port = hooks_.open_port();
+                last_open_error.clear();
+            } catch (const std::exception& e) {
+                if (e.what() != last_open_error && hooks_.log_warn)
+                    hooks_.log_warn(std::string("ha: cannot open the MAD port (no SMInfo probes, no failover): ") +
+                                    e.what() + "; retrying every 5 s");
+                last_open_error = e.what();
+                next_open = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+            }
+        }
+        do_jobs(port.get());
+        bool urgent = false;
+        if (port) {
+            probe_round(*port, targets);
+            for (const auto& t : targets) urgent |= t.urgent;
+            do_jobs(port.get());  // a promotion decided on this round's answers goes out at once
+        } else if (hooks_.on_batch) {
+            hooks_.on_batch(HaBatch{});
+        }
+        std::unique_lock lk(mu_);
+        // A suspect master is probed again almost at once (a dead one costs mad_timeout_ms per
+        // probe anyway; a live one answers in microseconds, hence the 10 ms floor).
+        const auto wait = std::chrono::milliseconds(urgent ? std::min(10, cfg_.poll_ms) : cfg_.poll_ms);
+        cv_.wait_for(lk, wait, [&] {
+            if (stop_ || !actions_.empty() || !files_.empty()) return true;
+            for (const auto& t : targets_)
+                if (t.urgent) return !urgent;  // became urgent while we slept
+            return false;
+        });
+    }
+}
+
+bool run_fence_command(const std::vector<std::string>& argv, int timeout_ms, std::string& detail) {
+    if (argv.empty()) {
+        detail = "empty command";
+        return false;
+    }
+    int pipefd[2];
+    if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+        detail = std::string("pipe: ") + std::strerror(errno);
+        return false;
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        detail = std::string("fork: ") + std::strerror(errno);
+        ::close(pipefd[0]);
+        ::close(pipefd[1]);
+        return false;
+    }
+    if (pid == 0) {
+        ::dup2(pipefd[1], 1);
+        ::dup2(pipefd[1], 2);
+        int devnull = ::open("/dev/null", O_RDONLY);
+        if (devnull >= 0) ::dup2(devnull, 0);
+        ::execv(args[0], args.data());
+        _exit(127);
+    }
+    ::close(pipefd[1]);
+    std::string out;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    int status = 0;
+    bool done = false, timed_out = false;
+    while (!done) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            ::kill(pid, SIGKILL);
+            timed_out = true;
+            ::waitpid(pid, &status, 0);
+            break;
+        }
+        pollfd p{pipefd[0], POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 50))) > 0) {
+            char buf[512];
+            ssize_t n = ::read(pipefd[0], buf, sizeof buf);
+            if (n > 0 && out.size() < 4096) out.append(buf, static_cast<size_t>(n));
+        }
+        done = ::waitpid(pid, &status, WNOHANG) == pid;
+    }
+    ::close(pipefd[0]);
+    const std::string first = out.substr(0, out.find('\n'));
+    if (timed_out) {
+        detail = argv[0] + " timed out after " + std::to_string(timeout_ms) + " ms";
+        return false;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        detail = first;
+        return true;
+    }
+    detail = argv[0] + (WIFEXITED(status) ? " exited with status " + std::to_string(WEXITSTATUS(status))
+                                          : " killed by signal " + std::to_string(WTERMSIG(status))) +
+             (first.empty() ? "" : ": " + first);
+    return false;
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error(tmp + ": cannot write: " + std::strerror(errno));
+    size_t off = 0;
+    while (off < text.size()) {
+        ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int e = errno;
+            ::close(fd);
+            throw std::runtime_error(tmp + ": cannot write: " + std::strerror(e));
+        }
+        off += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+        throw std::runtime_error(path + ": cannot replace: " + std::strerror(errno));
+}
+
+}  // namespace ibf

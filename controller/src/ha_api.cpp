@@ -1,0 +1,130 @@
+// The HA parts of the HTTP API and /metrics (api.h, docs/api.md "SM high availability"): what the
+// HA engine knows, as JSON and as Prometheus samples. Pure functions of the engine and the time.
+#include <cstdio>
+
+#include "ibf/api.h"
+#include "ibf/ha_engine.h"
+
+namespace ibf {
+namespace {
+
+using json = nlohmann::json;
+
+json when(int64_t ms) { return ms ? json(iso_time(ms)) : json(nullptr); }
+
+json record_json(const ha::FailoverRecord& r) {
+    return json{{"from", guid_hex(r.from)},
+                {"to", guid_hex(r.to)},
+                {"cause", r.cause},
+                {"evidence", r.evidence},
+                {"outcome", r.outcome},
+                {"by_this_node", r.by_this_node},
+                {"detected", when(r.detected_ms)},
+                {"decided", when(r.decided_ms)},
+                {"promoted", when(r.promoted_ms)},
+                {"master", when(r.master_ms)},
+                {"detected_unix_ms", r.detected_ms ? json(r.detected_ms) : json(nullptr)},
+                {"master_unix_ms", r.master_ms ? json(r.master_ms) : json(nullptr)},
+                {"duration_ms", r.master_ms && r.detected_ms ? json(r.duration_ms()) : json(nullptr)}};
+}
+
+json sm_view_json(const ha::HaEngine& e, const ha::SmView& v, int64_t now) {
+    return json{{"port_guid", guid_hex(v.info.port_guid)},
+                {"lid", v.info.lid},
+                {"priority", v.info.priority},
+                {"state", std::string(to_string(v.info.state))},
+                {"alive", e.alive(v, now)},
+                {"local", v.info.port_guid == e.local_sm()},
+                {"group", e.group_of(v.info.port_guid)},
+                {"act_count", v.info.act_count},
+                {"act_count_changed", when(v.act_count_changed_ms)},
+                {"plugin_connected", v.plugin_connected},
+                {"last_plugin_message", when(v.plugin_ms)},
+                {"sminfo", v.probe_ms ? json(std::string(ha::to_string(v.probe))) : json(nullptr)},
+                {"sminfo_failures", v.probe_failures},
+                {"last_sminfo_answer", when(v.answer_ms)}};
+}
+
+std::string num(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+void head(std::string& out, const char* name, const char* type, const char* help) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+}  // namespace
+
+json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents) {
+    json sms = json::array();
+    for (const auto& [g, v] : e.sms()) sms.push_back(sm_view_json(e, v, now_ms));
+    const auto m = e.master();
+    const auto s = e.successor(now_ms);
+    const auto& h = e.history();
+    json last = json(nullptr);
+    for (auto it = h.rbegin(); it != h.rend(); ++it)
+        if (it->from && it->to) {
+            last = record_json(*it);
+            break;
+        }
+    const ha::HaConfig& c = e.config();
+    return json{{"mode", std::string(ha::to_string(c.mode))},
+                {"local_sm", e.local_sm() ? json(guid_hex(e.local_sm())) : json(nullptr)},
+                {"local_is_master", e.local_is_master(now_ms)},
+                {"phase", std::string(ha::to_string(e.phase()))},
+                {"master", m ? json(guid_hex(*m)) : json(nullptr)},
+                {"designated_successor", s ? json(guid_hex(*s)) : json(nullptr)},
+                {"last_failover", last},
+                {"master_changes", e.master_changes()},
+                {"failovers_by_this_node", e.failovers_by_this_node()},
+                {"agents", agents},
+                {"thresholds",
+                 {{"poll_ms", c.poll_ms},
+                  {"mad_timeout_ms", c.mad_timeout_ms},
+                  {"heartbeat_timeout_ms", c.heartbeat_timeout_ms},
+                  {"fast_failures", c.fast_failures},
+                  {"slow_failures", c.slow_failures},
+                  {"slow_min_ms", c.slow_min_ms}}},
+                {"sms", sms}};
+}
+
+json ha_history_json(const ha::HaEngine& e) {
+    json arr = json::array();
+    const auto& h = e.history();
+    for (auto it = h.rbegin(); it != h.rend(); ++it) arr.push_back(record_json(*it));  // newest first
+    return json{{"history", arr}, {"master_changes", e.master_changes()},
+                {"failovers_by_this_node", e.failovers_by_this_node()}};
+}
+
+std::string ha_metrics_text(const ha::HaEngine& e, int64_t now_ms) {
+    std::string out;
+    head(out, "ibfabric_ha_sm_state", "gauge",
+         "SM state as the HA agent last knew it (0 NOTACTIVE, 1 DISCOVERING, 2 STANDBY, 3 MASTER).");
+    for (const auto& [g, v] : e.sms())
+        out += "ibfabric_ha_sm_state{sm=\"" + guid_hex(g) + "\"} " + std::to_string(int(v.info.state)) + "\n";
+    head(out, "ibfabric_ha_sm_alive", "gauge", "1 while the SM's plugin heartbeats or it answers SMInfo.");
+    for (const auto& [g, v] : e.sms())
+        out += "ibfabric_ha_sm_alive{sm=\"" + guid_hex(g) + "\"} " + (e.alive(v, now_ms) ? "1" : "0") + "\n";
+    head(out, "ibfabric_ha_sminfo_failures", "gauge", "Consecutive SubnGet(SMInfo) failures to the SM.");
+    for (const auto& [g, v] : e.sms())
+        out += "ibfabric_ha_sminfo_failures{sm=\"" + guid_hex(g) + "\"} " + std::to_string(v.probe_failures) + "\n";
+    head(out, "ibfabric_ha_local_sm_master", "gauge", "1 while this node's SM is the live MASTER.");
+    out += std::string("ibfabric_ha_local_sm_master ") + (e.local_is_master(now_ms) ? "1" : "0") + "\n";
+    head(out, "ibfabric_ha_master_changes_total", "counter", "Master changes seen by this agent.");
+    out += "ibfabric_ha_master_changes_total " + std::to_string(e.master_changes()) + "\n";
+    head(out, "ibfabric_ha_failovers_total", "counter", "Promotions this agent made that succeeded.");
+    out += "ibfabric_ha_failovers_total " + std::to_string(e.failovers_by_this_node()) + "\n";
+    const ha::FailoverRecord* last = nullptr;
+    for (auto it = e.history().rbegin(); it != e.history().rend() && !last; ++it)
+        if (it->master_ms) last = &*it;
+    head(out, "ibfabric_ha_last_master_change_timestamp_seconds", "gauge", "When the latest master change was seen.");
+    out += "ibfabric_ha_last_master_change_timestamp_seconds " + num(last ? double(last->master_ms) / 1000 : 0) + "\n";
+    head(out, "ibfabric_ha_last_failover_duration_seconds", "gauge",
+         "First evidence of the old master's death to the new MASTER, for the latest master change.");
+    out += "ibfabric_ha_last_failover_duration_seconds " + num(last ? last->duration_ms() / 1000 : 0) + "\n";
+    return out;
+}
+
+}  // namespace ibf

@@ -1,0 +1,219 @@
+// The SM high-availability engine: what this node's agent (ibfabricd) knows about every Subnet
+// Manager of its subnet, and what it decides to do when the master dies. Pure: no clocks, no MADs,
+// no files; every time is passed in (Unix ms) and every action is returned, never run. The daemon
+// feeds it the plugins' messages and the SMInfo probes' answers, runs the actions it returns
+// (a fence command, a SubnSet(SMInfo)) and feeds back their outcome. docs/ha.md.
+//
+//   ibf::ha::HaEngine e(cfg);                       // cfg.local_sm = this node's SM port GUID
+//   e.on_plugin(info, /*connected=*/true, now);     // Hello / Heartbeat / Snapshot.self
+//   e.on_probe(lid, reply, now);                    // SubnGet(SMInfo) answer or timeout
+//   for (const Action& a : e.tick(now)) run(a);     // Fence{argv} then Promote{lid, HANDOVER}
+//   e.on_fence_done(ok, detail, now);  e.on_promote_sent(reply, now);
+//
+// Safety rules (each has a test in tests/ha/engine_test.cpp):
+// - never promote while the master's last SMInfo answer says MASTER;
+// - one lost heartbeat or MAD is never a failover: `fast_failures` consecutive SMInfo failures AND
+//   the master's plugin gone (connection closed or heartbeats older than heartbeat_timeout_ms);
+//   on SMInfo alone only after `slow_failures` failures spanning `slow_min_ms`;
+// - only the designated successor's agent acts (OpenSM's ranking among the live STANDBYs), and
+//   only for its own SM, and only while its own port is Active (an isolated standby never
+//   promotes itself into an island);
+// - a configured fence command must succeed before the promotion;
+// - every decision is a FailoverRecord with its evidence.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ibf/ha_rank.h"
+#include "ibf/smp.h"
+#include "ibf/snapshot.h"
+
+namespace ibf::ha {
+
+enum class Mode : uint8_t { off, monitor, act };
+std::string_view to_string(Mode m);  // "off", "monitor", "act"
+
+// The `ha:` section of ibfabricd's configuration (docs/daemon.md lists defaults and reasons).
+struct HaConfig {
+    Mode mode = Mode::off;
+    Guid local_sm = 0;            // this node's SM port GUID; 0 = the SM whose plugin uses the Unix socket
+    std::string mad_ca;           // CA for MADs, "" = first
+    int mad_port = 0;             // 0 = first active port
+    int poll_ms = 100;            // SubnGet(SMInfo) to every known SM this often
+    int mad_timeout_ms = 100;     // one probe gives up after this long
+    int heartbeat_timeout_ms = 400;  // plugin heartbeats older than this = a silent plugin
+    int fast_failures = 2;        // consecutive SMInfo failures that, with the plugin gone, prove death
+    int slow_failures = 10;       // consecutive SMInfo failures alone ...
+    int slow_min_ms = 2000;       // ... spanning at least this long
+    // SMInfo attribute modifier of the promotion: HANDOVER (1), DISCOVER (5), or 0 = auto: HANDOVER
+    // on the fast path (two witnesses: MASTER at once), DISCOVER on the slow path (SMInfo alone:
+    // the standby's own discovery re-checks that no master answers before it becomes one).
+    uint32_t promote_with = 0;
+    int promote_timeout_ms = 3000;  // the local SM must say MASTER within this after the Set
+    int retry_after_ms = 2000;    // after a failed attempt (fence or promotion), wait this long
+    std::vector<std::string> fence;  // argv run before promoting ({guid} {lid} replaced); empty = none
+    int fence_timeout_ms = 10000;
+    int stall_ms = 30000;         // ActCount unchanged this long: sm_stalled / sm_standby_not_polling
+    std::string guid2lid_file;    // local OpenSM's guid2lid, kept current while it is STANDBY ("" = off)
+    std::string track_file;       // keepalived track_file: "0" while the local SM is MASTER, else "1"
+    std::string opensm_conf;      // local opensm.conf (sm_priority is rewritten there for switchover)
+    std::vector<Guid> expected_sms;             // the SMs that belong here (empty = not checked)
+    std::map<Guid, int> expected_priorities;    // configured priorities (not checked when absent)
+};
+
+// Where the engine's idea of an SM came from most recently.
+enum class Source : uint8_t { none, plugin, probe, snapshot };
+
+// Everything the engine knows about one SM.
+struct SmView {
+    SmInfo info;                  // freshest guid, lid, priority, state, act_count from any source
+    Source source = Source::none;
+    int64_t info_ms = 0;          // when `info` was last updated
+    // witness 1: its plugin
+    bool plugin_seen = false, plugin_connected = false;
+    int64_t plugin_ms = 0;        // last Hello/Heartbeat/Snapshot from its plugin
+    int64_t plugin_closed_ms = 0; // when its last plugin connection closed (0 = open or never)
+    // witness 2: SubnGet(SMInfo) over InfiniBand
+    int64_t probe_ms = 0;         // last probe outcome
+    SmpStatus probe = SmpStatus::error;
+    int probe_failures = 0;       // consecutive timeouts/errors (a `refused` answer is an answer)
+    int64_t first_failure_ms = 0; // first of those failures
+    int64_t answer_ms = 0;        // last answer
+    SmState answered_state = SmState::NotActive;
+    // ActCount progress (for stalls)
+    uint32_t act_count_seen = 0;
+    int64_t act_count_changed_ms = 0;
+    int64_t master_since_ms = 0;  // when it was last seen becoming MASTER (0 = not master)
+    uint64_t sm_key = 0;          // as its SMInfo answered (OpenSM 3.3.23 gives it to anyone), 0 = unknown
+};
+
+enum class Phase : uint8_t { watching, suspecting, fencing, promoting, cooldown };
+std::string_view to_string(Phase p);
+
+struct Action {
+    enum class Kind : uint8_t { fence, promote, log } kind = Kind::log;
+    std::vector<std::string> argv;  // fence: the command, placeholders filled
+    uint16_t lid = 0;               // promote: the LID to send SubnSet(SMInfo) to (the local SM)
+    uint32_t attr_mod = 0;          // promote: HANDOVER or DISCOVER
+    Guid target = 0;                // the SM acted on (fence: the old master; promote: local)
+    std::string text;               // log: one line with the evidence
+};
+
+// One master change or one attempt, with why. Kept in the engine (bounded) and by the daemon.
+struct FailoverRecord {
+    int64_t detected_ms = 0;      // first evidence of the old master's death (0 = not a death)
+    int64_t decided_ms = 0;       // when the decision was taken / the change was seen
+    int64_t promoted_ms = 0;      // Set sent (0 = none)
+    int64_t master_ms = 0;        // new master seen as MASTER (0 = not yet / failed)
+    Guid from = 0, to = 0;
+    std::string cause;            // "master dead: plugin connection closed + 2 SMInfo timeouts", "handover", ...
+    std::string evidence;         // the numbers behind it
+    std::string outcome;          // "promoted", "failed: ...", "observed", "fence failed: ..."
+    bool by_this_node = false;    // this agent sent the promotion
+    double duration_ms() const { return master_ms && detected_ms ? double(master_ms - detected_ms) : 0; }
+};
+
+class HaEngine {
+public:
+    explicit HaEngine(HaConfig cfg);
+
+    // --- signals (time passed in) ---
+    // An SM's plugin said something (Hello, Heartbeat, Snapshot.self); `local` = over the Unix socket.
+    void on_plugin(const SmInfo& sm, bool local, int64_t now_ms);
+    void on_plugin_closed(Guid sm, int64_t now_ms);  // its last plugin connection closed
+    // A master's snapshot: the SMs it knows and the port GUIDs of its fabric (subnet grouping).
+    void on_snapshot(const Snapshot& s, int64_t now_ms);
+    // A SubnGet(SMInfo) probe to the SM believed to be at `lid` (`guid`) came back (or did not).
+    void on_probe(Guid guid, uint16_t lid, const SmInfoReply& r, int64_t now_ms);
+    void on_local_port(const LocalPort& p, int64_t now_ms);
+    void on_fence_done(bool ok, const std::string& detail, int64_t now_ms);
+    void on_promote_sent(const SmInfoReply& r, int64_t now_ms);
+
+    // Decides. Returns the actions to run now (never the same action twice for one attempt).
+    std::vector<Action> tick(int64_t now_ms);
+
+    // --- reads ---
+    const HaConfig& config() const { return cfg_; }
+    Guid local_sm() const { return local_; }
+    const std::map<Guid, SmView>& sms() const { return sms_; }
+    Phase phase() const { return phase_; }
+    std::optional<Guid> master() const;            // the SM currently believed MASTER (alive first)
+    std::optional<Guid> successor(int64_t now_ms) const;  // who takes over if the master dies now
+    bool alive(const SmView& v, int64_t now_ms) const;
+    // A witness says this SM may be dead (plugin gone or SMInfo failing): probe it urgently.
+    bool suspect(Guid sm, int64_t now_ms) const;
+    // SMs grouped by subnet (SMs seen in one fabric share a group; sticky).
+    int group_of(Guid sm) const;
+    const std::vector<FailoverRecord>& history() const { return history_; }
+    uint64_t master_changes() const { return master_changes_; }
+    uint64_t failovers_by_this_node() const { return failovers_by_us_; }
+    // "0" / "1" for keepalived's track_file: 0 while the local SM is MASTER and answering.
+    bool local_is_master(int64_t now_ms) const;
+    // Ports whose LID differs between the last master snapshot before the latest master change
+    // and the new master's first snapshot (kept until the next master change).
+    struct LidChange {
+        Guid port_guid = 0;
+        uint16_t before = 0, after = 0;
+        int64_t seen_ms = 0;
+    };
+    const std::vector<LidChange>& lid_changes() const { return lid_changes_; }
+
+    static constexpr size_t kMaxHistory = 256;
+    static constexpr size_t kMaxSms = 64;
+
+private:
+    SmView& view(Guid g, int64_t now_ms);
+    void set_state(SmView& v, SmState s, int64_t now_ms);
+    void note_act_count(SmView& v, uint32_t ac, int64_t now_ms);
+    void unite(Guid a, Guid b);
+    struct Evidence {
+        bool suspect = false, dead = false, fast = false;
+        std::string text;
+    };
+    Evidence evidence(const SmView& m, int64_t now_ms) const;
+    int64_t earliest_evidence_ms(const SmView& m) const;
+    void track_master(int64_t now_ms);
+    std::vector<Action> step(int64_t now_ms);
+    std::vector<Action> watch(int64_t now_ms);
+    std::vector<Action> start_attempt(Guid master, const Evidence& ev, int64_t now_ms);
+    std::vector<Action> promote_now(int64_t now_ms);
+    void complete(int64_t now_ms);
+    void fail(const std::string& why, int64_t now_ms);
+    void say(const std::string& key, const std::string& text);  // a log action, once per key
+    void record(FailoverRecord r);
+
+    HaConfig cfg_;
+    Guid local_ = 0;
+    std::map<Guid, SmView> sms_;
+    std::map<Guid, Guid> parent_;            // union-find over SM port GUIDs (subnet groups)
+    LocalPort local_port_;
+    bool local_port_known_ = false;
+
+    Phase phase_ = Phase::watching;
+    Guid watched_master_ = 0;                 // the master the current attempt is about
+    int64_t phase_since_ms_ = 0;
+    FailoverRecord attempt_;                  // the attempt in progress
+    bool attempt_fast_ = false;               // the attempt's evidence took the fast path
+    std::optional<bool> fence_ok_;            // fence outcome, once reported
+    std::string fence_detail_;
+    std::vector<Action> pending_;             // log actions produced by on_*(), returned by tick()
+    std::string said_;                        // key of the last repeated log line (no repeats)
+
+    std::optional<Guid> last_master_;         // for master-change records
+    std::vector<FailoverRecord> history_;
+    uint64_t master_changes_ = 0, failovers_by_us_ = 0;
+    std::map<Guid, uint16_t> last_lids_, lids_before_;  // port GUID -> LID of master snapshots
+    bool pending_lid_compare_ = false;
+    std::vector<LidChange> lid_changes_;
+};
+
+// The track_file / `ibfabric ha check` verdict as text: "0\n" healthy (local SM is MASTER), "1\n" not.
+std::string track_file_text(bool local_is_master);
+
+}  // namespace ibf::ha

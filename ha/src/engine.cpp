@@ -1,0 +1,210 @@
+// HaEngine: the pure SM failover decisions (ha_engine.h). No I/O, no clocks.
+#include "ibf/ha_engine.h"
+
+#include <algorithm>
+
+namespace ibf::ha {
+
+std::string_view to_string(Mode m) {
+    switch (m) {
+        case Mode::monitor: return "monitor";
+        case Mode::act: return "act";
+        default: return "off";
+    }
+}
+
+std::string_view to_string(Phase p) {
+    switch (p) {
+        case Phase::suspecting: return "suspecting";
+        case Phase::fencing: return "fencing";
+        case Phase::promoting: return "promoting";
+        case Phase::cooldown: return "cooldown";
+        default: return "watching";
+    }
+}
+
+std::string track_file_text(bool local_is_master) { return local_is_master ? "0\n" : "1\n"; }
+
+HaEngine::HaEngine(HaConfig cfg) : cfg_(std::move(cfg)), local_(cfg_.local_sm) {}
+
+SmView& HaEngine::view(Guid g, int64_t now_ms) {
+    auto it = sms_.find(g);
+    if (it != sms_.end()) return it->second;
+    if (sms_.size() >= kMaxSms) {  // forget the SM heard from least recently (never the local one)
+        auto victim = sms_.end();
+        for (auto i = sms_.begin(); i != sms_.end(); ++i)
+            if (i->first != local_ && (victim == sms_.end() || i->second.info_ms < victim->second.info_ms)) victim = i;
+        if (victim != sms_.end()) sms_.erase(victim);
+    }
+    SmView& v = sms_[g];
+    v.info.port_guid = g;
+    v.info_ms = now_ms;
+    return v;
+}
+
+void HaEngine::set_state(SmView& v, SmState s, int64_t now_ms) {
+    if (s == SmState::Master && v.info.state != SmState::Master) v.master_since_ms = now_ms;
+    if (s != SmState::Master) v.master_since_ms = 0;
+    v.info.state = s;
+    v.info_ms = now_ms;
+}
+
+void HaEngine::note_act_count(SmView& v, uint32_t ac, int64_t now_ms) {
+    if (v.act_count_changed_ms == 0 || ac != v.act_count_seen) v.act_count_changed_ms = now_ms;
+    v.act_count_seen = ac;
+    v.info.act_count = ac;
+}
+
+void HaEngine::on_plugin(const SmInfo& sm, bool local, int64_t now_ms) {
+    if (sm.port_guid == 0) return;
+    if (local && local_ == 0) local_ = sm.port_guid;
+    SmView& v = view(sm.port_guid, now_ms);
+    v.plugin_seen = v.plugin_connected = true;
+    v.plugin_ms = now_ms;
+    v.plugin_closed_ms = 0;
+    if (sm.lid) v.info.lid = sm.lid;
+    v.info.priority = sm.priority;
+    note_act_count(v, sm.act_count, now_ms);
+    set_state(v, sm.state, now_ms);
+    v.source = Source::plugin;
+}
+
+void HaEngine::on_plugin_closed(Guid sm, int64_t now_ms) {
+    auto it = sms_.find(sm);
+    if (it == sms_.end()) return;
+    it->second.plugin_connected = false;
+    it->second.plugin_closed_ms = now_ms;
+}
+
+Guid find_root(std::map<Guid, Guid>& parent, Guid g) {
+    auto it = parent.find(g);
+    if (it == parent.end()) return g;
+    Guid r = find_root(parent, it->second);
+    it->second = r;
+    return r;
+}
+
+void HaEngine::unite(Guid a, Guid b) {
+    Guid ra = find_root(parent_, a), rb = find_root(parent_, b);
+    if (ra != rb) parent_[std::max(ra, rb)] = std::min(ra, rb);
+}
+
+int HaEngine::group_of(Guid sm) const {
+    Guid g = sm;
+    for (auto it = parent_.find(g); it != parent_.end() && it->second != g; it = parent_.find(g)) g = it->second;
+    // A small stable number per group: the index of its root among the known SMs.
+    int i = 0;
+    for (const auto& [guid, v] : sms_) {
+        if (guid == g) return i;
+        ++i;
+    }
+    return i + static_cast<int>(g % 1000003);
+}
+
+void HaEngine::on_snapshot(const Snapshot& s, int64_t now_ms) {
+    const Guid self = s.self.port_guid;
+    if (self == 0) return;
+    for (const SmInfo& o : s.other_sms)
+        if (o.port_guid) unite(self, o.port_guid);
+    // Any known SM whose port is part of this fabric belongs to this subnet.
+    std::map<Guid, uint16_t> lids;
+    for (const Node& n : s.fabric.nodes())
+        for (const Port& p : n.ports) {
+            if (!p.valid || p.guid == 0) continue;
+            if (sms_.count(p.guid)) unite(self, p.guid);
+            if (p.lid && (n.type != NodeType::Switch || p.num == 0)) lids[p.guid] = p.lid;
+        }
+    if (s.self.state == SmState::Master) {
+        // The first sweep of a new master is compared with the last one of the old master.
+        if (pending_lid_compare_ && self == *last_master_) {
+            lid_changes_.clear();
+            for (const auto& [g, lid] : lids_before_) {
+                auto it = lids.find(g);
+                if (it != lids.end() && it->second != lid) lid_changes_.push_back({g, lid, it->second, now_ms});
+            }
+            pending_lid_compare_ = false;
+        }
+        last_lids_ = std::move(lids);
+    }
+}
+
+void HaEngine::on_probe(Guid guid, uint16_t lid, const SmInfoReply& r, int64_t now_ms) {
+    const bool answered = r.status == SmpStatus::ok || r.status == SmpStatus::refused;
+    if (answered && r.status == SmpStatus::ok && r.info.port_guid && r.info.port_guid != guid) {
+        // Another SM answers at that LID now: the queried one is not there (a failure for it).
+        SmInfoReply moved = r;
+        moved.info.lid = lid;
+        on_probe(r.info.port_guid, lid, moved, now_ms);
+        SmInfoReply gone;
+        gone.status = SmpStatus::error;
+        gone.error = "LID " + std::to_string(lid) + " now answers as " + guid_hex(r.info.port_guid);
+        on_probe(guid, lid, gone, now_ms);
+        return;
+    }
+    SmView& v = view(guid, now_ms);
+    v.probe_ms = now_ms;
+    v.probe = r.status;
+    if (answered) {
+        v.probe_failures = 0;
+        v.first_failure_ms = 0;
+        v.answer_ms = now_ms;
+        if (r.status == SmpStatus::ok) {
+            // It answered over InfiniBand from this node's port: the local SM's subnet.
+            if (local_ && guid != local_) unite(local_, guid);
+            v.answered_state = r.info.state;
+            if (r.sm_key) v.sm_key = r.sm_key;
+            if (lid) v.info.lid = lid;
+            v.info.priority = r.info.priority;
+            note_act_count(v, r.info.act_count, now_ms);
+            set_state(v, r.info.state, now_ms);
+            v.source = Source::probe;
+        }
+    } else {
+        if (v.probe_failures++ == 0) v.first_failure_ms = now_ms;
+    }
+}
+
+void HaEngine::on_local_port(const LocalPort& p, int64_t) {
+    local_port_ = p;
+    local_port_known_ = true;
+}
+
+bool HaEngine::alive(const SmView& v, int64_t now_ms) const {
+    const bool plugin = v.plugin_connected && now_ms - v.plugin_ms <= cfg_.heartbeat_timeout_ms;
+    const int64_t probe_window = 5LL * cfg_.poll_ms + cfg_.mad_timeout_ms;
+    const bool probe = v.answer_ms && v.probe_failures == 0 && now_ms - v.answer_ms <= probe_window;
+    return plugin || probe;
+}
+
+std::optional<Guid> HaEngine::master() const {
+    const SmView* best = nullptr;
+    for (const auto& [g, v] : sms_) {
+        if (v.info.state != SmState::Master) continue;
+        if (!best || v.master_since_ms > best->master_since_ms) best = &v;
+    }
+    return best ? std::optional<Guid>(best->info.port_guid) : std::nullopt;
+}
+
+std::optional<Guid> HaEngine::successor(int64_t now_ms) const {
+    auto m = master();
+    const int group = m ? group_of(*m) : (local_ ? group_of(local_) : -1);
+    const SmView* best = nullptr;
+    for (const auto& [g, v] : sms_) {
+        if ((m && g == *m) || v.info.state != SmState::Standby || !alive(v, now_ms)) continue;
+        if (group >= 0 && group_of(g) != group) continue;
+        if (!best || sm_outranks(v.info.priority, g, best->info.priority, best->info.port_guid)) best = &v;
+    }
+    return best ? std::optional<Guid>(best->info.port_guid) : std::nullopt;
+}
+
+bool HaEngine::local_is_master(int64_t now_ms) const {
+    auto it = sms_.find(local_);
+    return it != sms_.end() && it->second.info.state == SmState::Master && alive(it->second, now_ms);
+}
+
+void HaEngine::record(FailoverRecord r) {
+    if (history_.size() >= kMaxHistory) history_.erase(history_.begin());
+    history_.push_back(std::move(r));
+}
+
+}  // namespace ibf::ha

@@ -1,0 +1,146 @@
+// ha_findings(): SM findings from the engine's view (ha_findings.h). Pure.
+#include "ibf/ha_findings.h"
+
+#include <algorithm>
+#include <map>
+
+namespace ibf::ha {
+namespace {
+
+// The node an SM port belongs to in `s` (name and node GUID), if it is there.
+Endpoint sm_endpoint(Guid sm, const Snapshot* s) {
+    Endpoint ep;
+    ep.name = "SM " + guid_hex(sm);
+    if (!s) return ep;
+    for (const Node& n : s->fabric.nodes())
+        for (const Port& p : n.ports)
+            if (p.valid && p.guid == sm) {
+                ep.name = n.name.empty() ? ep.name : n.name;
+                ep.guid = n.guid;
+                ep.port = p.num;
+                return ep;
+            }
+    return ep;
+}
+
+Finding make(FindingKind k, Guid sm, const Snapshot* s, std::string expected, std::string actual, std::string msg) {
+    Finding f;
+    f.kind = k;
+    f.severity = default_severity(k);
+    f.a = sm_endpoint(sm, s);
+    f.expected = std::move(expected);
+    f.actual = std::move(actual);
+    f.message = std::move(msg);
+    return f;
+}
+
+std::string state_name(SmState s) { return std::string(to_string(s)); }
+
+void split_brain(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Finding>& out) {
+    std::map<int, std::vector<Guid>> masters;  // group -> live masters
+    for (const auto& [g, v] : e.sms())
+        if (v.info.state == SmState::Master && e.alive(v, now)) masters[e.group_of(g)].push_back(g);
+    for (const auto& [group, ms] : masters) {
+        if (ms.size() < 2) continue;
+        std::string list;
+        for (Guid g : ms) list += (list.empty() ? "" : ", ") + guid_hex(g);
+        for (Guid g : ms)
+            out.push_back(make(FindingKind::sm_split_brain, g, s, "one MASTER", std::to_string(ms.size()) + " MASTERs",
+                               "SM " + guid_hex(g) + " is MASTER while " + std::to_string(ms.size() - 1) +
+                                   " other SM(s) of the same subnet are too (" + list +
+                                   "): a partitioned fabric or a forced takeover; heal the partition or stop the "
+                                   "SM that must not be master"));
+    }
+}
+
+void activity(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Finding>& out) {
+    const int stall = e.config().stall_ms;
+    for (const auto& [g, v] : e.sms()) {
+        if (!e.alive(v, now) || !v.act_count_changed_ms || now - v.act_count_changed_ms < stall) continue;
+        const std::string still = "ActCount " + std::to_string(v.act_count_seen) + " unchanged for " +
+                                  std::to_string((now - v.act_count_changed_ms) / 1000) + " s";
+        if (v.info.state == SmState::Master)
+            out.push_back(make(FindingKind::sm_stalled, g, s, "ActCount increasing", still,
+                               "master SM " + guid_hex(g) + " sends no MADs (" + still +
+                                   "): it may be hung; check its log and consider a switchover"));
+        else if (v.info.state == SmState::Standby)
+            out.push_back(make(FindingKind::sm_standby_not_polling, g, s, "ActCount increasing", still,
+                               "standby SM " + guid_hex(g) + " does not poll the master (" + still +
+                                   "): it will not notice a dead master; check sminfo_polling_timeout and its log"));
+    }
+}
+
+void configuration(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
+    const HaConfig& c = e.config();
+    for (const auto& [g, v] : e.sms()) {
+        if (!c.expected_sms.empty() && std::find(c.expected_sms.begin(), c.expected_sms.end(), g) == c.expected_sms.end())
+            out.push_back(make(FindingKind::sm_unknown, g, s, "a configured SM", guid_hex(g),
+                               "SM " + guid_hex(g) + " (" + state_name(v.info.state) +
+                                   ") is not in ha.expect.sms: an unplanned opensm is running; stop it or add it"));
+        auto p = c.expected_priorities.find(g);
+        if (p != c.expected_priorities.end() && v.info.priority != p->second)
+            out.push_back(make(FindingKind::sm_config_mismatch, g, s, "priority " + std::to_string(p->second),
+                               "priority " + std::to_string(v.info.priority),
+                               "SM " + guid_hex(g) + " runs with sm_priority " + std::to_string(v.info.priority) +
+                                   ", the configuration says " + std::to_string(p->second) +
+                                   ": fix sm_priority in that node's opensm.conf"));
+    }
+}
+
+// SMs of one subnet must share sm_key: OpenSM ignores SMInfo from an SM with another key, and two
+// masters with different keys never resolve.
+void keys(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
+    std::map<int, std::map<uint64_t, std::vector<Guid>>> by;  // group -> key -> SMs
+    for (const auto& [g, v] : e.sms())
+        if (v.sm_key) by[e.group_of(g)][v.sm_key].push_back(g);
+    for (const auto& [group, ks] : by) {
+        if (ks.size() < 2) continue;
+        for (const auto& [key, sms] : ks)
+            for (Guid g : sms)
+                out.push_back(make(FindingKind::sm_config_mismatch, g, s, "one sm_key in the subnet",
+                                   "sm_key " + guid_hex(key),
+                                   "SM " + guid_hex(g) + " answers SMInfo with sm_key " + guid_hex(key) + " while " +
+                                       std::to_string(ks.size() - 1) +
+                                       " other key(s) are in use in its subnet: set one sm_key in every opensm.conf"));
+    }
+}
+
+void standby(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Finding>& out) {
+    if (e.config().mode == Mode::off) return;
+    const auto m = e.master();
+    if (!m || !e.alive(e.sms().at(*m), now)) return;
+    const int group = e.group_of(*m);
+    for (const auto& [g, v] : e.sms())
+        if (g != *m && e.group_of(g) == group && v.info.state == SmState::Standby && e.alive(v, now)) return;
+    out.push_back(make(FindingKind::sm_no_standby, *m, s, "at least one live STANDBY", "none",
+                       "master SM " + guid_hex(*m) +
+                           " has no live standby: if it dies nothing takes over; start the standby's opensm"));
+}
+
+void lids(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
+    for (const auto& c : e.lid_changes()) {
+        Finding f = make(FindingKind::lid_changed, c.port_guid, s, "LID " + std::to_string(c.before),
+                         "LID " + std::to_string(c.after),
+                         "port " + guid_hex(c.port_guid) + " changed LID " + std::to_string(c.before) + " -> " +
+                             std::to_string(c.after) +
+                             " across the latest master change: keep the standbys' guid2lid current "
+                             "(ha.guid2lid_file) and honor_guid2lid_file TRUE");
+        out.push_back(std::move(f));
+    }
+}
+
+}  // namespace
+
+std::vector<Finding> ha_findings(const HaEngine& e, const Snapshot* current, int64_t now_ms) {
+    std::vector<Finding> out;
+    split_brain(e, current, now_ms, out);
+    activity(e, current, now_ms, out);
+    configuration(e, current, out);
+    keys(e, current, out);
+    standby(e, current, now_ms, out);
+    lids(e, current, out);
+    std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) { return a.kind < b.kind; });
+    return out;
+}
+
+}  // namespace ibf::ha

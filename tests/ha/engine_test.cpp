@@ -1,0 +1,409 @@
+// The HA engine's decisions, fed explicit times (no clocks, no MADs): each safety rule of
+// ha_engine.h has a test here that fails when the rule is broken.
+#include <gtest/gtest.h>
+
+#include "ibf/ha_engine.h"
+
+namespace ibf::ha {
+namespace {
+
+constexpr Guid kMaster = 0x0002c90300000001, kLocal = 0x0002c90300000002, kThird = 0x0002c90300000003;
+
+SmInfo sm(Guid g, uint16_t lid, uint8_t prio, SmState st, uint32_t ac = 100) { return {g, lid, prio, st, ac}; }
+
+SmInfoReply answer(Guid g, uint8_t prio, SmState st, uint32_t ac = 100) {
+    SmInfoReply r;
+    r.status = SmpStatus::ok;
+    r.info = sm(g, 0, prio, st, ac);
+    return r;
+}
+
+SmInfoReply lost() {
+    SmInfoReply r;
+    r.status = SmpStatus::timeout;
+    r.error = "timeout";
+    return r;
+}
+
+LocalPort active_port() {
+    LocalPort p;
+    p.ok = true;
+    p.state = 4;
+    p.port_guid = kLocal;
+    p.lid = 2;
+    return p;
+}
+
+HaConfig act_config() {
+    HaConfig c;
+    c.mode = Mode::act;
+    c.local_sm = kLocal;
+    return c;
+}
+
+std::vector<Action> of_kind(const std::vector<Action>& v, Action::Kind k) {
+    std::vector<Action> out;
+    for (const auto& a : v)
+        if (a.kind == k) out.push_back(a);
+    return out;
+}
+
+// A master (priority 15, LID 1) and this node's standby (priority 14, LID 2), both healthy at t=0..1000.
+struct Pair {
+    HaEngine e;
+    explicit Pair(HaConfig c = act_config()) : e(std::move(c)) {
+        e.on_local_port(active_port(), 0);
+        Snapshot s;  // the master's sweep knows the standby: one subnet
+        s.self = sm(kMaster, 1, 15, SmState::Master);
+        s.other_sms = {sm(kLocal, 2, 14, SmState::Standby)};
+        e.on_snapshot(s, 0);
+        e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, 0);
+        e.on_plugin(sm(kLocal, 2, 14, SmState::Standby), true, 0);
+        for (int64_t t = 0; t <= 1000; t += 100) {
+            e.on_plugin(sm(kMaster, 1, 15, SmState::Master, 100 + t), false, t);
+            e.on_plugin(sm(kLocal, 2, 14, SmState::Standby, 100 + t), true, t);
+            e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master, 100 + t), t);
+            EXPECT_TRUE(e.tick(t).size() <= 1);  // at most the "first master seen" log
+        }
+    }
+    // The local SM keeps heartbeating as STANDBY at `t`.
+    void local_alive(int64_t t, SmState st = SmState::Standby) { e.on_plugin(sm(kLocal, 2, 14, st, 500 + t), true, t); }
+};
+
+TEST(HaRank, OpenSmsRule) {
+    EXPECT_TRUE(sm_outranks(15, 0x20, 14, 0x10));   // priority first
+    EXPECT_FALSE(sm_outranks(14, 0x10, 15, 0x20));
+    EXPECT_TRUE(sm_outranks(7, 0x10, 7, 0x20));     // tie: lower GUID
+    EXPECT_FALSE(sm_outranks(7, 0x20, 7, 0x10));
+    EXPECT_FALSE(sm_outranks(7, 0x10, 7, 0x10));    // never outranks itself
+}
+
+TEST(HaEngine, KillOfTheMasterPromotesTheSuccessorAfterTwoWitnesses) {
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 1010);  // witness 1: the plugin's connection closed
+    p.local_alive(1010);
+    EXPECT_TRUE(of_kind(p.e.tick(1010), Action::Kind::promote).empty()) << "no MAD failure yet";
+    p.e.on_probe(kMaster, 1, lost(), 1100);
+    p.local_alive(1100);
+    EXPECT_TRUE(of_kind(p.e.tick(1100), Action::Kind::promote).empty()) << "one lost MAD is never a failover";
+    p.e.on_probe(kMaster, 1, lost(), 1200);
+    p.local_alive(1200);
+    auto acts = p.e.tick(1200);
+    auto pr = of_kind(acts, Action::Kind::promote);
+    ASSERT_EQ(pr.size(), 1u);
+    EXPECT_EQ(pr[0].lid, 2);
+    EXPECT_EQ(pr[0].attr_mod, kSmInfoHandover);
+    EXPECT_EQ(pr[0].target, kLocal);
+    EXPECT_EQ(p.e.phase(), Phase::promoting);
+    // Not twice for one attempt.
+    p.local_alive(1250);
+    EXPECT_TRUE(of_kind(p.e.tick(1250), Action::Kind::promote).empty());
+    // The local SM says MASTER: the attempt is recorded with its evidence and timing.
+    p.e.on_promote_sent(answer(kLocal, 14, SmState::Standby), 1201);
+    p.local_alive(1290, SmState::Master);
+    p.e.tick(1290);
+    ASSERT_EQ(p.e.history().size(), 1u);
+    const FailoverRecord& r = p.e.history()[0];
+    EXPECT_EQ(r.from, kMaster);
+    EXPECT_EQ(r.to, kLocal);
+    EXPECT_EQ(r.outcome, "promoted");
+    EXPECT_TRUE(r.by_this_node);
+    EXPECT_EQ(r.detected_ms, 1010);
+    EXPECT_EQ(r.promoted_ms, 1200);
+    EXPECT_EQ(r.master_ms, 1290);
+    EXPECT_DOUBLE_EQ(r.duration_ms(), 280);
+    EXPECT_NE(r.evidence.find("2 consecutive SMInfo failures"), std::string::npos) << r.evidence;
+    EXPECT_EQ(p.e.failovers_by_this_node(), 1u);
+    EXPECT_EQ(p.e.master(), kLocal);
+    EXPECT_TRUE(p.e.local_is_master(1290));
+    EXPECT_EQ(p.e.phase(), Phase::watching);
+}
+
+TEST(HaEngine, NeverPromotesWhileTheMasterAnswersSmInfoAsMaster) {
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 1010);  // its plugin is gone (e.g. the plugin crashed) ...
+    for (int64_t t = 1100; t <= 20000; t += 100) {
+        p.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master, uint32_t(t)), t);  // ... but it answers
+        p.local_alive(t);
+        ASSERT_TRUE(of_kind(p.e.tick(t), Action::Kind::promote).empty()) << "at " << t;
+    }
+    // Failures interleaved with answers never accumulate.
+    for (int64_t t = 20100; t <= 40000; t += 200) {
+        p.e.on_probe(kMaster, 1, lost(), t);
+        p.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master, uint32_t(t)), t + 100);
+        p.local_alive(t + 100);
+        ASSERT_TRUE(of_kind(p.e.tick(t + 100), Action::Kind::promote).empty()) << "at " << t;
+    }
+    EXPECT_TRUE(p.e.history().empty());
+}
+
+TEST(HaEngine, ALateHeartbeatAloneIsNoFailover) {
+    Pair p;
+    // Heartbeats stop for 5 s (a stalled sender), SMInfo keeps answering.
+    for (int64_t t = 1100; t <= 6000; t += 100) {
+        p.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master, uint32_t(t)), t);
+        p.local_alive(t);
+        ASSERT_TRUE(of_kind(p.e.tick(t), Action::Kind::promote).empty());
+    }
+}
+
+TEST(HaEngine, SmInfoAloneTakesTheSlowPath) {
+    Pair p;  // the master's plugin keeps heartbeating (an isolated master: Ethernet fine, IB not)
+    int64_t promoted_at = 0;
+    uint32_t attr = 0;
+    for (int64_t t = 1100; t <= 4000 && !promoted_at; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master, 1000), false, t);
+        p.e.on_probe(kMaster, 1, lost(), t);
+        p.local_alive(t);
+        auto pr = of_kind(p.e.tick(t), Action::Kind::promote);
+        if (!pr.empty()) {
+            promoted_at = t;
+            attr = pr[0].attr_mod;
+        }
+    }
+    // One witness: the standby is told to DISCOVER (its own election re-checks the master) rather
+    // than to take over unconditionally.
+    EXPECT_EQ(attr, kSmInfoDiscover);
+    // 10 failures (t=1100..2000) are not enough until they span slow_min_ms = 2000 ms: the first
+    // failure was at 1100, so the earliest promotion is at 3100.
+    EXPECT_EQ(promoted_at, 3100);
+    EXPECT_EQ(p.e.history().size(), 0u);  // recorded when it completes or fails
+}
+
+TEST(HaEngine, SlowPathThresholdsAreConfigurable) {
+    HaConfig c = act_config();
+    c.slow_failures = 3;
+    c.slow_min_ms = 250;
+    Pair p(c);
+    int64_t promoted_at = 0;
+    for (int64_t t = 1100; t <= 2000 && !promoted_at; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master, 1000), false, t);
+        p.e.on_probe(kMaster, 1, lost(), t);
+        p.local_alive(t);
+        if (!of_kind(p.e.tick(t), Action::Kind::promote).empty()) promoted_at = t;
+    }
+    EXPECT_EQ(promoted_at, 1400);  // 4 failures at 1100..1400 span 300 ms >= 250 (3 at 1300 span only 200)
+}
+
+TEST(HaEngine, OnlyTheDesignatedSuccessorActs) {
+    // Master 15, a remote standby 14 (kThird), this node's standby 13: the remote one is successor.
+    HaConfig c = act_config();
+    HaEngine e(c);
+    e.on_local_port(active_port(), 0);
+    auto beat = [&](int64_t t, bool third_alive) {
+        e.on_plugin(sm(kLocal, 2, 13, SmState::Standby, uint32_t(t)), true, t);
+        if (third_alive) e.on_plugin(sm(kThird, 3, 14, SmState::Standby, uint32_t(t)), false, t);
+    };
+    e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, 0);
+    beat(0, true);
+    Snapshot s;  // the master's sweep found both standbys: one subnet
+    s.self = sm(kMaster, 1, 15, SmState::Master);
+    s.other_sms = {sm(kLocal, 2, 13, SmState::Standby), sm(kThird, 3, 14, SmState::Standby)};
+    e.on_snapshot(s, 0);
+    e.tick(0);
+    e.on_plugin_closed(kMaster, 100);
+    for (int64_t t = 200; t <= 1000; t += 100) {
+        e.on_probe(kMaster, 1, lost(), t);
+        beat(t, true);
+        auto acts = e.tick(t);
+        ASSERT_TRUE(of_kind(acts, Action::Kind::promote).empty()) << "at " << t;
+    }
+    EXPECT_EQ(e.successor(1000), kThird);
+    // The remote standby dies too: its plugin closes and SMInfo to it fails. Now this node acts.
+    e.on_plugin_closed(kThird, 1050);
+    int64_t promoted_at = 0;
+    for (int64_t t = 1100; t <= 2000 && !promoted_at; t += 100) {
+        e.on_probe(kMaster, 1, lost(), t);
+        e.on_probe(kThird, 3, lost(), t);
+        beat(t, false);
+        if (!of_kind(e.tick(t), Action::Kind::promote).empty()) promoted_at = t;
+    }
+    // kThird's plugin closed at 1050 and its last SMInfo answer is older than the probe window.
+    EXPECT_EQ(promoted_at, 1100);
+    EXPECT_EQ(e.successor(1100), kLocal);
+}
+
+TEST(HaEngine, AnIsolatedStandbyNeverPromotesItself) {
+    Pair p;
+    LocalPort down = active_port();
+    down.state = 1;  // our own cable is out: SMInfo to the master fails because WE are cut off
+    p.e.on_local_port(down, 1000);
+    p.e.on_plugin_closed(kMaster, 1010);
+    std::vector<Action> all;
+    for (int64_t t = 1100; t <= 5000; t += 100) {
+        p.e.on_probe(kMaster, 1, lost(), t);
+        p.local_alive(t);
+        auto acts = p.e.tick(t);
+        ASSERT_TRUE(of_kind(acts, Action::Kind::promote).empty());
+        all.insert(all.end(), acts.begin(), acts.end());
+    }
+    auto logs = of_kind(all, Action::Kind::log);
+    int port_lines = 0;
+    for (const auto& l : logs) port_lines += l.text.find("own port is not Active") != std::string::npos;
+    EXPECT_EQ(port_lines, 1) << "said once, not every tick";
+}
+
+TEST(HaEngine, TheFenceRunsFirstAndMustSucceed) {
+    HaConfig c = act_config();
+    c.fence = {"/usr/sbin/fence_ipmilan", "--plug", "{guid}", "--lid={lid}"};
+    c.retry_after_ms = 1000;
+    Pair p(c);
+    p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_probe(kMaster, 1, lost(), 1100);
+    p.e.on_probe(kMaster, 1, lost(), 1200);
+    p.local_alive(1200);
+    auto acts = p.e.tick(1200);
+    ASSERT_TRUE(of_kind(acts, Action::Kind::promote).empty()) << "not before the fence";
+    auto fence = of_kind(acts, Action::Kind::fence);
+    ASSERT_EQ(fence.size(), 1u);
+    EXPECT_EQ(fence[0].argv, (std::vector<std::string>{"/usr/sbin/fence_ipmilan", "--plug", "0x0002c90300000001", "--lid=1"}));
+    EXPECT_EQ(p.e.phase(), Phase::fencing);
+    // The fence fails: no promotion, the attempt is recorded, and it is retried after retry_after_ms.
+    p.e.on_fence_done(false, "exit status 1", 1500);
+    p.local_alive(1500);
+    EXPECT_TRUE(of_kind(p.e.tick(1500), Action::Kind::promote).empty());
+    ASSERT_EQ(p.e.history().size(), 1u);
+    EXPECT_EQ(p.e.history()[0].outcome, "failed: fence failed: exit status 1");
+    EXPECT_EQ(p.e.phase(), Phase::cooldown);
+    p.e.on_probe(kMaster, 1, lost(), 2400);
+    p.local_alive(2400);
+    EXPECT_TRUE(of_kind(p.e.tick(2400), Action::Kind::fence).empty()) << "still cooling down";
+    p.e.on_probe(kMaster, 1, lost(), 2600);
+    p.local_alive(2600);
+    acts = p.e.tick(2600);
+    ASSERT_EQ(of_kind(acts, Action::Kind::fence).size(), 1u) << "retried after the cooldown";
+    p.e.on_fence_done(true, "", 2700);
+    p.local_alive(2700);
+    acts = p.e.tick(2700);
+    ASSERT_EQ(of_kind(acts, Action::Kind::promote).size(), 1u);
+}
+
+TEST(HaEngine, NoPromotionWhenTheOldMasterAnswersAfterTheFence) {
+    HaConfig c = act_config();
+    c.fence = {"/bin/true"};
+    Pair p(c);
+    p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_probe(kMaster, 1, lost(), 1100);
+    p.e.on_probe(kMaster, 1, lost(), 1200);
+    p.local_alive(1200);
+    ASSERT_EQ(of_kind(p.e.tick(1200), Action::Kind::fence).size(), 1u);
+    p.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), 1300);  // it was only slow
+    p.e.on_fence_done(true, "", 1350);
+    p.local_alive(1350);
+    EXPECT_TRUE(of_kind(p.e.tick(1350), Action::Kind::promote).empty());
+    ASSERT_EQ(p.e.history().size(), 1u);
+    EXPECT_EQ(p.e.history()[0].outcome, "failed: the old master answers SMInfo as MASTER after the fence");
+}
+
+TEST(HaEngine, ARefusedOrUnansweredPromotionIsRecordedAsFailed) {
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_probe(kMaster, 1, lost(), 1100);
+    p.e.on_probe(kMaster, 1, lost(), 1200);
+    p.local_alive(1200);
+    ASSERT_EQ(of_kind(p.e.tick(1200), Action::Kind::promote).size(), 1u);
+    SmInfoReply refused;
+    refused.status = SmpStatus::refused;
+    refused.mad_status = 7;
+    p.e.on_promote_sent(refused, 1210);
+    p.local_alive(1250);
+    p.e.tick(1250);
+    ASSERT_EQ(p.e.history().size(), 1u);
+    EXPECT_EQ(p.e.history()[0].outcome, "failed: SubnSet(SMInfo) refused with MAD status 7");
+
+    Pair q;
+    q.e.on_plugin_closed(kMaster, 1010);
+    q.e.on_probe(kMaster, 1, lost(), 1100);
+    q.e.on_probe(kMaster, 1, lost(), 1200);
+    q.local_alive(1200);
+    ASSERT_EQ(of_kind(q.e.tick(1200), Action::Kind::promote).size(), 1u);
+    q.e.on_promote_sent(lost(), 1300);  // the answer may be lost: keep waiting ...
+    q.local_alive(4000);
+    q.e.tick(4000);
+    EXPECT_TRUE(q.e.history().empty());
+    q.local_alive(4300);
+    q.e.tick(4300);  // ... until promote_timeout_ms (3000) has passed
+    ASSERT_EQ(q.e.history().size(), 1u);
+    EXPECT_EQ(q.e.history()[0].outcome, "failed: the local SM did not become MASTER within 3000 ms");
+}
+
+TEST(HaEngine, MonitorModeRecordsMasterChangesButNeverActs) {
+    HaConfig c = act_config();
+    c.mode = Mode::monitor;
+    Pair p(c);
+    p.e.on_plugin_closed(kMaster, 1010);
+    for (int64_t t = 1100; t <= 5000; t += 100) {
+        p.e.on_probe(kMaster, 1, lost(), t);
+        p.local_alive(t);
+        ASSERT_TRUE(of_kind(p.e.tick(t), Action::Kind::promote).empty());
+    }
+    // OpenSM's own polling makes the standby master.
+    p.local_alive(5100, SmState::Master);
+    auto acts = p.e.tick(5100);
+    ASSERT_EQ(p.e.history().size(), 1u);
+    const FailoverRecord& r = p.e.history()[0];
+    EXPECT_EQ(r.outcome, "observed");
+    EXPECT_FALSE(r.by_this_node);
+    EXPECT_EQ(r.detected_ms, 1010);
+    EXPECT_EQ(r.master_ms, 5100);
+    EXPECT_NE(r.cause.find("the old master failed"), std::string::npos) << r.cause;
+    EXPECT_EQ(p.e.master_changes(), 1u);
+    ASSERT_EQ(of_kind(acts, Action::Kind::log).size(), 1u);
+}
+
+TEST(HaEngine, AHandoverIsRecordedAsSuch) {
+    Pair p(HaConfig{});  // mode off: still tracks
+    p.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Standby), 1100);
+    p.local_alive(1100, SmState::Master);
+    p.e.tick(1100);
+    ASSERT_EQ(p.e.history().size(), 1u);
+    EXPECT_EQ(p.e.history()[0].cause, "handover: the old master is STANDBY and alive");
+}
+
+TEST(HaEngine, SubnetGroupsComeFromSnapshots) {
+    HaEngine e(act_config());
+    e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, 0);
+    e.on_plugin(sm(kLocal, 1, 15, SmState::Master), true, 0);  // one opensm per HCA port: two subnets
+    EXPECT_NE(e.group_of(kMaster), e.group_of(kLocal));
+    Snapshot s;
+    s.self = sm(kMaster, 1, 15, SmState::Master);
+    s.other_sms = {sm(kLocal, 2, 14, SmState::Standby)};
+    e.on_snapshot(s, 10);
+    EXPECT_EQ(e.group_of(kMaster), e.group_of(kLocal));
+}
+
+TEST(HaEngine, LidChangesAcrossAMasterChange) {
+    Pair p;
+    auto snap = [](Guid self, uint16_t host_lid) {
+        Snapshot s;
+        s.self = sm(self, self == kMaster ? 1 : 2, 15, SmState::Master);
+        Node n;
+        n.type = NodeType::CA;
+        n.guid = 0x100;
+        n.description = "h1 HCA-1";
+        NodeId id = s.fabric.add_node(n, 1);
+        Port& port = s.fabric.node(id).ports[1];
+        port.guid = 0x101;
+        port.lid = host_lid;
+        s.fabric.finalize();
+        return s;
+    };
+    p.e.on_snapshot(snap(kMaster, 7), 900);
+    p.local_alive(1100, SmState::Master);
+    p.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Standby), 1100);
+    p.e.tick(1100);
+    EXPECT_TRUE(p.e.lid_changes().empty());
+    p.e.on_snapshot(snap(kLocal, 9), 1200);
+    ASSERT_EQ(p.e.lid_changes().size(), 1u);
+    EXPECT_EQ(p.e.lid_changes()[0].port_guid, 0x101u);
+    EXPECT_EQ(p.e.lid_changes()[0].before, 7);
+    EXPECT_EQ(p.e.lid_changes()[0].after, 9);
+}
+
+TEST(HaEngine, TrackFileText) {
+    EXPECT_EQ(track_file_text(true), "0\n");
+    EXPECT_EQ(track_file_text(false), "1\n");
+}
+
+}  // namespace
+}  // namespace ibf::ha

@@ -1,0 +1,104 @@
+// SM findings from the engine's view: exact kinds and counts per situation.
+#include <gtest/gtest.h>
+
+#include "ibf/ha_findings.h"
+
+namespace ibf::ha {
+namespace {
+
+constexpr Guid kA = 0x0002c90300000001, kB = 0x0002c90300000002, kC = 0x0002c90300000009;
+
+SmInfo sm(Guid g, uint16_t lid, uint8_t prio, SmState st, uint32_t ac) { return {g, lid, prio, st, ac}; }
+
+size_t count(const std::vector<Finding>& f, FindingKind k) {
+    size_t n = 0;
+    for (const auto& x : f) n += x.kind == k;
+    return n;
+}
+
+HaConfig monitor() {
+    HaConfig c;
+    c.mode = Mode::monitor;
+    c.local_sm = kB;
+    return c;
+}
+
+// The master's sweep found the standby: both are one subnet.
+void link(HaEngine& e, Guid master, Guid other) {
+    Snapshot s;
+    s.self = sm(master, 1, 15, SmState::Master, 1);
+    s.other_sms = {sm(other, 2, 14, SmState::Standby, 1)};
+    e.on_snapshot(s, 0);
+}
+
+TEST(HaFindings, HealthyPairHasNone) {
+    HaEngine e(monitor());
+    link(e, kA, kB);
+    for (int64_t t = 0; t <= 1000; t += 100) {
+        e.on_plugin(sm(kA, 1, 15, SmState::Master, uint32_t(t)), false, t);
+        e.on_plugin(sm(kB, 2, 14, SmState::Standby, uint32_t(t)), true, t);
+    }
+    EXPECT_TRUE(ha_findings(e, nullptr, 1000).empty());
+}
+
+TEST(HaFindings, TwoLiveMastersOfOneSubnetAreSplitBrainTwoOfTwoSubnetsAreNot) {
+    HaEngine e(monitor());
+    e.on_plugin(sm(kA, 1, 15, SmState::Master, 1), false, 0);
+    e.on_plugin(sm(kB, 2, 14, SmState::Master, 1), true, 0);
+    EXPECT_EQ(count(ha_findings(e, nullptr, 100), FindingKind::sm_split_brain), 0u) << "two subnets (nothing links them)";
+    Snapshot s;
+    s.self = sm(kA, 1, 15, SmState::Master, 1);
+    s.other_sms = {sm(kB, 2, 14, SmState::Standby, 1)};
+    e.on_snapshot(s, 50);
+    auto f = ha_findings(e, nullptr, 100);
+    EXPECT_EQ(count(f, FindingKind::sm_split_brain), 2u);  // one per master
+    // The other master dies: its plugin closed, no SMInfo answer. No longer split brain.
+    e.on_plugin_closed(kA, 200);
+    EXPECT_EQ(count(ha_findings(e, nullptr, 300), FindingKind::sm_split_brain), 0u);
+}
+
+TEST(HaFindings, NoStandbyAndStalls) {
+    HaConfig c = monitor();
+    c.stall_ms = 5000;
+    HaEngine e(c);
+    link(e, kA, kB);
+    e.on_plugin(sm(kA, 1, 15, SmState::Master, 10), false, 0);
+    auto f = ha_findings(e, nullptr, 100);
+    EXPECT_EQ(count(f, FindingKind::sm_no_standby), 1u);
+    e.on_plugin(sm(kB, 2, 14, SmState::Standby, 50), true, 100);
+    EXPECT_EQ(count(ha_findings(e, nullptr, 200), FindingKind::sm_no_standby), 0u);
+    // ActCounts frozen for 6 s while both keep heartbeating.
+    for (int64_t t = 200; t <= 6200; t += 100) {
+        e.on_plugin(sm(kA, 1, 15, SmState::Master, 10), false, t);
+        e.on_plugin(sm(kB, 2, 14, SmState::Standby, 50), true, t);
+    }
+    f = ha_findings(e, nullptr, 6200);
+    EXPECT_EQ(count(f, FindingKind::sm_stalled), 1u);
+    EXPECT_EQ(count(f, FindingKind::sm_standby_not_polling), 1u);
+    EXPECT_EQ(f.size(), 2u);
+}
+
+TEST(HaFindings, UnknownSmAndPriorityMismatch) {
+    HaConfig c = monitor();
+    c.expected_sms = {kA, kB};
+    c.expected_priorities = {{kA, 15}, {kB, 14}};
+    HaEngine e(c);
+    e.on_plugin(sm(kA, 1, 15, SmState::Master, 1), false, 0);
+    e.on_plugin(sm(kB, 2, 3, SmState::Standby, 1), true, 0);
+    e.on_plugin(sm(kC, 9, 0, SmState::Standby, 1), false, 0);
+    auto f = ha_findings(e, nullptr, 10);
+    ASSERT_EQ(count(f, FindingKind::sm_unknown), 1u);
+    ASSERT_EQ(count(f, FindingKind::sm_config_mismatch), 1u);
+    for (const auto& x : f) {
+        if (x.kind == FindingKind::sm_unknown) {
+            EXPECT_EQ(x.actual, "0x0002c90300000009");
+        }
+        if (x.kind == FindingKind::sm_config_mismatch) {
+            EXPECT_EQ(x.expected, "priority 14");
+            EXPECT_EQ(x.actual, "priority 3");
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ibf::ha
