@@ -579,28 +579,39 @@ void write_key_file(const std::string& path) {
     if (!ok) throw LabError("cannot write " + path);
 }
 
-void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool with_plugin) {
-    const bool multi = s.sms.size() > 1;
-    std::vector<int> tcp;
-    if (multi && with_daemon) {
-        tcp = free_tcp_ports(s.sms.size());
-        s.key_file = s.path("ingest.key");
-        write_key_file(s.key_file);
+// TCP ingest and HTTP ports for every daemon, the shared ingest key and the API token (several SMs).
+void prepare_sm_ports(LabState& s) {
+    const auto ports = free_tcp_ports(2 * s.sms.size());
+    for (size_t i = 0; i < s.sms.size(); ++i) {
+        s.sms[i].tcp_port = ports[2 * i];
+        s.sms[i].api_port = ports[2 * i + 1];
     }
+    s.key_file = s.path("ingest.key");
+    write_key_file(s.key_file);
+    write_key_file(s.path("api.token"));
+}
+
+// opensm.conf (and ibfabricd.yaml) of every SM. `peers`: each plugin also sends to the other
+// daemons' TCP ports with the shared key (several SMs).
+void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool with_plugin, bool peers) {
+    const bool multi = s.sms.size() > 1;
     const std::string tmpl = read_file(o.opensm_template);
     if (tmpl.empty()) throw LabError("cannot read the OpenSM template " + o.opensm_template);
+    std::vector<std::pair<std::string, int>> expect;
+    for (const auto& m : s.sms) expect.emplace_back(m.port_guid, m.priority);
     for (size_t i = 0; i < s.sms.size(); ++i) {
         LabSm& m = s.sms[i];
         fs::create_directories(m.dir);
         fs::create_directories(m.cache);
-        if (!tcp.empty()) m.tcp_port = tcp[i];
-        std::vector<int> peers;
-        for (size_t k = 0; k < tcp.size(); ++k)
-            if (k != i) peers.push_back(tcp[k]);
+        std::vector<int> peer_tcp, peer_http;
+        for (size_t k = 0; k < s.sms.size(); ++k)
+            if (k != i) {
+                if (peers) peer_tcp.push_back(s.sms[k].tcp_port);
+                peer_http.push_back(s.sms[k].api_port);
+            }
         std::string plugin_opts =
-            multi ? lab_plugin_options(m.ingest_socket, peers, s.key_file, o.ha_heartbeat_ms, o.plugin_options)
+            multi ? lab_plugin_options(m.ingest_socket, peer_tcp, peers ? s.key_file : "", o.ha_heartbeat_ms, o.plugin_options)
                   : "socket=" + m.ingest_socket + (o.plugin_options.empty() ? "" : " " + o.plugin_options);
-        const int poll_ms = o.sms.polling_ms, retries = o.sms.polling_retries;
         write_file(m.conf, fill_template(tmpl,
                                          {{"LOG_FILE", m.log},
                                           {"DUMP_DIR", m.cache},
@@ -609,23 +620,63 @@ void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool wit
                                           {"EVENT_PLUGIN_OPTIONS", with_plugin ? plugin_opts : "(null)"},
                                           {"PARTITION_FILE", s.path("partitions.conf")},
                                           {"SM_PRIORITY", std::to_string(m.priority)},
-                                          {"SMINFO_POLLING_TIMEOUT", std::to_string(poll_ms)},
-                                          {"POLLING_RETRY_NUMBER", std::to_string(retries)},
+                                          {"SMINFO_POLLING_TIMEOUT", std::to_string(o.sms.polling_ms)},
+                                          {"POLLING_RETRY_NUMBER", std::to_string(o.sms.polling_retries)},
                                           {"HONOR_GUID2LID", s.ha == LabHa::Ibfabric ? "TRUE" : "FALSE"}},
                                          o.opensm_template));
         if (!with_daemon) continue;
         LabDaemonConfig dc;
         dc.socket = m.ingest_socket;
         dc.expected = o.expected;
-        dc.tcp_port = m.tcp_port;
-        dc.key_file = s.key_file;
         dc.ha = s.ha;
-        dc.local_sm_guid = m.port_guid;
-        dc.guid2lid_file = m.cache + "/guid2lid";
-        dc.track_file = m.dir + "/sm-state";
+        if (multi) {
+            dc.http_port = m.api_port;
+            dc.tcp_port = peers ? m.tcp_port : 0;
+            dc.key_file = peers ? s.key_file : "";
+            dc.token_file = s.path("api.token");
+            dc.local_sm_guid = m.port_guid;
+            dc.guid2lid_file = m.cache + "/guid2lid";
+            dc.track_file = m.dir + "/sm-state";
+            dc.opensm_conf = m.conf;
+            dc.agent_ports = peer_http;
+            dc.expect = expect;
+        }
         write_file(multi ? m.dir + "/ibfabricd.yaml" : s.path("ibfabricd.yaml"), lab_daemon_yaml(dc));
     }
     write_file(s.path("partitions.conf"), "Default=0x7fff, ipoib, defmember=full : ALL, ALL_SWITCHES=full;\n");
+}
+
+// Every SM's daemon, started before any OpenSM (the plugins find their sockets at create()). A
+// daemon built before TCP ingest had a key (`tcp_key_file`) refuses the peers' config: then the
+// lab says so and runs each daemon with its own SM's plugin only (SMInfo is its only view of the
+// others).
+void start_daemons(LabState& s, const LabOptions& o, bool with_plugin) {
+    const bool multi = s.sms.size() > 1;
+    bool peers = multi;
+    if (multi) prepare_sm_ports(s);
+    write_sm_files(s, o, true, with_plugin, peers);
+    for (size_t i = 0; i < s.sms.size(); ++i) {
+        LabSm& m = s.sms[i];
+        progress(o, "starting ibfabricd" + (multi ? " for \"" + m.host + "\" (" + std::string(to_string(s.ha)) + ")" : ""));
+        try {
+            start_daemon(s, m, o.ibfabricd, o.start_timeout_s);
+        } catch (const LabError& e) {
+            if (!(peers && i == 0 && e.log_tail().find("unknown key 'tcp_key_file'") != std::string::npos)) {
+                lab_down(s, 1.0);
+                throw;
+            }
+            progress(o, "WARNING: this ibfabricd has no authenticated TCP ingest (tcp_key_file): each daemon sees only "
+                        "its own SM's plugin");
+            peers = false;
+            write_sm_files(s, o, true, with_plugin, peers);
+            for (auto& x : s.sms) x.tcp_port = 0;
+            s.key_file.clear();
+            --i;
+            continue;
+        }
+        mirror_sm1(s);
+        lab_save_state(s);
+    }
 }
 
 // The plugin refused its options (an OpenSM without it would leave the daemon waiting forever).
@@ -731,19 +782,8 @@ LabState lab_up(const Net& net, const LabOptions& o) {
     } catch (const LabError& e) {
         if (multi) fail(s, e.what(), s.path("client.log"));
     }
-    write_sm_files(s, o, with_daemon, with_plugin);
-    for (auto& m : s.sms) {
-        if (!with_daemon) break;
-        progress(o, "starting ibfabricd" + (multi ? " for \"" + m.host + "\" (" + std::string(to_string(s.ha)) + ")" : ""));
-        try {
-            start_daemon(s, m, o.ibfabricd, o.start_timeout_s);
-        } catch (const LabError&) {
-            lab_down(s, 1.0);
-            throw;
-        }
-        mirror_sm1(s);
-        lab_save_state(s);
-    }
+    if (with_daemon) start_daemons(s, o, with_plugin);
+    else write_sm_files(s, o, false, false, false);
     for (size_t i = 0; i < s.sms.size(); ++i) {
         start_sm(s, i, o);
         mirror_sm1(s);

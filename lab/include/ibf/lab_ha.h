@@ -56,12 +56,17 @@ std::vector<int> sm_priorities(int n, const std::vector<int>& given);
 struct LabDaemonConfig {
     std::string socket;              // Unix socket its local plugin sends to
     std::string expected;            // topology ("" = none)
+    int http_port = 0;               // 0 = ephemeral (the port file says which)
     int tcp_port = 0;                // 0 = no TCP ingest (single SM)
     std::string key_file;            // tcp_key_file
+    std::string token_file;          // bearer token for mutating calls ("" = none)
     LabHa ha = LabHa::Single;        // Single = no `ha:` section
     std::string local_sm_guid;       // "0x..." (ha)
     std::string guid2lid_file;       // <sm dir>/cache/guid2lid (ha)
     std::string track_file;          // <sm dir>/sm-state (ha)
+    std::string opensm_conf;         // this node's opensm.conf (ha: switchover rewrites sm_priority)
+    std::vector<int> agent_ports;    // the other daemons' HTTP ports (ha.agents)
+    std::vector<std::pair<std::string, int>> expect;  // every SM: port GUID, priority (ha.expect)
     int poll_ms = 100, mad_timeout_ms = 100, heartbeat_timeout_ms = 400;
 };
 std::string lab_daemon_yaml(const LabDaemonConfig& c);
