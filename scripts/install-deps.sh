@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config
   libyaml-cpp-dev libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
-  libsqlite3-dev libgtest-dev libgmock-dev
+  libsqlite3-dev libgtest-dev libgmock-dev libssl-dev
   opensm libopensm-dev libibumad-dev libibmad-dev infiniband-diags ibsim-utils
   curl procps
 )

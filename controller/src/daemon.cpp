@@ -34,8 +34,10 @@
 #include "ibf/ha_agent.h"
 #include "ibf/ha_findings.h"
 #include "ibf/history.h"
+#include "ibf/ingest_policy.h"
 #include "ibf/report.h"
 #include "ibf/wire.h"
+#include "ibf/wire_auth.h"
 
 namespace ibf {
 namespace {
@@ -46,10 +48,16 @@ namespace http = beast::http;
 using unix_proto = asio::local::stream_protocol;
 using tcp = asio::ip::tcp;
 using steady = std::chrono::steady_clock;
+constexpr int64_t kHelloGraceMs = 1000;  // a connection this young is not pushed out for lacking a Hello
 
 int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
+}
+
+// Milliseconds of the steady clock, for the ingest policy (ibf/ingest_policy.h).
+int64_t steady_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now().time_since_epoch()).count();
 }
 
 double ms_since(steady::time_point t) {
@@ -67,6 +75,12 @@ std::string endpoint_string(const tcp::endpoint& e) {
 struct Closable {
     virtual ~Closable() = default;
     virtual void close() = 0;
+};
+
+// A plugin connection as the slot policy sees it (IngestConn<unix or tcp socket>).
+struct IngestBase : Closable {
+    virtual IngestSlot slot() const = 0;
+    virtual void evict(const std::string& why) = 0;  // closes it now, with one (rate-limited) log line
 };
 
 }  // namespace
@@ -109,6 +123,10 @@ struct Daemon::Impl {
     uint64_t next_id = 1;
     std::map<uint64_t, std::weak_ptr<Closable>> open;  // ingest connections and HTTP sessions
     size_t ingest_open = 0, http_open = 0;              // how many of `open` are which (limits.max_*)
+    std::map<uint64_t, std::weak_ptr<IngestBase>> ingest_conns;  // the ingest part of `open`
+    std::string tcp_key;              // tcp_key_file's key; "" = TCP Hellos need no MAC
+    wire::NonceWindow nonces;         // authenticated Hellos seen within the window (replays)
+    LogLimiter refusal_log;           // ingest refusals and drops: a few lines, then a count
     bool stopping = false;
     bool ran = false;
 
@@ -155,6 +173,10 @@ struct Daemon::Impl {
     nlohmann::json set_local_priority(const nlohmann::json& body);
     template <class Sock>
     void start_ingest(Sock sock, std::string peer);
+    bool make_room(const std::string& peer);
+    std::string check_hello(bool tcp, const wire::Hello& h);  // "" = accepted, else why not
+    void refusal(const std::string& line);                      // rate-limited warning
+    void open_tcp_ingest();
 
     // worker thread
     void worker_loop();
@@ -162,22 +184,37 @@ struct Daemon::Impl {
 
 namespace {
 
-// One plugin connection: its own Decoder; malformed input closes only this connection.
+// One plugin connection: its own Decoder; malformed input closes only this connection. Until its
+// Hello: frames are limited to 64 KiB, a timer closes it after limits.hello_timeout_ms, and on TCP
+// with a tcp_key_file the Hello must carry a valid MAC (docs/daemon.md, "Ingest limits and
+// authentication").
 template <class Sock>
-class IngestConn : public Closable, public std::enable_shared_from_this<IngestConn<Sock>> {
+class IngestConn : public IngestBase, public std::enable_shared_from_this<IngestConn<Sock>> {
 public:
+    static constexpr bool kTcp = std::is_same_v<Sock, tcp::socket>;
+
     IngestConn(Daemon::Impl* d, Sock s, ConnId id, std::string peer)
-        : d_(d), sock_(std::move(s)), id_(id), peer_(std::move(peer)), dec_(d->opt.config.max_message_bytes) {}
+        : d_(d), sock_(std::move(s)), id_(id), peer_(std::move(peer)),
+          dec_(d->opt.config.max_message_bytes, wire::kMaxSmallPayload), hello_timer_(d->io),
+          opened_ms_(steady_ms()), last_rx_ms_(opened_ms_) {}
 
     void start() {
         d_->state.on_connect(id_, peer_, now_ms());
         spdlog::debug("ingest: connection {} from {}", id_, peer_);
+        hello_timer_.expires_after(std::chrono::milliseconds(d_->opt.config.hello_timeout_ms));
+        hello_timer_.async_wait([self = this->shared_from_this()](const boost::system::error_code& ec) {
+            if (ec || self->hello_ || self->done_) return;
+            self->refuse("no Hello within " + std::to_string(self->d_->opt.config.hello_timeout_ms) +
+                         " ms (limits.hello_timeout_ms)");
+        });
         read();
     }
     void close() override {
         boost::system::error_code ec;
         sock_.close(ec);
     }
+    IngestSlot slot() const override { return {id_, hello_, opened_ms_, last_rx_ms_}; }
+    void evict(const std::string& why) override { refuse(why); }
 
 private:
     void read() {
@@ -188,6 +225,7 @@ private:
     }
 
     void on_read(const boost::system::error_code& ec, size_t n) {
+        if (done_) return;
         if (ec) {
             if (ec != asio::error::operation_aborted && !d_->stopping)
                 spdlog::info("ingest: connection {} ({}) closed{}", id_, peer_,
@@ -195,6 +233,7 @@ private:
             finish();
             return;
         }
+        last_rx_ms_ = steady_ms();
         // buf_ is not read into again until deliver() has run: one chunk in flight per connection.
         asio::post(d_->decode_io, [self = this->shared_from_this(), n, arrived = steady::now()] {
             self->decode(n, arrived);
@@ -221,32 +260,52 @@ private:
                             arrived]() mutable { self->deliver(std::move(msgs), std::move(error), arrived); });
     }
 
-    // io thread: apply the messages in order; a malformed frame drops this connection only.
+    // io thread: apply the messages in order; a malformed frame or a refused Hello drops this
+    // connection only.
     void deliver(std::vector<std::pair<wire::Message, double>> msgs, std::string error, steady::time_point arrived) {
         if (done_) return;
         for (auto& [m, decode_ms] : msgs) {
             const auto type = wire::type_of(m);
+            if (type == wire::MsgType::Hello && !hello_) {
+                const auto& h = std::get<wire::Hello>(m);
+                if (std::string why = d_->check_hello(kTcp, h); !why.empty()) {
+                    refuse(why + " (SM " + guid_hex(h.sm.port_guid) + ")");
+                    return;
+                }
+                hello_ = true;
+                hello_timer_.cancel();
+            }
             if (!d_->dispatch(id_, std::move(m), decode_ms, arrived)) {
                 error = std::string(wire::to_string(type)) + " before Hello";
                 break;
             }
         }
         if (!error.empty()) {
-            spdlog::warn("ingest: connection {} ({}) dropped: {}", id_, peer_, error);
-            d_->state.on_ingest_error(id_);
-            finish();
+            refuse(error);
             return;
         }
         read();
     }
 
+    // Drops the connection with one rate-limited warning naming the peer and why; counted in
+    // ibfabric_ingest_errors_total.
+    void refuse(const std::string& why) {
+        if (done_) return;
+        d_->refusal("ingest: " + std::string(kTcp ? "tcp" : "unix") + " connection " + std::to_string(id_) + " (" +
+                    peer_ + ") dropped: " + why);
+        d_->state.on_ingest_error(id_);
+        finish();
+    }
+
     void finish() {
         if (done_) return;
         done_ = true;
+        hello_timer_.cancel();
         close();
         const auto sm = d_->state.sm_of_conn(id_);
         d_->state.on_disconnect(id_, now_ms());
         d_->open.erase(id_);
+        d_->ingest_conns.erase(id_);
         --d_->ingest_open;
         if (sm) d_->ha_closed(*sm);
     }
@@ -256,6 +315,9 @@ private:
     ConnId id_;
     std::string peer_;
     wire::Decoder dec_;
+    asio::steady_timer hello_timer_;
+    int64_t opened_ms_, last_rx_ms_;  // steady_ms()
+    bool hello_ = false;              // a Hello was accepted on this connection
     std::array<char, 64 * 1024> buf_;
     bool done_ = false;
 };
@@ -373,20 +435,7 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
         http_port = http_acc.local_endpoint().port();
         spdlog::info("http: listening on {}", endpoint_string(http_acc.local_endpoint()));
     }
-    // Optional TCP ingest
-    if (!c.tcp_bind.empty()) {
-        boost::system::error_code ec;
-        auto addr = asio::ip::make_address(c.tcp_bind, ec);
-        if (ec) throw InputError(c.source, 0, 0, "tcp bind address '" + c.tcp_bind + "' is not an IP address");
-        tcp::endpoint ep(addr, c.tcp_port);
-        tcp_acc.open(ep.protocol());
-        tcp_acc.set_option(asio::socket_base::reuse_address(true));
-        tcp_acc.bind(ep, ec);
-        if (ec) throw std::runtime_error("cannot bind TCP ingest " + endpoint_string(ep) + ": " + ec.message());
-        tcp_acc.listen();
-        tcp_port = tcp_acc.local_endpoint().port();
-        spdlog::info("ingest: listening on tcp {}", endpoint_string(tcp_acc.local_endpoint()));
-    }
+    if (!c.tcp_bind.empty()) open_tcp_ingest();
     bind_unix();
 
     if (!opt.port_file.empty()) {
@@ -416,6 +465,34 @@ Daemon::Impl::~Impl() {
     decode_io.stop();
     if (decode_thread.joinable()) decode_thread.join();
     remove_socket_file();
+}
+
+// Optional TCP ingest. Beyond loopback it needs tcp_key_file: every peer then proves the key in
+// its Hello (ibf/wire_auth.h); without one, anybody who reaches the port could feed a fabric.
+void Daemon::Impl::open_tcp_ingest() {
+    const DaemonConfig& c = opt.config;
+    const std::string where = c.source.empty() ? "ibfabricd" : c.source;
+    boost::system::error_code ec;
+    auto addr = asio::ip::make_address(c.tcp_bind, ec);
+    if (ec) throw InputError(c.source, 0, 0, "tcp bind address '" + c.tcp_bind + "' is not an IP address");
+    if (!c.tcp_key_file.empty()) {
+        wire::KeyCheck k = wire::read_key_file(c.tcp_key_file);
+        if (!k.error.empty()) throw InputError(where, 0, 0, "tcp_key_file " + k.error);
+        tcp_key = std::move(k.key);
+    } else if (!addr.is_loopback()) {
+        throw InputError(where, 0, 0, "tcp ingest on " + c.tcp_bind +
+                                          " (not loopback) needs tcp_key_file: refusing unauthenticated ingest "
+                                          "from the network (docs/daemon.md)");
+    }
+    tcp::endpoint ep(addr, c.tcp_port);
+    tcp_acc.open(ep.protocol());
+    tcp_acc.set_option(asio::socket_base::reuse_address(true));
+    tcp_acc.bind(ep, ec);
+    if (ec) throw std::runtime_error("cannot bind TCP ingest " + endpoint_string(ep) + ": " + ec.message());
+    tcp_acc.listen();
+    tcp_port = tcp_acc.local_endpoint().port();
+    spdlog::info("ingest: listening on tcp {} ({})", endpoint_string(tcp_acc.local_endpoint()),
+                 tcp_key.empty() ? "no authentication: loopback only" : "Hello MAC required, key " + c.tcp_key_file);
 }
 
 void Daemon::Impl::bind_unix() {
@@ -459,9 +536,9 @@ void Daemon::Impl::remove_socket_file() {
 
 template <class Sock>
 void Daemon::Impl::start_ingest(Sock sock, std::string peer) {
-    if (ingest_open >= opt.config.max_plugin_connections) {
-        spdlog::warn("ingest: refusing a connection from {}: {} plugin connections open (limits.max_plugin_connections)",
-                     peer, ingest_open);
+    if (ingest_open >= opt.config.max_plugin_connections && !make_room(peer)) {
+        refusal("ingest: refusing a connection from " + peer + ": " + std::to_string(ingest_open) +
+                " plugin connections open, all live (limits.max_plugin_connections)");
         boost::system::error_code ec;
         sock.close(ec);
         return;
@@ -470,7 +547,38 @@ void Daemon::Impl::start_ingest(Sock sock, std::string peer) {
     const uint64_t id = next_id++;
     auto conn = std::make_shared<IngestConn<Sock>>(this, std::move(sock), id, std::move(peer));
     open[id] = conn;
+    ingest_conns[id] = conn;
     conn->start();
+}
+
+// Every slot is taken: a connection that has not said Hello (open over a second), or one silent for
+// limits.stale_connection_ms, gives way to the newcomer (ingest_victim). False: all are live.
+bool Daemon::Impl::make_room(const std::string& peer) {
+    std::vector<IngestSlot> slots;
+    for (auto& [id, w] : ingest_conns)
+        if (auto c = w.lock()) slots.push_back(c->slot());
+    const int64_t now = steady_ms();
+    const auto victim = ingest_victim(slots, now, opt.config.stale_connection_ms, kHelloGraceMs);
+    if (!victim) return false;
+    auto c = ingest_conns[*victim].lock();
+    if (!c) return false;
+    const IngestSlot s = c->slot();
+    c->evict(s.said_hello ? "silent for " + std::to_string(now - s.last_rx_ms) + " ms, its slot goes to " + peer
+                          : "no Hello after " + std::to_string(now - s.opened_ms) + " ms, its slot goes to " + peer);
+    return true;
+}
+
+std::string Daemon::Impl::check_hello(bool is_tcp, const wire::Hello& h) {
+    if (!is_tcp || tcp_key.empty()) return "";  // Unix sockets: the file mode is the access control
+    wire::AuthVerdict v = wire::verify_hello(h, tcp_key, now_ms(), nonces);
+    return v.ok ? "" : "unauthenticated: " + v.reason;
+}
+
+void Daemon::Impl::refusal(const std::string& line) {
+    uint64_t skipped = 0;
+    if (!refusal_log.allow(steady_ms(), &skipped)) return;
+    if (skipped) spdlog::warn("{} ({} more ingest refusals since the last line, not logged)", line, skipped);
+    else spdlog::warn("{}", line);
 }
 
 void Daemon::Impl::accept_unix() {

@@ -235,6 +235,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                     c.tcp_bind = "0.0.0.0";
                     parse_host_port(s, c.tcp_bind, c.tcp_port, "'tcp'");
                 }
+            } else if (key == "tcp_key_file") {
+                c.tcp_key_file = ctx.path(v, key);
             } else if (key == "http") {
                 parse_host_port(ctx.scalar(v, key), c.http_bind, c.http_port, "'http'");
             } else if (key == "topology") {
@@ -260,6 +262,14 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                         (k == "max_plugin_connections" ? c.max_plugin_connections : c.max_http_connections) = n;
                         continue;
                     }
+                    if (k == "hello_timeout_ms" || k == "stale_connection_ms") {
+                        const bool hello = k == "hello_timeout_ms";
+                        const uint64_t lo = hello ? 100 : 1000;
+                        const uint64_t n = ctx.unsigned_value(lk.second, k, 3600000);
+                        if (n < lo) ctx.fail(lk.second, "'limits." + k + "' must be at least " + std::to_string(lo));
+                        (hello ? c.hello_timeout_ms : c.stale_connection_ms) = static_cast<int64_t>(n);
+                        continue;
+                    }
                     if (k == "max_message_bytes")
                         c.max_message_bytes = ctx.unsigned_value(lk.second, k, std::numeric_limits<uint32_t>::max());
                     else if (k == "max_request_bytes")
@@ -267,7 +277,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                     else
                         ctx.fail(lk.first, "unknown key 'limits." + k +
                                                "' (expected max_message_bytes, max_request_bytes, "
-                                               "max_plugin_connections, max_http_connections)");
+                                               "max_plugin_connections, max_http_connections, hello_timeout_ms, "
+                                               "stale_connection_ms)");
                     if ((k == "max_message_bytes" ? c.max_message_bytes : c.max_request_bytes) < 1024)
                         ctx.fail(lk.second, "'limits." + k + "' must be at least 1024");
                 }
@@ -284,8 +295,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 }
             } else {
                 ctx.fail(kv.first, "unknown key '" + key +
-                                       "' (expected socket, socket_mode, tcp, http, topology, node_name_map, "
-                                       "history, token_file, log_level, limits, checks, ha)");
+                                       "' (expected socket, socket_mode, tcp, tcp_key_file, http, topology, "
+                                       "node_name_map, history, token_file, log_level, limits, checks, ha)");
             }
         } catch (const InputError& e) {
             if (!e.file().empty()) throw;

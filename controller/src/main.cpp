@@ -20,11 +20,13 @@
 
 int main(int argc, char** argv) {
     CLI::App app{"ibfabricd: live fabric checks from OpenSM plugin snapshots, served over HTTP.", "ibfabricd"};
-    std::string config_file, socket, http, tcp, topology, port_file, log_level, history;
+    std::string config_file, socket, http, tcp, tcp_key_file, topology, port_file, log_level, history;
     app.add_option("-c,--config", config_file, "YAML config file (docs/daemon.md)");
     app.add_option("--socket", socket, "Unix socket for plugin streams (overrides 'socket')");
     app.add_option("--http", http, "HTTP API address host:port, port 0 = ephemeral (overrides 'http')");
     app.add_option("--tcp", tcp, "also ingest on TCP host:port (overrides 'tcp')");
+    app.add_option("--tcp-key-file", tcp_key_file,
+                   "shared key file: TCP Hellos must carry its MAC (overrides 'tcp_key_file')");
     app.add_option("--topology", topology, "plan YAML or golden dump (overrides 'topology')");
     app.add_option("--history", history, "SQLite history file (overrides 'history')");
     app.add_option("--port-file", port_file, "write the bound HTTP port to this file");
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
             cfg.tcp_bind = "0.0.0.0";
             ibf::parse_host_port(tcp, cfg.tcp_bind, cfg.tcp_port, "--tcp");
         }
+        if (!tcp_key_file.empty()) cfg.tcp_key_file = tcp_key_file;
         if (!topology.empty()) cfg.topology = topology;
         if (!history.empty()) cfg.history_db = history;
         if (!log_level.empty()) cfg.log_level = log_level;

@@ -2,6 +2,8 @@
 // libibmad reports a failed RPC as NULL; we tell the three failures apart by what it leaves:
 // a non-zero MAD status (smp_*_status_via's rstatus) = refused; errno ETIMEDOUT with no status =
 // timeout; anything else = a local error. Works unchanged under LD_PRELOAD=libumad2sim.so.
+// libibmad 44 itself writes two "ibwarn: ... _do_madrpc ..." lines to stderr per failed RPC
+// (unconditionally: madrpc_show_errors(0) does not silence them).
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 

@@ -6,9 +6,15 @@
 
 namespace ibf::osm {
 
-std::string Options::endpoint() const {
+std::string Endpoint::name() const {
     if (tcp()) return "tcp:" + tcp_host + ":" + std::to_string(tcp_port);
     return "unix:" + socket_path;
+}
+
+std::string Options::endpoint() const {
+    std::string out;
+    for (const Endpoint& e : endpoints) out += (out.empty() ? "" : ", ") + e.name();
+    return out;
 }
 
 namespace {
@@ -26,7 +32,8 @@ std::variant<Options, std::string> parse_options(const char* text) {
     Options o;
     if (!text) return o;
     std::string_view s(text);
-    bool have_socket = false, have_tcp = false;
+    std::optional<Endpoint> sock;
+    std::vector<Endpoint> tcps;
     size_t i = 0;
     while (i < s.size()) {
         while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == ',')) ++i;
@@ -49,16 +56,21 @@ std::variant<Options, std::string> parse_options(const char* text) {
         };
         if (key == "socket") {
             if (val.empty() || val.size() >= 108) return bad("needs a path shorter than 108 bytes");
-            o.socket_path = std::string(val);
-            have_socket = true;
+            if (sock) return bad("socket= may be given once (the local daemon); use tcp= for the others");
+            sock = Endpoint{std::string(val), "", 0};
         } else if (key == "tcp") {
             auto colon = val.rfind(':');
             if (colon == std::string_view::npos || colon == 0) return bad("needs host:port");
             auto port = to_long(val.substr(colon + 1));
             if (!port || *port < 1 || *port > 65535) return bad("port must be 1..65535");
-            o.tcp_host = std::string(val.substr(0, colon));
-            o.tcp_port = static_cast<uint16_t>(*port);
-            have_tcp = true;
+            Endpoint e{"", std::string(val.substr(0, colon)), static_cast<uint16_t>(*port)};
+            for (const Endpoint& t : tcps)
+                if (t.tcp_host == e.tcp_host && t.tcp_port == e.tcp_port) return bad("given twice");
+            if (tcps.size() >= kMaxTcpEndpoints) return bad("at most 8 tcp= endpoints");
+            tcps.push_back(std::move(e));
+        } else if (key == "key_file") {
+            if (val.empty() || val.front() != '/') return bad("needs an absolute path");
+            o.key_file = std::string(val);
         } else if (key == "queue") {
             auto x = ranged(1, 65536);
             if (!x) return bad("must be an integer 1..65536");
@@ -87,11 +99,15 @@ std::variant<Options, std::string> parse_options(const char* text) {
             else return bad("must be 1 or 0");
         } else {
             return "event_plugin_options: unknown option \"" + std::string(key) +
-                   "\" (known: socket, tcp, queue, log, heartbeat_ms, send_timeout_ms, backoff_max_ms, lft)";
+                   "\" (known: socket, tcp, key_file, queue, log, heartbeat_ms, send_timeout_ms, backoff_max_ms, lft)";
         }
     }
-    if (have_socket && have_tcp) return std::string("event_plugin_options: give socket= or tcp=, not both");
-    if (have_tcp) o.socket_path.clear();
+    // tcp= alone keeps its old meaning (no local socket); neither keeps the default socket.
+    if (sock || !tcps.empty()) {
+        o.endpoints.clear();
+        if (sock) o.endpoints.push_back(std::move(*sock));
+        for (Endpoint& e : tcps) o.endpoints.push_back(std::move(e));
+    }
     return o;
 }
 

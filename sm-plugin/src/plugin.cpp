@@ -4,6 +4,7 @@
 // SUBNET_UP under osm->lock (shared), and hands off to the Sender's own thread; it never does I/O.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -14,6 +15,7 @@
 #include "ibf/osm_copy.h"
 #include "ibf/osm_plugin_options.h"
 #include "ibf/osm_sender.h"
+#include "ibf/wire_auth.h"
 #include "osm_headers.h"
 
 #ifndef IBF_VERSION
@@ -41,7 +43,7 @@ struct Plugin {
     osm_opensm_t* osm = nullptr;
     Options opts;
     std::atomic<uint64_t> seq{0};
-    std::unique_ptr<Sender> sender;
+    std::unique_ptr<Fanout> sender;  // one Sender (thread) per endpoint
 };
 
 void* plugin_create(osm_opensm_t* osm) {
@@ -58,6 +60,14 @@ void* plugin_create(osm_opensm_t* osm) {
         auto p = std::make_unique<Plugin>();
         p->osm = osm;
         p->opts = std::get<Options>(parsed);
+        if (!p->opts.key_file.empty()) {
+            wire::KeyCheck k = wire::read_key_file(p->opts.key_file);
+            if (!k.error.empty()) {
+                osm_say(osm, LogLevel::error, "refusing to load: key_file=" + k.error);
+                return nullptr;
+            }
+            p->opts.key = std::move(k.key);
+        }
         Plugin* raw = p.get();
         SenderHooks hooks;
         hooks.hello = [raw] {
@@ -65,10 +75,15 @@ void* plugin_create(osm_opensm_t* osm) {
         };
         hooks.heartbeat = [raw] { return wire::Heartbeat{poll_self(raw->osm), raw->seq.load(), unix_ms()}; };
         hooks.log = [raw](LogLevel l, const std::string& m) { osm_say(raw->osm, l, m); };
-        p->sender = std::make_unique<Sender>(p->opts, std::move(hooks));
+        p->sender = std::make_unique<Fanout>(p->opts, hooks);
         p->sender->start();
+        const bool any_tcp = std::any_of(p->opts.endpoints.begin(), p->opts.endpoints.end(),
+                                         [](const Endpoint& e) { return e.tcp(); });
         osm_say(osm, LogLevel::info, std::string("loaded (ibfabric " IBF_VERSION ", ") + OSM_VERSION + "), sending to " +
-                                         p->opts.endpoint() + ", event queue " + std::to_string(p->opts.queue));
+                                         p->opts.endpoint() + ", event queue " + std::to_string(p->opts.queue) +
+                                         " per endpoint" +
+                                         (!any_tcp ? "" : p->opts.key.empty() ? ", TCP unauthenticated (no key_file)"
+                                                                                : ", TCP authenticated with " + p->opts.key_file));
         return p.release();
     } catch (const std::exception& e) {
         osm_say(osm, LogLevel::error, std::string("refusing to load: ") + e.what());
@@ -84,7 +99,7 @@ void plugin_delete(void* data) {
     try {
         auto t0 = Clock::now();
         p->sender->stop();
-        auto c = p->sender->counters();
+        auto c = p->sender->total();
         osm_say(p->osm, LogLevel::info,
                 "stopped in " +
                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()) +

@@ -5,22 +5,37 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
+
+#include "ibf/wire_auth.h"
 
 namespace ibf::osm {
 
 namespace {
 constexpr int kSliceMs = 100;  // longest the sender thread waits without checking stop_
+constexpr int kStableConnectionMs = 2000;  // a connection that lived this long resets the backoff
 }
 
-Sender::Sender(Options opts, SenderHooks hooks) : opts_(std::move(opts)), hooks_(std::move(hooks)) {}
+Sender::Sender(Options opts, SenderHooks hooks, size_t endpoint)
+    : opts_(std::move(opts)), hooks_(std::move(hooks)), ep_(opts_.endpoints.at(endpoint)) {}
 
 Sender::~Sender() { stop(); }
+
+void Sender::request_stop() {
+    {
+        std::lock_guard lk(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+}
 
 void Sender::start() {
     std::lock_guard lk(mu_);
@@ -30,11 +45,7 @@ void Sender::start() {
 }
 
 void Sender::stop() {
-    {
-        std::lock_guard lk(mu_);
-        stop_ = true;
-    }
-    cv_.notify_all();
+    request_stop();
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
@@ -85,13 +96,13 @@ void Sender::log(LogLevel l, const std::string& msg) const {
 int Sender::connect_once(std::string& err) {
     int fd = -1;
     int rc;
-    if (opts_.tcp()) {
+    if (ep_.tcp()) {
         sockaddr_in a{};
         a.sin_family = AF_INET;
-        a.sin_port = htons(opts_.tcp_port);
-        std::string host = opts_.tcp_host == "localhost" ? "127.0.0.1" : opts_.tcp_host;
+        a.sin_port = htons(ep_.tcp_port);
+        std::string host = ep_.tcp_host == "localhost" ? "127.0.0.1" : ep_.tcp_host;
         if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) {
-            err = "not an IPv4 address: " + opts_.tcp_host;
+            err = "not an IPv4 address: " + ep_.tcp_host;
             return -1;
         }
         fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -102,7 +113,7 @@ int Sender::connect_once(std::string& err) {
     } else {
         sockaddr_un a{};
         a.sun_family = AF_UNIX;
-        std::strncpy(a.sun_path, opts_.socket_path.c_str(), sizeof a.sun_path - 1);
+        std::strncpy(a.sun_path, ep_.socket_path.c_str(), sizeof a.sun_path - 1);
         fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0) { err = std::strerror(errno); return -1; }
         rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
@@ -150,7 +161,7 @@ bool Sender::send_all(int fd, const std::string& bytes) {
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            log(LogLevel::warn, std::string("send to ") + opts_.endpoint() + " failed: " + std::strerror(errno));
+            log(flapping_ ? LogLevel::debug : LogLevel::warn, std::string("send to ") + ep_.name() + " failed: " + std::strerror(errno));
             return false;
         }
         {
@@ -158,7 +169,7 @@ bool Sender::send_all(int fd, const std::string& bytes) {
             if (stop_) return false;
         }
         if (Clock::now() - last_progress > std::chrono::milliseconds(opts_.send_timeout_ms)) {
-            log(LogLevel::warn, "controller at " + opts_.endpoint() + " accepted nothing for " +
+            log(LogLevel::warn, "controller at " + ep_.name() + " accepted nothing for " +
                                     std::to_string(opts_.send_timeout_ms) + " ms; dropping the connection");
             return false;
         }
@@ -197,6 +208,25 @@ bool Sender::send_bytes(int fd, const std::string& bytes) {
     return false;
 }
 
+// The Hello for a new connection; signed on TCP endpoints when a key is configured (a fresh nonce
+// and the wall clock per connection: the daemon refuses replays and stale times).
+wire::Hello Sender::make_hello() const {
+    wire::Hello h = hooks_.hello ? hooks_.hello() : wire::Hello{};
+    if (!ep_.tcp() || opts_.key.empty()) return h;
+    unsigned char rnd[16];
+    size_t got = 0;
+    while (got < sizeof rnd) {
+        ssize_t n = ::getrandom(rnd + got, sizeof rnd - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+        got += static_cast<size_t>(n);
+    }
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count();
+    wire::sign_hello(h, opts_.key, now, wire::nonce_hex_of(rnd));
+    return h;
+}
+
 // The thread body. Nothing may escape it: an exception leaving a std::thread calls std::terminate,
 // which would take OpenSM down. On an unexpected error (e.g. bad_alloc) log, wait, start over.
 void Sender::run() {
@@ -215,10 +245,63 @@ void Sender::run() {
     }
 }
 
+// One connection: Hello, then the kept snapshot, events, newer snapshots and heartbeats, until a
+// write fails or stop() is called.
+void Sender::serve(int fd) {
+    const auto hb_period = std::chrono::milliseconds(opts_.heartbeat_ms);
+    uint64_t sent_gen = 0;  // snapshot generation sent on this connection
+    bool ok = send_msg(fd, make_hello());
+    auto next_hb = Clock::now();
+    bool resync = true;  // right after Hello: the kept snapshot goes before any queued event
+    while (ok) {
+        std::deque<wire::Event> evs;
+        std::shared_ptr<const Snapshot> snap;
+        uint64_t gen = 0;
+        Clock::time_point at{};
+        {
+            std::unique_lock lk(mu_);
+            cv_.wait_until(lk, next_hb, [&] {
+                return stop_ || !events_.empty() || (latest_ && latest_gen_ != sent_gen);
+            });
+            if (stop_) break;
+            evs.swap(events_);
+            if (latest_ && latest_gen_ != sent_gen) {
+                snap = latest_;
+                gen = latest_gen_;
+                at = latest_at_;
+                picked_gen_ = gen;
+            }
+        }
+        auto send_snap = [&] {
+            if (!ok || !snap) return;
+            ok = send_snapshot(fd, *snap);
+            if (ok) {
+                sent_gen = gen;
+                std::lock_guard lk(mu_);
+                ++c_.snapshots_sent;
+                c_.last_send_lag_ms = static_cast<uint64_t>(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - at).count());
+            }
+        };
+        // Steady state: events first (a trap precedes the sweep whose snapshot follows it).
+        if (resync) send_snap();
+        for (auto& e : evs) {
+            if (!ok) break;
+            ok = send_msg(fd, std::move(e));
+        }
+        if (!resync) send_snap();
+        resync = false;
+        if (ok && Clock::now() >= next_hb) {
+            ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
+            if (ok) ok = send_msg(fd, counters());
+            next_hb = Clock::now() + hb_period;
+        }
+    }
+}
+
 void Sender::run_connections() {
     auto backoff = std::chrono::milliseconds(50);
     const auto backoff_max = std::chrono::milliseconds(opts_.backoff_max_ms);
-    const auto hb_period = std::chrono::milliseconds(opts_.heartbeat_ms);
     bool ever_connected = false;
     bool failure_logged = false;
     for (;;) {
@@ -230,11 +313,11 @@ void Sender::run_connections() {
         int fd = connect_once(err);
         if (fd < 0) {
             if (!failure_logged) {
-                log(LogLevel::warn, "cannot connect to " + opts_.endpoint() + ": " + err +
+                log(LogLevel::warn, "cannot connect to " + ep_.name() + ": " + err +
                                         " (retrying with backoff up to " + std::to_string(opts_.backoff_max_ms) + " ms)");
                 failure_logged = true;
             } else {
-                log(LogLevel::debug, "cannot connect to " + opts_.endpoint() + ": " + err);
+                log(LogLevel::debug, "cannot connect to " + ep_.name() + ": " + err);
             }
             std::unique_lock lk(mu_);
             cv_.wait_for(lk, backoff, [this] { return stop_; });
@@ -245,71 +328,77 @@ void Sender::run_connections() {
             int fd;
             ~FdCloser() { ::close(fd); }
         } closer{fd};  // closed on every way out, exceptions included
-        backoff = std::chrono::milliseconds(50);
         failure_logged = false;
-        uint64_t sent_gen = 0;  // snapshot generation sent on this connection
+        const auto connected_at = Clock::now();
         {
             std::lock_guard lk(mu_);
             connected_ = true;
             if (ever_connected) ++c_.reconnects;
         }
         ever_connected = true;
-        log(LogLevel::info, "connected to " + opts_.endpoint());
-
-        bool ok = send_msg(fd, hooks_.hello ? hooks_.hello() : wire::Hello{});
-        auto next_hb = Clock::now();
-        bool resync = true;  // right after Hello: the kept snapshot goes before any queued event
-        while (ok) {
-            std::deque<wire::Event> evs;
-            std::shared_ptr<const Snapshot> snap;
-            uint64_t gen = 0;
-            Clock::time_point at{};
-            {
-                std::unique_lock lk(mu_);
-                cv_.wait_until(lk, next_hb, [&] {
-                    return stop_ || !events_.empty() || (latest_ && latest_gen_ != sent_gen);
-                });
-                if (stop_) break;
-                evs.swap(events_);
-                if (latest_ && latest_gen_ != sent_gen) {
-                    snap = latest_;
-                    gen = latest_gen_;
-                    at = latest_at_;
-                    picked_gen_ = gen;
-                }
-            }
-            auto send_snap = [&] {
-                if (!ok || !snap) return;
-                ok = send_snapshot(fd, *snap);
-                if (ok) {
-                    sent_gen = gen;
-                    std::lock_guard lk(mu_);
-                    ++c_.snapshots_sent;
-                    c_.last_send_lag_ms = static_cast<uint64_t>(
-                        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - at).count());
-                }
-            };
-            // Steady state: events first (a trap precedes the sweep whose snapshot follows it).
-            if (resync) send_snap();
-            for (auto& e : evs) {
-                if (!ok) break;
-                ok = send_msg(fd, std::move(e));
-            }
-            if (!resync) send_snap();
-            resync = false;
-            if (ok && Clock::now() >= next_hb) {
-                ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
-                if (ok) ok = send_msg(fd, counters());
-                next_hb = Clock::now() + hb_period;
-            }
-        }
+        log(flapping_ ? LogLevel::debug : LogLevel::info, "connected to " + ep_.name());
+        serve(fd);
         {
             std::lock_guard lk(mu_);
             connected_ = false;
             if (stop_) return;
         }
-        log(LogLevel::warn, "lost connection to " + opts_.endpoint() + "; reconnecting");
+        // A connection the daemon closes at once (e.g. it refuses our Hello: wrong key) must not
+        // become a reconnect loop: back off as for a failed connect, and log it once.
+        const auto lived = Clock::now() - connected_at;
+        if (lived >= std::chrono::milliseconds(kStableConnectionMs)) {
+            flapping_ = false;
+            backoff = std::chrono::milliseconds(50);
+            log(LogLevel::warn, "lost connection to " + ep_.name() + "; reconnecting");
+            continue;
+        }
+        log(flapping_ ? LogLevel::debug : LogLevel::warn,
+            "connection to " + ep_.name() + " closed after " +
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(lived).count()) +
+                " ms (refused by the daemon? see its log); retrying with backoff up to " +
+                std::to_string(opts_.backoff_max_ms) + " ms");
+        flapping_ = true;
+        std::unique_lock lk(mu_);
+        cv_.wait_for(lk, backoff, [this] { return stop_; });
+        backoff = std::min(backoff * 2, backoff_max);
     }
+}
+
+Fanout::Fanout(const Options& opts, const SenderHooks& hooks) {
+    for (size_t i = 0; i < opts.endpoints.size(); ++i) senders_.push_back(std::make_unique<Sender>(opts, hooks, i));
+}
+
+void Fanout::start() {
+    for (auto& s : senders_) s->start();
+}
+
+void Fanout::stop() {
+    for (auto& s : senders_) s->request_stop();  // all threads wind down in parallel
+    for (auto& s : senders_) s->stop();
+}
+
+void Fanout::submit_snapshot(std::shared_ptr<const Snapshot> s, uint64_t copy_us) {
+    for (auto& x : senders_) x->submit_snapshot(s, copy_us);  // shares one immutable snapshot
+}
+
+void Fanout::submit_event(const wire::Event& e) {
+    for (auto& x : senders_) x->submit_event(e);
+}
+
+wire::Counters Fanout::total() const {
+    wire::Counters t;
+    for (const auto& x : senders_) {
+        const wire::Counters c = x->counters();
+#define IBF_SUM(f) t.f += c.f;
+        IBF_SUM(snapshots_sent) IBF_SUM(snapshots_superseded) IBF_SUM(events_dropped)
+        IBF_SUM(send_errors) IBF_SUM(reconnects)
+#undef IBF_SUM
+        t.snapshots_taken = std::max(t.snapshots_taken, c.snapshots_taken);  // the same copies for all
+        t.last_copy_us = std::max(t.last_copy_us, c.last_copy_us);
+        t.last_send_lag_ms = std::max(t.last_send_lag_ms, c.last_send_lag_ms);
+        t.queue_depth = std::max(t.queue_depth, c.queue_depth);
+    }
+    return t;
 }
 
 }  // namespace ibf::osm

@@ -31,6 +31,18 @@ TEST(ControllerConfig, EmptyFileGivesDefaults) {
     EXPECT_TRUE(c.token_file.empty());
     EXPECT_TRUE(c.history_db.empty());
     EXPECT_TRUE(c.check_rate_below_capability);
+    EXPECT_TRUE(c.tcp_key_file.empty());
+    EXPECT_EQ(c.hello_timeout_ms, 5000);
+    EXPECT_EQ(c.stale_connection_ms, 30000);
+}
+
+TEST(ControllerConfig, IngestLimitsAreRangeChecked) {
+    EXPECT_EQ(error_of("limits:\n  hello_timeout_ms: 50\n", "c.yaml"), "c.yaml:2:21: 'limits.hello_timeout_ms' must be at least 100");
+    EXPECT_EQ(error_of("limits:\n  stale_connection_ms: 10\n", "c.yaml"),
+              "c.yaml:2:24: 'limits.stale_connection_ms' must be at least 1000");
+    EXPECT_EQ(error_of("\nlimits:\n  hello_timeout_ms: soon\n", "c.yaml"),
+              "c.yaml:3:21: 'hello_timeout_ms' must be an integer from 0 to 3600000, got 'soon'");
+    EXPECT_EQ(error_of("tcp_key_file: [a]\n", "c.yaml"), "c.yaml:1:15: 'tcp_key_file' must be a scalar");
 }
 
 TEST(ControllerConfig, EveryKeyAndRelativePaths) {
@@ -38,6 +50,7 @@ TEST(ControllerConfig, EveryKeyAndRelativePaths) {
         "socket: /run/x/ibf.sock\n"
         "socket_mode: \"0600\"\n"
         "tcp: 0.0.0.0:8640\n"
+        "tcp_key_file: keys/ingest.key\n"
         "http: 0.0.0.0:0\n"
         "topology: plans/cluster.yaml\n"
         "node_name_map: /etc/opensm/node-name-map\n"
@@ -47,6 +60,8 @@ TEST(ControllerConfig, EveryKeyAndRelativePaths) {
         "limits:\n"
         "  max_message_bytes: 1048576\n"
         "  max_request_bytes: 65536\n"
+        "  hello_timeout_ms: 250\n"
+        "  stale_connection_ms: 9000\n"
         "checks:\n"
         "  rate_below_capability: false\n";
     DaemonConfig c = parse_daemon_config(text, "/etc/ibfabric/ibfabricd.yaml");
@@ -54,6 +69,9 @@ TEST(ControllerConfig, EveryKeyAndRelativePaths) {
     EXPECT_EQ(c.socket_mode, 0600u);
     EXPECT_EQ(c.tcp_bind, "0.0.0.0");
     EXPECT_EQ(c.tcp_port, 8640);
+    EXPECT_EQ(c.tcp_key_file, "/etc/ibfabric/keys/ingest.key");
+    EXPECT_EQ(c.hello_timeout_ms, 250);
+    EXPECT_EQ(c.stale_connection_ms, 9000);
     EXPECT_EQ(c.http_bind, "0.0.0.0");
     EXPECT_EQ(c.http_port, 0);
     EXPECT_EQ(c.topology, "/etc/ibfabric/plans/cluster.yaml");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -15,6 +16,10 @@
 #include "ibf/http_client.h"
 #include "ibf/plan_yaml.h"
 #include "ibf/report.h"
+#include "ibf/wire_auth.h"
+
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 using namespace ibf;
 using namespace ibf::test;
@@ -47,6 +52,22 @@ protected:
     void TearDown() override {
         if (daemon) daemon->stop();
         if (thread.joinable()) thread.join();
+        if (log_sink) {  // only once no daemon thread can log any more
+            auto& s = spdlog::default_logger()->sinks();
+            s.erase(std::remove(s.begin(), s.end(), log_sink), s.end());
+        }
+    }
+    // Captures what the daemon logs, from now until TearDown (call before start()).
+    std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> log_sink;
+    void capture_log() {
+        log_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(4096);
+        spdlog::default_logger()->sinks().push_back(log_sink);
+    }
+    std::vector<std::string> lines_with(const std::string& needle) const {
+        std::vector<std::string> out;
+        for (const std::string& l : log_sink->last_formatted())
+            if (l.find(needle) != std::string::npos) out.push_back(l);
+        return out;
     }
     HttpResult request(const std::string& method, const std::string& path, const std::string& auth = "") {
         return http_request(url, method, path, "", auth);
@@ -482,4 +503,196 @@ TEST_F(ControllerDaemon, HttpAnswersWhileALargeSnapshotIsDecoded) {
     EXPECT_TRUE(get("/api/v1/findings")["findings"].empty());
     // Decoding happens on the decode thread: the io thread answers well before a decode would end.
     EXPECT_LT(worst_ms, std::max(250.0, decode_ms));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ingest hardening (issue 10) and authenticated TCP ingest (issue 7; docs/daemon.md, "Ingest limits
+// and authentication"). Log lines are captured from spdlog's default logger (capture_log()).
+
+namespace {
+
+const std::string kIngestKey = "6f1d2c3b4a5968778695a4b3c2d1e0f00112233445566778899aabbccddeeff";
+
+int64_t wall_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+wire::Hello signed_hello(Guid g, const std::string& key, const std::string& nonce, int64_t t = wall_ms()) {
+    wire::Hello h = hello(g, SmState::Master);
+    wire::sign_hello(h, key, t, nonce);
+    return h;
+}
+
+std::string nonce(char c) { return std::string(32, c); }
+
+}  // namespace
+
+// issue 10: "connections that never send hold every plugin slot (no pre-hello timeout)".
+TEST_F(ControllerDaemon, ConnectionWithoutHelloIsClosedAfterTheHelloTimeout) {
+    capture_log();
+    cfg.hello_timeout_ms = 300;
+    start();
+    UnixClient silent(cfg.socket_path);
+    UnixClient polite(cfg.socket_path);
+    ASSERT_TRUE(polite.send(hello(kMasterGuid, SmState::Master)));
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(silent.closed_by_peer(std::chrono::seconds(3)));
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(200));
+    EXPECT_FALSE(polite.closed_by_peer(std::chrono::milliseconds(500)));  // past the timeout: it said Hello
+    ASSERT_TRUE(wait_until([&] { return !lines_with("no Hello within 300 ms").empty(); }));
+    EXPECT_NE(lines_with("no Hello within 300 ms")[0].find("(unix) dropped"), std::string::npos);
+}
+
+// issue 10: "a frame header announcing 250 MiB sent before any hello is buffered in full".
+TEST_F(ControllerDaemon, LargeFrameBeforeHelloIsRefusedOnItsHeader) {
+    start();  // max_message_bytes stays 256 MiB
+    UnixClient c(cfg.socket_path);
+    std::string header = wire::encode(snapshot(small_fabric(), kMasterGuid, SmState::Master, 1)).substr(0, wire::kHeaderSize);
+    const uint32_t len = 250u << 20;
+    for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<char>((len >> (8 * i)) & 0xff);
+    ASSERT_TRUE(c.send(header));
+    EXPECT_TRUE(c.closed_by_peer(std::chrono::seconds(3)));  // not waiting for 250 MiB
+    // After Hello, the configured limit applies: the same header is not refused on its own.
+    UnixClient ok(cfg.socket_path);
+    ASSERT_TRUE(ok.send(wire::encode(hello(kMasterGuid, SmState::Master)) + header));
+    EXPECT_FALSE(ok.closed_by_peer(std::chrono::milliseconds(300)));
+}
+
+// issue 10: silent connections fill every slot and the real plugin is refused.
+TEST_F(ControllerDaemon, ConnectionsWithoutHelloGiveTheirSlotToAPlugin) {
+    capture_log();
+    cfg.max_plugin_connections = 2;
+    cfg.hello_timeout_ms = 60000;  // the slot policy alone, not the timeout
+    start();
+    UnixClient idle1(cfg.socket_path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    UnixClient idle2(cfg.socket_path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the 1 s grace
+    UnixClient plugin(cfg.socket_path);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 4)));
+    ASSERT_TRUE(wait_findings_seq(4));
+    EXPECT_TRUE(idle1.closed_by_peer(std::chrono::seconds(2)));  // the oldest gave way
+    EXPECT_FALSE(idle2.closed_by_peer(std::chrono::milliseconds(50)));
+    EXPECT_EQ(lines_with("its slot goes to unix").size(), 1u);
+}
+
+// issue 10: "after a 30 s stall, the plugin's abandoned connections fill the slots and its live one
+// is refused": connections that said Hello but went silent give way after stale_connection_ms.
+TEST_F(ControllerDaemon, StaleConnectionsGiveTheirSlotToALiveOne) {
+    cfg.max_plugin_connections = 2;
+    cfg.stale_connection_ms = 1000;
+    start();
+    UnixClient abandoned1(cfg.socket_path), abandoned2(cfg.socket_path);
+    ASSERT_TRUE(abandoned1.send(hello(kMasterGuid, SmState::Master)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(abandoned2.send(hello(kMasterGuid, SmState::Master)));
+    // While both are fresh, a newcomer is refused (live connections are never pushed out)...
+    UnixClient early(cfg.socket_path);
+    EXPECT_TRUE(early.closed_by_peer(std::chrono::seconds(2)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    // ...once silent for 1 s, the longest silent one gives way.
+    UnixClient live(cfg.socket_path);
+    ASSERT_TRUE(live.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(live.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 5)));
+    ASSERT_TRUE(wait_findings_seq(5));
+    EXPECT_TRUE(abandoned1.closed_by_peer(std::chrono::seconds(2)));
+    EXPECT_FALSE(live.closed_by_peer(std::chrono::milliseconds(50)));
+}
+
+class AuthDaemon : public ControllerDaemon {
+protected:
+    void SetUp() override {
+        ControllerDaemon::SetUp();
+        cfg.tcp_bind = "127.0.0.1";
+        cfg.tcp_port = 0;
+        cfg.tcp_key_file = write_file(dir.file("ingest.key"), kIngestKey + "\n");
+        ::chmod(cfg.tcp_key_file.c_str(), 0600);
+    }
+};
+
+TEST_F(AuthDaemon, TcpHelloWithTheKeyIsAcceptedOthersAreRefusedAndLogged) {
+    capture_log();
+    start();
+    ASSERT_NE(daemon->tcp_port(), 0);
+    const wire::Hello good = signed_hello(kMasterGuid, kIngestKey, nonce('a'));
+    TcpClient plugin(daemon->tcp_port());
+    ASSERT_TRUE(plugin.send(good));
+    ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 7)));
+    ASSERT_TRUE(wait_findings_seq(7));
+
+    struct Case {
+        wire::Hello hello;
+        const char* reason;
+    };
+    const Case refused[] = {
+        {signed_hello(kStandbyGuid, std::string(64, 'z'), nonce('b')), "wrong MAC"},
+        {hello(kStandbyGuid, SmState::Standby), "\"au\" missing"},
+        {good, "nonce already used"},  // the accepted Hello replayed on a new connection
+        {signed_hello(kStandbyGuid, kIngestKey, nonce('c'), wall_ms() - 120000), "s behind this daemon's clock"},
+    };
+    for (const Case& c : refused) {
+        TcpClient bad(daemon->tcp_port());
+        ASSERT_TRUE(bad.send(c.hello));
+        EXPECT_TRUE(bad.closed_by_peer(std::chrono::seconds(3))) << c.reason;
+        ASSERT_TRUE(wait_until([&] { return !lines_with(c.reason).empty(); })) << c.reason;
+        const std::string line = lines_with(c.reason)[0];
+        EXPECT_NE(line.find("tcp connection"), std::string::npos) << line;
+        EXPECT_NE(line.find("(127.0.0.1:"), std::string::npos) << line;  // names the peer
+        EXPECT_NE(line.find("unauthenticated: "), std::string::npos) << line;
+    }
+    // Data before an authenticated Hello is never used.
+    TcpClient rude(daemon->tcp_port());
+    rude.send(snapshot(small_fabric(), kStandbyGuid, SmState::Master, 99));
+    EXPECT_TRUE(rude.closed_by_peer(std::chrono::seconds(3)));
+    // A Unix socket needs no MAC (its file mode is the access control); "au" there is ignored.
+    UnixClient local(cfg.socket_path);
+    ASSERT_TRUE(local.send(hello(kStandbyGuid, SmState::Standby)));
+    UnixClient local_signed(cfg.socket_path);
+    ASSERT_TRUE(local_signed.send(signed_hello(0x77, std::string(64, 'q'), nonce('d'))));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/sm")["sms"].size() == 3; }));
+    EXPECT_FALSE(local.closed_by_peer(std::chrono::milliseconds(50)));
+    EXPECT_FALSE(plugin.closed_by_peer(std::chrono::milliseconds(50)));
+    EXPECT_EQ(get("/api/v1/findings")["sweep_seq"], 7);
+    const std::string m = request("GET", "/metrics").body;
+    EXPECT_NE(m.find("ibfabric_ingest_errors_total 5\n"), std::string::npos) << m;
+}
+
+TEST_F(AuthDaemon, RepeatedRefusalsAreCountedNotLoggedEach) {
+    capture_log();
+    start();
+    for (int i = 0; i < 30; ++i) {
+        TcpClient bad(daemon->tcp_port());
+        ASSERT_TRUE(bad.send(hello(kStandbyGuid, SmState::Standby)));
+        EXPECT_TRUE(bad.closed_by_peer(std::chrono::seconds(3)));
+    }
+    ASSERT_TRUE(wait_until([&] { return request("GET", "/metrics").body.find("ibfabric_ingest_errors_total 30\n") !=
+                                        std::string::npos; }));
+    EXPECT_EQ(lines_with("\"au\" missing").size(), 5u);  // a burst of 5 per 10 s, the rest counted
+}
+
+TEST_F(AuthDaemon, KeyFileAndBindAddressAreCheckedAtStart) {
+    auto start_error = [&] {
+        try {
+            Daemon d(DaemonOptions{.config = cfg});
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    ::chmod(cfg.tcp_key_file.c_str(), 0644);
+    EXPECT_NE(start_error().find("tcp_key_file " + cfg.tcp_key_file + ": mode 0644 is too open"), std::string::npos)
+        << start_error();
+    ::chmod(cfg.tcp_key_file.c_str(), 0640);
+    write_file(cfg.tcp_key_file, "short\n");
+    EXPECT_NE(start_error().find("the key is 5 bytes after trimming"), std::string::npos) << start_error();
+    cfg.tcp_key_file = dir.file("missing.key");
+    EXPECT_NE(start_error().find("missing.key: cannot read the key file: No such file or directory"), std::string::npos)
+        << start_error();
+    // Beyond loopback without a key: refused in one line.
+    cfg.tcp_key_file.clear();
+    cfg.tcp_bind = "0.0.0.0";
+    EXPECT_EQ(start_error(), "ibfabricd: tcp ingest on 0.0.0.0 (not loopback) needs tcp_key_file: refusing "
+                             "unauthenticated ingest from the network (docs/daemon.md)");
 }

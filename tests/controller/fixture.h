@@ -89,20 +89,12 @@ inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseco
     return pred();
 }
 
-// A plugin stand-in: a blocking Unix-socket client that writes frames.
-class UnixClient {
+// A plugin stand-in: a blocking client that writes frames (UnixClient, TcpClient).
+class RawClient {
 public:
-    explicit UnixClient(const std::string& path) {
-        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_un a{};
-        a.sun_family = AF_UNIX;
-        path.copy(a.sun_path, sizeof a.sun_path - 1);
-        if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-            throw std::runtime_error("cannot connect to " + path);
-    }
-    ~UnixClient() { close(); }
-    UnixClient(const UnixClient&) = delete;
-    UnixClient& operator=(const UnixClient&) = delete;
+    ~RawClient() { close(); }
+    RawClient(const RawClient&) = delete;
+    RawClient& operator=(const RawClient&) = delete;
 
     void close() {
         if (fd_ >= 0) ::close(fd_);
@@ -127,8 +119,35 @@ public:
         return ::recv(fd_, &c, 1, MSG_DONTWAIT) <= 0;
     }
 
-private:
+protected:
+    RawClient() = default;
     int fd_ = -1;
+};
+
+class UnixClient : public RawClient {
+public:
+    explicit UnixClient(const std::string& path) {
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        path.copy(a.sun_path, sizeof a.sun_path - 1);
+        if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+            throw std::runtime_error("cannot connect to " + path);
+    }
+};
+
+// To 127.0.0.1:port.
+class TcpClient : public RawClient {
+public:
+    explicit TcpClient(uint16_t port) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+            throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
+    }
 };
 
 }  // namespace ibf::test

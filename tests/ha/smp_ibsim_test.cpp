@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "ibf/guid2lid.h"
 #include "ibf/ibsim_fixture.h"
 #include "ibf/lab_process.h"
 
@@ -29,8 +30,8 @@ std::string missing() {
     return m;
 }
 
-std::string sm_conf(int prio) {
-    return "sm_priority " + std::to_string(prio) +
+std::string sm_conf(int prio, bool honor_guid2lid = false) {
+    return "sm_priority " + std::to_string(prio) + "\nhonor_guid2lid_file " + (honor_guid2lid ? "TRUE" : "FALSE") +
            "\nforce_log_flush TRUE\nlog_flags 0x03\nsweep_interval 2\ntransaction_timeout 200\n"
            "sminfo_polling_timeout 10000\npolling_retry_number 4\nsa_db_dump FALSE\nconsole off\n";
 }
@@ -61,11 +62,11 @@ struct TwoSms {
     Child a, b;
     json la, lb;  // probe `local` on h1 / h2: their port GUIDs and LIDs
 
-    void start() {
-        ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net()));
+    void start(bool b_honors_guid2lid = false) {
+        ASSERT_NO_FATAL_FAILURE(lab.start_ibsim(two_switch_net(), {.console = true}));
         a = lab.spawn_sm("A", "h1", sm_conf(10));
         ASSERT_TRUE(wait_for_text(lab.tmp / "A/osm.log", "SUBNET UP", 15s)) << read_file(lab.tmp / "A/osm.log");
-        b = lab.spawn_sm("B", "h2", sm_conf(1));
+        b = lab.spawn_sm("B", "h2", sm_conf(1, b_honors_guid2lid));
         ASSERT_TRUE(wait_for_text(lab.tmp / "B/osm.log", "Entering STANDBY state", 15s))
             << read_file(lab.tmp / "B/osm.log");
         la = probe(lab, "h1", {"local"}).at(0);
@@ -158,4 +159,71 @@ TEST(SmpOnIbsim, DeadMasterTimesOutAndHandoverPromotesTheStandby) {
     const auto after = probe(t.lab, "h3", {"get:" + std::to_string(lid_b), "local"});
     EXPECT_EQ(after[0]["state"], "MASTER");
     EXPECT_EQ(after[1]["sm_lid"], lid_b);  // the new master programmed its LID as SM LID
+}
+
+namespace {
+
+int lid_of(const IbsimFixture& lab, const std::string& host) { return probe(lab, host, {"local"}).at(0)["lid"]; }
+
+// Polls `host`'s LID until it is non-zero (the new master gave it one after ReLink).
+int wait_lid(const IbsimFixture& lab, const std::string& host) {
+    for (int i = 0; i < 100; ++i) {
+        if (int lid = lid_of(lab, host)) return lid;
+        std::this_thread::sleep_for(100ms);
+    }
+    return 0;
+}
+
+// The issue's failover scenario: the master dies, h3 and h4 reset (ibsim `Clear`: unlinked, LID 0),
+// the standby is promoted (DISCOVER), then h4 comes back before h3. Returns {h3, h4} LIDs before
+// and after. When `write_guid2lid`, the standby's guid2lid is first rewritten (through
+// parse_guid2lid / guid2lid_text) from the master's.
+struct Lids {
+    int h3 = 0, h4 = 0;
+};
+std::pair<Lids, Lids> reset_two_hosts_during_failover(TwoSms& t, bool write_guid2lid) {
+    Lids before{lid_of(t.lab, "h3"), lid_of(t.lab, "h4")};
+    if (write_guid2lid) {
+        const std::string master_file = t.lab.tmp / "A/guid2lid";
+        const auto m = ibf::ha::parse_guid2lid(read_file(master_file), master_file);
+        EXPECT_EQ(m.size(), 6u);  // 4 HCA ports, 2 switches
+        write_file(t.lab.tmp / "B/guid2lid", ibf::ha::guid2lid_text(m));
+    }
+    t.a.kill_now();
+    t.lab.console("Clear \"h3\"");
+    t.lab.console("Clear \"h4\"");
+    std::this_thread::sleep_for(200ms);  // the console is asynchronous
+    EXPECT_EQ(lid_of(t.lab, "h3"), 0);
+    const auto set = probe(t.lab, "h2", {"set:" + std::to_string(t.lb["lid"].get<int>()) + ":5"});
+    EXPECT_EQ(set.at(0)["status"], "ok") << set[0];
+    EXPECT_TRUE(wait_for_text(t.lab.tmp / "B/osm.log", "SUBNET UP", 10s)) << read_file(t.lab.tmp / "B/osm.log");
+    t.lab.console("ReLink \"h4\"");
+    const int h4 = wait_lid(t.lab, "h4");
+    t.lab.console("ReLink \"h3\"");
+    return {before, Lids{wait_lid(t.lab, "h3"), h4}};
+}
+
+}  // namespace
+
+// Without the master's guid2lid, the new master hands the freed LIDs out lowest first in the
+// order the hosts come back: h3 and h4 swap LIDs (the problem issue 7 describes).
+TEST(Guid2LidOnIbsim, HostsResetDuringFailoverSwapLidsWithoutTheMastersMap) {
+    if (auto why = missing(); !why.empty()) GTEST_SKIP() << why;
+    TwoSms t;
+    ASSERT_NO_FATAL_FAILURE(t.start(false));
+    const auto [before, after] = reset_two_hosts_during_failover(t, false);
+    ASSERT_LT(before.h3, before.h4);
+    EXPECT_EQ(after.h4, before.h3);
+    EXPECT_EQ(after.h3, before.h4);
+}
+
+// With the master's map written into the standby's guid2lid while it is STANDBY and
+// honor_guid2lid_file TRUE, the running standby reads it when it leaves STANDBY: both keep their LIDs.
+TEST(Guid2LidOnIbsim, HostsResetDuringFailoverKeepLidsWithTheMastersMapWritten) {
+    if (auto why = missing(); !why.empty()) GTEST_SKIP() << why;
+    TwoSms t;
+    ASSERT_NO_FATAL_FAILURE(t.start(true));
+    const auto [before, after] = reset_two_hosts_during_failover(t, true);
+    EXPECT_EQ(after.h3, before.h3);
+    EXPECT_EQ(after.h4, before.h4);
 }

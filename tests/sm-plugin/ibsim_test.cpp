@@ -2,6 +2,7 @@
 // test listener standing in for ibfabricd. Label: integration. Each test starts its own ibsim
 // (unique IBSIM_SOCKNAME) and opensm in a temp dir and kills both by pid (tests/support).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -211,6 +212,23 @@ TEST(PluginOnIbsim, BadOptionsMakeThePluginRefuseToLoadButOpenSmRuns) {
     ASSERT_NO_FATAL_FAILURE(subnet_up(lab, "queue=0"));
     auto log = lab.log();
     EXPECT_NE(log.find("ibfabric_osm: refusing to load: event_plugin_options: queue=\"0\""), std::string::npos) << log;
+    EXPECT_EQ(log.find("ibfabric_osm: loaded"), std::string::npos);
+}
+
+// key_file= that is world-readable: the plugin refuses to load with one line; OpenSM runs on.
+TEST(PluginOnIbsim, ATooOpenKeyFileMakesThePluginRefuseToLoad) {
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture lab("ibfpl");
+    const std::string key = lab.tmp / "ingest.key";
+    write_file(key, std::string(64, 'a') + "\n");
+    ASSERT_EQ(::chmod(key.c_str(), 0644), 0);
+    ASSERT_NO_FATAL_FAILURE(subnet_up(lab, "tcp=127.0.0.1:9 key_file=" + key));
+    auto log = lab.log();
+    EXPECT_NE(log.find("ibfabric_osm: refusing to load: key_file=" + key +
+                       ": mode 0644 is too open: the key file must not be writable by group or others nor readable "
+                       "by others (use 0600 or 0640)"),
+              std::string::npos)
+        << log;
     EXPECT_EQ(log.find("ibfabric_osm: loaded"), std::string::npos);
 }
 

@@ -7,11 +7,14 @@
 #include <netinet/in.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "../wire/wire_fixtures.h"
 #include "ibf/ibsim_fixture.h"
 #include "ibf/wire_listener.h"
+#include "ibf/wire_auth.h"
 
 using namespace ibf;
 using namespace ibf::osm;
@@ -61,7 +64,8 @@ TEST(PluginOptions, DefaultsAndEveryKey) {
     EXPECT_EQ(std::get<Options>(parse_options("")).heartbeat_ms, 1000);
     auto o = std::get<Options>(parse_options(
         "tcp=127.0.0.1:7700, queue=4 log=debug heartbeat_ms=500,send_timeout_ms=900 backoff_max_ms=300"));
-    EXPECT_TRUE(o.tcp());
+    ASSERT_EQ(o.endpoints.size(), 1u);  // tcp= alone: no local socket, as before
+    EXPECT_TRUE(o.endpoints[0].tcp());
     EXPECT_EQ(o.endpoint(), "tcp:127.0.0.1:7700");
     EXPECT_EQ(o.queue, 4u);
     EXPECT_EQ(o.log, LogLevel::debug);
@@ -87,12 +91,37 @@ TEST(PluginOptions, BadOptionsAreRefusedWithAReason) {
     EXPECT_NE(err("log=loud").find("error, warn, info or debug"), std::string::npos);
     EXPECT_NE(err("tcp=nohost").find("host:port"), std::string::npos);
     EXPECT_NE(err("tcp=h:0").find("1..65535"), std::string::npos);
-    EXPECT_NE(err("socket=/a tcp=127.0.0.1:1").find("not both"), std::string::npos);
+    EXPECT_EQ(err("socket=/a socket=/b"),
+              "event_plugin_options: socket=\"/b\": socket= may be given once (the local daemon); use tcp= for the others");
+    EXPECT_EQ(err("tcp=10.0.0.2:1 tcp=10.0.0.2:1"), "event_plugin_options: tcp=\"10.0.0.2:1\": given twice");
+    std::string nine;
+    for (int i = 1; i <= 9; ++i) nine += "tcp=10.0.0." + std::to_string(i) + ":8640 ";
+    EXPECT_EQ(err(nine.c_str()), "event_plugin_options: tcp=\"10.0.0.9:8640\": at most 8 tcp= endpoints");
+    EXPECT_EQ(err("key_file=relative.key"), "event_plugin_options: key_file=\"relative.key\": needs an absolute path");
     EXPECT_NE(err("socket=").find("path"), std::string::npos);
     EXPECT_NE(err(("socket=/" + std::string(200, 'a')).c_str()).find("108"), std::string::npos);
     EXPECT_NE(err("justaword").find("not key=value"), std::string::npos);
     EXPECT_NE(err("heartbeat_ms=5").find("100..60000"), std::string::npos);
     EXPECT_NE(err("lft=2").find("lft=\"2\": must be 1 or 0"), std::string::npos);
+}
+
+TEST(PluginOptions, SocketAndSeveralTcpEndpointsCombine) {
+    auto o = std::get<Options>(parse_options(
+        "tcp=10.0.0.2:8640 socket=/run/ibfabric/osm.sock tcp=10.0.0.3:8640 key_file=/etc/ibfabric/ingest.key"));
+    ASSERT_EQ(o.endpoints.size(), 3u);
+    EXPECT_EQ(o.endpoint(), "unix:/run/ibfabric/osm.sock, tcp:10.0.0.2:8640, tcp:10.0.0.3:8640");  // socket first
+    EXPECT_FALSE(o.endpoints[0].tcp());
+    EXPECT_EQ(o.endpoints[2].tcp_host, "10.0.0.3");
+    EXPECT_EQ(o.endpoints[2].tcp_port, 8640);
+    EXPECT_EQ(o.key_file, "/etc/ibfabric/ingest.key");
+    EXPECT_EQ(o.key, "");  // read by the plugin at create(), not by the parser
+    std::string eight;
+    for (int i = 1; i <= 8; ++i) eight += "tcp=10.0.0." + std::to_string(i) + ":8640,";
+    EXPECT_EQ(std::get<Options>(parse_options(eight.c_str())).endpoints.size(), 8u);
+    // Neither socket= nor tcp=: the default socket alone.
+    auto d = std::get<Options>(parse_options("key_file=/k log=info"));
+    ASSERT_EQ(d.endpoints.size(), 1u);
+    EXPECT_EQ(d.endpoints[0].socket_path, "/run/ibfabric/osm.sock");
 }
 
 TEST(PluginOptions, VersionCheck) {
@@ -260,4 +289,162 @@ TEST(Sender, TcpEndpoint) {
     s.stop();
     ::close(c);
     ::close(lfd);
+}
+
+// A TCP listener that accepts in the kernel (the handshake completes) but whose peer never reads:
+// the plugin's socket buffer fills and its sender for that endpoint waits in send_all().
+struct DeafTcpPeer {
+    int lfd = -1, port = 0;
+    DeafTcpPeer() {
+        lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int small = 4096;  // inherited by the accepted socket: a tiny window
+        ::setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+        socklen_t len = sizeof a;
+        ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+        ::listen(lfd, 4);
+        port = ntohs(a.sin_port);
+    }
+    ~DeafTcpPeer() { ::close(lfd); }
+};
+
+// Issue 7: a dead or stuck peer daemon must never delay the local socket. Two endpoints, one that
+// never reads: the Unix one still gets the Hello, every event and the newest snapshot promptly.
+TEST(Fanout, AStuckEndpointNeverDelaysTheOther) {
+    TempDir tmp;
+    WireListener local(tmp / "s.sock");
+    DeafTcpPeer deaf;
+    Options o = opts_for(tmp / "s.sock");
+    o.endpoints.push_back(Endpoint{"", "127.0.0.1", static_cast<uint16_t>(deaf.port)});
+    o.send_timeout_ms = 60000;  // the deaf peer holds its sender for the whole test
+    o.queue = 64;
+    Fanout f(o, hooks());
+    ASSERT_EQ(f.size(), 2u);
+    f.start();
+    ASSERT_TRUE(local.accept(3s));
+    ASSERT_TRUE(local.next_of<wire::Hello>(2s));
+    // ~0.6 MB each: 12 of them overflow the stuck socket's send buffer (4 MB at most on Linux).
+    auto big = std::make_shared<Snapshot>(wire::synthetic_snapshot(100, 36, 3000, 0));
+    double worst_lag = 0;
+    for (uint64_t seq = 1; seq <= 12; ++seq) {
+        auto s = std::make_shared<Snapshot>(*big);
+        s->sweep_seq = seq;
+        const auto t0 = Clock::now();
+        f.submit_event({wire::EventKind::SweepStart, static_cast<int64_t>(seq), 0, 0, SmState::Master, "sweep"});
+        f.submit_snapshot(s, 1);
+        // Both arrive, in either order (right after connecting, the kept snapshot goes first).
+        bool ev_seen = false, snap_seen = false;
+        while (!(ev_seen && snap_seen)) {
+            auto m = local.next(2s);
+            ASSERT_TRUE(m) << "sweep " << seq << ": event " << ev_seen << ", snapshot " << snap_seen;
+            if (auto* e = std::get_if<wire::Event>(&*m)) ev_seen = ev_seen || e->unix_ms == static_cast<int64_t>(seq);
+            if (auto* sn = std::get_if<Snapshot>(&*m)) snap_seen = snap_seen || sn->sweep_seq == seq;
+        }
+        worst_lag = std::max(worst_lag, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    std::printf("[fanout] worst submit -> received on the live endpoint while the other is stuck: %.1f ms\n", worst_lag);
+    EXPECT_LT(worst_lag, 1000.0);
+    // The stuck endpoint kept only its newest snapshot (one slot) and has sent fewer.
+    const wire::Counters live = f.at(0).counters(), stuck = f.at(1).counters();
+    std::printf("[fanout] stuck endpoint: %llu snapshots sent, %llu superseded\n",
+                static_cast<unsigned long long>(stuck.snapshots_sent), static_cast<unsigned long long>(stuck.snapshots_superseded));
+    EXPECT_EQ(live.snapshots_sent, 12u);
+    EXPECT_LT(stuck.snapshots_sent, 12u);
+    EXPECT_GT(stuck.snapshots_superseded, 0u);
+    EXPECT_LE(stuck.queue_depth, 64u + 1u);
+    EXPECT_EQ(f.total().snapshots_taken, 12u);  // the same copies for both endpoints
+    EXPECT_EQ(f.total().snapshots_sent, live.snapshots_sent + stuck.snapshots_sent);
+    EXPECT_LT(ms_of([&] { f.stop(); }), 1000.0);
+}
+
+// With a key, the Hello to a TCP endpoint carries "au" that verifies; the Unix endpoint's does not.
+TEST(Fanout, TcpHelloIsSignedWithTheKeyUnixHelloIsNot) {
+    TempDir tmp;
+    WireListener local(tmp / "s.sock");
+    int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::listen(lfd, 1);
+    Options o = std::get<Options>(parse_options(
+        ("socket=" + (tmp / "s.sock") + " tcp=127.0.0.1:" + std::to_string(ntohs(a.sin_port))).c_str()));
+    o.key = std::string(40, 'k');
+    Fanout f(o, hooks());
+    f.start();
+    ASSERT_TRUE(local.accept(3s));
+    auto unix_hello = local.next_of<wire::Hello>(2s);
+    ASSERT_TRUE(unix_hello);
+    EXPECT_FALSE(unix_hello->auth);
+    pollfd p{lfd, POLLIN, 0};
+    ASSERT_GT(::poll(&p, 1, 3000), 0);
+    int c = ::accept(lfd, nullptr, nullptr);
+    wire::Decoder d;
+    std::optional<wire::Message> m;
+    char buf[4096];
+    for (auto deadline = Clock::now() + 2s; !m && Clock::now() < deadline;) {
+        pollfd q{c, POLLIN, 0};
+        if (::poll(&q, 1, 100) <= 0) continue;
+        ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        d.feed(buf, static_cast<size_t>(n));
+        m = d.next();
+    }
+    ASSERT_TRUE(m);
+    const auto& h = std::get<wire::Hello>(*m);
+    ASSERT_TRUE(h.auth);
+    wire::NonceWindow seen;
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count();
+    EXPECT_TRUE(wire::verify_hello(h, o.key, now, seen).ok);
+    EXPECT_FALSE(wire::verify_hello(h, std::string(40, 'x'), now, seen).ok);
+    f.stop();
+    ::close(c);
+    ::close(lfd);
+}
+
+// A daemon that closes every connection at once (it refuses the Hello: wrong key) must not turn
+// the plugin into a reconnect loop, nor fill OpenSM's log: backoff as for a failed connect, one line.
+TEST(Sender, ConnectionsClosedAtOnceBackOffAndAreLoggedOnce) {
+    TempDir tmp;
+    const std::string path = tmp / "refuser.sock";
+    int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    path.copy(a.sun_path, sizeof a.sun_path - 1);
+    ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ::listen(lfd, 16);
+    Options o = opts_for(path);
+    o.backoff_max_ms = 2000;
+    std::mutex mu;
+    std::vector<std::string> warnings;
+    SenderHooks h = hooks();
+    h.log = [&](LogLevel l, const std::string& m) {
+        std::lock_guard lk(mu);
+        if (l <= LogLevel::warn) warnings.push_back(m);
+    };
+    Sender s(o, h);
+    s.start();
+    int accepted = 0;
+    for (auto end = Clock::now() + 1200ms; Clock::now() < end;) {
+        pollfd p{lfd, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        ::close(::accept(lfd, nullptr, nullptr));  // refused at once
+        ++accepted;
+    }
+    s.stop();
+    ::close(lfd);
+    // 50 + 100 + 200 + 400 ms of backoff fit in 1.2 s: about 5 connections, not hundreds.
+    EXPECT_GE(accepted, 2);
+    EXPECT_LE(accepted, 7);
+    std::lock_guard lk(mu);
+    size_t closed_lines = 0;
+    for (const auto& w : warnings) closed_lines += w.find("closed after") != std::string::npos;
+    EXPECT_EQ(closed_lines, 1u);
+    EXPECT_LE(warnings.size(), 3u) << "one line per outage, not one per attempt";
 }

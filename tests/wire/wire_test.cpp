@@ -323,6 +323,28 @@ TEST(WireErrors, LengthAboveTheLimitFailsOnTheHeaderAlone) {
     EXPECT_THROW(d.next(), Error);
 }
 
+// issue 10: a peer that has not said Hello cannot make the receiver wait for a large payload.
+TEST(WireErrors, LimitBeforeHelloAppliesUntilTheFirstHello) {
+    const std::string snap = encode(sample_snapshot());
+    ASSERT_GT(snap.size(), 200u);
+    {
+        Decoder d(kMaxPayload, 200);
+        d.feed(snap.data(), wire::kHeaderSize);  // the header alone is refused
+        try {
+            d.next();
+            ADD_FAILURE() << "no error";
+        } catch (const Error& e) {
+            EXPECT_EQ(std::string(e.what()), "Snapshot payload of " + std::to_string(snap.size() - kHeaderSize) +
+                                                 " bytes exceeds the limit of 200 before Hello");
+        }
+    }
+    Decoder d(kMaxPayload, 200);
+    const std::string both = encode(sample_hello()) + snap;
+    d.feed(both.data(), both.size());
+    EXPECT_EQ(type_of(*d.next()), MsgType::Hello);
+    EXPECT_EQ(type_of(*d.next()), MsgType::Snapshot);  // after Hello the normal limits apply
+}
+
 TEST(WireErrors, TruncatedFrameNeverYieldsAMessage) {
     std::string f = encode(sample_snapshot());
     for (size_t cut = 0; cut < f.size(); cut += 37) {
@@ -655,6 +677,29 @@ TEST(WireErrors, DuplicateKnownKeysAreRejected) {
     auto pos = node_dup.find("\"d\":");
     node_dup.insert(pos, "\"d\":\"x\",");
     expect_error(frame(MsgType::Snapshot, node_dup), "duplicate key");
+}
+
+// docs/wire.md: a key given twice is an error in every message, not only in the Snapshot (issue 10:
+// a Hello with a duplicate key used to be accepted, the last value silently winning).
+TEST(WireErrors, DuplicateKeysInSmallMessagesAreRejected) {
+    std::string hello = encode_payload(sample_hello());
+    expect_error(frame(MsgType::Hello, "{\"osm\":\"x\"," + hello.substr(1)), "Hello.osm: duplicate key");
+    expect_error(frame(MsgType::Hello, "{\"sm\":[1,1,1,1,1]," + hello.substr(1)), "Hello.sm: duplicate key");
+    // Unknown keys too: a receiver must not pick one of two values.
+    expect_error(frame(MsgType::Hello, "{\"zz\":1,\"zz\":2," + hello.substr(1)), "Hello.zz: duplicate key");
+    std::string au = hello.substr(0, hello.size() - 1) +
+                     ",\"au\":{\"t\":1,\"t\":2,\"n\":\"00112233445566778899aabbccddeeff\",\"m\":\"" +
+                     std::string(64, 'a') + "\"}}";
+    expect_error(frame(MsgType::Hello, au), "Hello.au.t: duplicate key");
+    std::string ev = encode_payload(sample_event());
+    expect_error(frame(MsgType::Event, "{\"k\":2," + ev.substr(1)), "Event.k: duplicate key");
+    std::string c = encode_payload(sample_counters());
+    expect_error(frame(MsgType::Counters, "{\"sent\":2," + c.substr(1)), "Counters.sent: duplicate key");
+    // The same keys in two different objects are not duplicates.
+    Decoder d;
+    std::string ok = frame(MsgType::Hello, hello.substr(0, hello.size() - 1) + ",\"x\":{\"osm\":1,\"pv\":2}}");
+    d.feed(ok.data(), ok.size());
+    EXPECT_TRUE(d.next());
 }
 
 TEST(WireErrors, ErrorsNameTheField) {

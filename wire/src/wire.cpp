@@ -5,8 +5,10 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <type_traits>
+#include <vector>
 
 namespace ibf::wire {
 
@@ -119,6 +121,14 @@ void write_payload(Writer& w, const Hello& h) {
     w.key("pv"); w.str(h.plugin_version); w.ch(',');
     w.key("sm"); write_sm(w, h.sm); w.ch(',');
     w.key("pid"); w.num(h.pid);
+    if (h.auth) {
+        w.ch(',');
+        w.key("au"); w.ch('{');
+        w.key("t"); w.num(h.auth->unix_ms); w.ch(',');
+        w.key("n"); w.str(h.auth->nonce); w.ch(',');
+        w.key("m"); w.str(h.auth->mac);
+        w.ch('}');
+    }
     w.ch('}');
 }
 
@@ -415,6 +425,24 @@ void require_object(const json& j, std::string_view type) {
     if (!j.is_object()) throw Error(std::string(type) + ": payload is not a JSON object");
 }
 
+// A lowercase hex string of exactly `digits` digits (the nonce and the MAC of "au").
+std::string as_hex(const json& j, const Path& where, size_t digits) {
+    std::string s = as_str(j, where);
+    if (s.size() != digits) fail(where, "expected " + std::to_string(digits) + " hex digits, got " + std::to_string(s.size()));
+    for (char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) fail(where, "not a lowercase hex digit");
+    return s;
+}
+
+HelloAuth read_hello_auth(const json& j, const Path& w) {
+    if (!j.is_object()) fail(w, std::string("expected an object, got ") + j.type_name());
+    HelloAuth a;
+    a.unix_ms = as_i64(IBF_FIELD(j, w, "t"));
+    a.nonce = as_hex(IBF_FIELD(j, w, "n"), 32);
+    a.mac = as_hex(IBF_FIELD(j, w, "m"), 64);
+    return a;
+}
+
 Hello read_hello(const json& j) {
     const Path w{nullptr, "Hello"};
     require_object(j, w.key);
@@ -423,6 +451,7 @@ Hello read_hello(const json& j) {
     h.plugin_version = as_str(IBF_FIELD(j, w, "pv"));
     h.sm = read_sm(IBF_FIELD(j, w, "sm"));
     h.pid = static_cast<uint32_t>(as_u64(IBF_FIELD(j, w, "pid"), UINT32_MAX));
+    if (auto it = j.find("au"); it != j.end()) h.auth = read_hello_auth(*it, w.child("au"));
     return h;
 }
 
@@ -918,6 +947,40 @@ void put_le16(char* p, uint16_t v) {
     p[1] = static_cast<char>(v >> 8);
 }
 
+// Parser callback for the DOM-decoded messages (all but Snapshot): a key given twice in one
+// object is an Error (`Hello.osm: duplicate key`), as in the Snapshot decoder. nlohmann's DOM
+// would otherwise keep the last value silently.
+struct DuplicateKeyCheck {
+    std::string type;
+    struct Level {
+        std::vector<std::string> keys;  // small objects: a linear search beats a set
+    };
+    std::shared_ptr<std::vector<Level>> stack = std::make_shared<std::vector<Level>>();
+
+    bool operator()(int, json::parse_event_t ev, json& parsed) const {
+        switch (ev) {
+            case json::parse_event_t::object_start: stack->emplace_back(); break;
+            case json::parse_event_t::object_end:
+                if (!stack->empty()) stack->pop_back();
+                break;
+            case json::parse_event_t::key: {
+                if (stack->empty()) break;
+                const std::string& k = parsed.get_ref<const std::string&>();
+                std::string path = type;
+                for (const Level& l : *stack)
+                    if (&l != &stack->back() && !l.keys.empty()) path += "." + l.keys.back();
+                auto& keys = stack->back().keys;
+                for (const std::string& seen : keys)
+                    if (seen == k) throw Error(path + "." + k + ": duplicate key");
+                keys.push_back(k);
+                break;
+            }
+            default: break;
+        }
+        return true;
+    }
+};
+
 size_t max_for(MsgType t, size_t max_payload) {
     return t == MsgType::Snapshot ? max_payload : std::min(max_payload, kMaxSmallPayload);
 }
@@ -964,7 +1027,7 @@ Message decode_payload(MsgType t, std::string_view payload) {
     if (t == MsgType::Snapshot) return read_snapshot(payload);
     json j;
     try {
-        j = json::parse(payload.begin(), payload.end());
+        j = json::parse(payload.begin(), payload.end(), DuplicateKeyCheck{std::string(to_string(t))});
     } catch (const json::exception& e) {
         throw Error(std::string(to_string(t)) + ": bad JSON: " + e.what());
     }
@@ -1005,11 +1068,13 @@ std::optional<Message> Decoder::next() {
     if (type < 1 || type > 5) throw Error("unknown message type " + std::to_string(type));
     auto t = static_cast<MsgType>(type);
     uint32_t len = get_le32(h + 8);
-    if (len > max_for(t, max_payload_))
+    const size_t limit = hello_seen_ ? max_for(t, max_payload_) : std::min(max_for(t, max_payload_), max_before_hello_);
+    if (len > limit)
         throw Error(std::string(to_string(t)) + " payload of " + std::to_string(len) + " bytes exceeds the limit of " +
-                    std::to_string(max_for(t, max_payload_)));
+                    std::to_string(limit) + (hello_seen_ || limit == max_for(t, max_payload_) ? "" : " before Hello"));
     if (buffered() < kHeaderSize + len) return std::nullopt;
     Message m = decode_payload(t, std::string_view(buf_.data() + pos_ + kHeaderSize, len));
+    if (t == MsgType::Hello) hello_seen_ = true;
     pos_ += kHeaderSize + len;
     if (pos_ == buf_.size()) {
         buf_.clear();

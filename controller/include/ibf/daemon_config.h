@@ -25,6 +25,7 @@ struct DaemonConfig {
     unsigned socket_mode = 0660;                              // never world-writable
     std::string tcp_bind;                                     // optional TCP ingest, "" = off
     uint16_t tcp_port = 0;                                    // 0 = ephemeral (when tcp_bind set)
+    std::string tcp_key_file;                                 // shared key: TCP Hellos must carry its MAC
     std::string http_bind = "127.0.0.1";
     uint16_t http_port = 8639;                                // 0 = ephemeral
     std::string topology;                                     // plan YAML or golden dump, "" = none
@@ -36,6 +37,8 @@ struct DaemonConfig {
     size_t max_request_bytes = 1u << 20;                      // largest HTTP request accepted
     size_t max_plugin_connections = 16;                       // open ingest connections (an SM has one)
     size_t max_http_connections = 64;                         // open HTTP sessions
+    int64_t hello_timeout_ms = 5000;                          // a connection without Hello is closed after this
+    int64_t stale_connection_ms = 30000;                      // silent this long: its slot may go to a newcomer
     bool check_rate_below_capability = true;                  // CheckOptions::rate_below_capability
     ha::HaConfig ha;                                          // `ha:` SM high availability (docs/ha.md)
     std::vector<std::string> ha_agents;                       // `ha.agents`: peer daemons' URLs (switchover)

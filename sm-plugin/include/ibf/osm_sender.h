@@ -1,12 +1,12 @@
-// The plugin's sender: a bounded hand-off from OpenSM's threads to one sender thread that owns
-// the socket to ibfabricd. No OpenSM dependency, so it is tested on its own. docs/plugin.md
-// ("Threading model") explains who owns what.
+// The plugin's sender: a bounded hand-off from OpenSM's threads to one sender thread per
+// endpoint, each owning its socket to one ibfabricd. No OpenSM dependency, so it is tested on its
+// own. docs/plugin.md ("Threading model") explains who owns what.
 //
-//   ibf::osm::Sender s(opts, {.hello = ..., .heartbeat = ..., .log = ...});
-//   s.start();                                   // spawns the sender thread
-//   s.submit_snapshot(std::move(snap), copy_us); // from OpenSM's sweeper: O(1), never waits on I/O
-//   s.submit_event(ev);                          // from any OpenSM thread: O(1), drops when full
-//   s.stop();                                    // joins within ~0.2 s even if the peer hangs
+//   ibf::osm::Fanout f(opts, {.hello = ..., .heartbeat = ..., .log = ...});  // one Sender per endpoint
+//   f.start();                                   // spawns one sender thread per endpoint
+//   f.submit_snapshot(std::move(snap), copy_us); // from OpenSM's sweeper: O(endpoints), never waits on I/O
+//   f.submit_event(ev);                          // from any OpenSM thread: O(endpoints), drops when full
+//   f.stop();                                    // joins all within ~0.2 s even if peers hang
 #pragma once
 
 #include <chrono>
@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ibf/osm_plugin_options.h"
 #include "ibf/wire.h"
@@ -29,15 +30,19 @@ struct SenderHooks {
     std::function<void(LogLevel, const std::string&)> log;  // any thread; may be empty
 };
 
+// One endpoint (opts.endpoints[endpoint]): its own thread, snapshot slot, event queue, counters.
+// On a TCP endpoint with opts.key set, every Hello carries "au" (wire/include/ibf/wire_auth.h).
 class Sender {
 public:
-    Sender(Options opts, SenderHooks hooks);
+    Sender(Options opts, SenderHooks hooks, size_t endpoint = 0);
     ~Sender();
     Sender(const Sender&) = delete;
     Sender& operator=(const Sender&) = delete;
 
     void start();
+    void request_stop();  // sets the stop flag and returns; stop() then joins
     void stop();  // idempotent; bounded wait (poll slices of 100 ms)
+    const Endpoint& endpoint() const { return ep_; }
 
     // Thread-safe, never blocks on I/O: holds an internal mutex for a pointer swap. The newest
     // snapshot supersedes an unsent older one. `copy_us`: time spent under OpenSM's lock.
@@ -52,15 +57,19 @@ private:
     using Clock = std::chrono::steady_clock;
     void run();
     void run_connections();
+    void serve(int fd);
     int connect_once(std::string& err);
     bool send_all(int fd, const std::string& bytes);
     bool send_msg(int fd, const wire::Message& m);
     bool send_snapshot(int fd, const Snapshot& s);
     bool send_bytes(int fd, const std::string& bytes);
     void log(LogLevel l, const std::string& msg) const;
+    wire::Hello make_hello() const;
 
     Options opts_;
     SenderHooks hooks_;
+    Endpoint ep_;
+    bool flapping_ = false;  // sender thread only: the last connection was closed at once (quiet logs)
 
     mutable std::mutex mu_;  // guards everything below; never held across I/O or encoding
     std::condition_variable cv_;
@@ -74,6 +83,23 @@ private:
     wire::Counters c_;
 
     std::thread thread_;
+};
+
+// Every endpoint of the options, each with its own Sender (thread, slot, queue, counters), so a
+// dead or slow peer never delays another endpoint. Submits hand the same immutable snapshot to each.
+class Fanout {
+public:
+    Fanout(const Options& opts, const SenderHooks& hooks);
+    void start();
+    void stop();  // stops all endpoints at once, then joins each
+    void submit_snapshot(std::shared_ptr<const Snapshot> s, uint64_t copy_us);
+    void submit_event(const wire::Event& e);
+    size_t size() const { return senders_.size(); }
+    Sender& at(size_t i) { return *senders_.at(i); }
+    wire::Counters total() const;  // summed over the endpoints (snapshots_taken, last_*, queue_depth: max)
+
+private:
+    std::vector<std::unique_ptr<Sender>> senders_;
 };
 
 }  // namespace ibf::osm

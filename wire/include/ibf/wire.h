@@ -37,11 +37,20 @@ inline constexpr size_t kMaxLftLids = 49152;           // entries in one Snapsho
 
 enum class MsgType : uint16_t { Hello = 1, Snapshot = 2, Event = 3, Heartbeat = 4, Counters = 5 };
 
+// Optional Hello key "au": proof that the sender holds the shared key (docs/wire.md, "Hello
+// authentication"; built and checked by ibf/wire_auth.h).
+struct HelloAuth {
+    int64_t unix_ms = 0;         // "t": sender's wall clock when it signed
+    std::string nonce;           // "n": 32 lowercase hex digits, fresh per connection
+    std::string mac;             // "m": HMAC-SHA256 over hello_auth_text(), 64 lowercase hex digits
+};
+
 struct Hello {
     std::string osm_version;     // "OpenSM 3.3.23"
     std::string plugin_version;  // ibfabric version the plugin was built from
     SmInfo sm;                   // this SM: port GUID, LID, priority, state
     uint32_t pid = 0;            // opensm's pid
+    std::optional<HelloAuth> auth = std::nullopt;  // "au", absent = unauthenticated
 };
 
 enum class EventKind : uint8_t { Trap = 1, StateChange = 2, SweepStart = 3, RoutingDone = 4 };
@@ -96,9 +105,12 @@ Message decode_payload(MsgType t, std::string_view payload);
 // Incremental decoder for one connection: feed() bytes as they arrive, then call next() until
 // it returns nullopt. Throws wire::Error on a bad magic, version, type, an oversized length,
 // or a payload that does not match its schema; after that the connection must be dropped.
+// `max_before_hello` caps every frame until a Hello has been decoded (a receiver sets it to
+// kMaxSmallPayload so a peer that has not introduced itself cannot make it buffer a large payload).
 class Decoder {
 public:
-    explicit Decoder(size_t max_payload = kMaxPayload) : max_payload_(max_payload) {}
+    explicit Decoder(size_t max_payload = kMaxPayload, size_t max_before_hello = kMaxPayload)
+        : max_payload_(max_payload), max_before_hello_(max_before_hello) {}
     void feed(const char* data, size_t n);
     std::optional<Message> next();
     size_t buffered() const { return buf_.size() - pos_; }
@@ -107,6 +119,8 @@ private:
     std::string buf_;
     size_t pos_ = 0;
     size_t max_payload_;
+    size_t max_before_hello_;
+    bool hello_seen_ = false;
 };
 
 }  // namespace ibf::wire

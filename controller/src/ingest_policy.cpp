@@ -1,0 +1,41 @@
+// Which ingest connection gives way, and log rate limiting (controller/include/ibf/ingest_policy.h).
+#include "ibf/ingest_policy.h"
+
+namespace ibf {
+
+std::optional<uint64_t> ingest_victim(const std::vector<IngestSlot>& open, int64_t now_ms, int64_t stale_ms,
+                                      int64_t grace_ms) {
+    const IngestSlot* silent_hello = nullptr;  // oldest without Hello
+    const IngestSlot* stale = nullptr;         // silent longest, among those that said Hello
+    for (const IngestSlot& s : open) {
+        if (!s.said_hello) {
+            if (now_ms - s.opened_ms < grace_ms) continue;
+            if (!silent_hello || s.opened_ms < silent_hello->opened_ms ||
+                (s.opened_ms == silent_hello->opened_ms && s.id < silent_hello->id))
+                silent_hello = &s;
+        } else if (now_ms - s.last_rx_ms >= stale_ms) {
+            if (!stale || s.last_rx_ms < stale->last_rx_ms) stale = &s;
+        }
+    }
+    if (silent_hello) return silent_hello->id;
+    if (stale) return stale->id;
+    return std::nullopt;
+}
+
+bool LogLimiter::allow(int64_t now_ms, uint64_t* skipped) {
+    if (!started_ || now_ms - window_start_ >= window_ms_) {
+        started_ = true;
+        window_start_ = now_ms;
+        in_window_ = 0;
+    }
+    if (in_window_ >= burst_) {
+        ++suppressed_;
+        return false;
+    }
+    ++in_window_;
+    if (skipped) *skipped = suppressed_;
+    suppressed_ = 0;
+    return true;
+}
+
+}  // namespace ibf
