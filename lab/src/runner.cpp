@@ -610,7 +610,8 @@ void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool wit
                 peer_http.push_back(s.sms[k].api_port);
             }
         std::string plugin_opts =
-            multi ? lab_plugin_options(m.ingest_socket, peer_tcp, peers ? s.key_file : "", o.ha_heartbeat_ms, o.plugin_options)
+            multi ? lab_plugin_options(m.ingest_socket, peer_tcp, peers ? s.key_file : "", o.ha_heartbeat_ms,
+                                       "backoff_max_ms=200" + (o.plugin_options.empty() ? "" : " " + o.plugin_options))
                   : "socket=" + m.ingest_socket + (o.plugin_options.empty() ? "" : " " + o.plugin_options);
         write_file(m.conf, fill_template(tmpl,
                                          {{"LOG_FILE", m.log},
@@ -646,15 +647,15 @@ void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool wit
     write_file(s.path("partitions.conf"), "Default=0x7fff, ipoib, defmember=full : ALL, ALL_SWITCHES=full;\n");
 }
 
-// Every SM's daemon, started before any OpenSM (the plugins find their sockets at create()). A
-// daemon built before TCP ingest had a key (`tcp_key_file`) refuses the peers' config: then the
-// lab says so and runs each daemon with its own SM's plugin only (SMInfo is its only view of the
-// others).
+// Every SM's daemon. One SM: before OpenSM, so the plugin finds its socket at create(). Several:
+// after the OpenSMs are up, because umad2sim gives a client the port state and LID of the moment
+// it attaches (a daemon attached before SUBNET UP would see its own port INIT forever); the
+// plugins reconnect within backoff_max_ms. A daemon built before TCP ingest had a key
+// (`tcp_key_file`) refuses the peers' config: then the lab says so and runs each daemon without
+// TCP ingest (SMInfo is its only view of the others).
 void start_daemons(LabState& s, const LabOptions& o, bool with_plugin) {
     const bool multi = s.sms.size() > 1;
     bool peers = multi;
-    if (multi) prepare_sm_ports(s);
-    write_sm_files(s, o, true, with_plugin, peers);
     for (size_t i = 0; i < s.sms.size(); ++i) {
         LabSm& m = s.sms[i];
         progress(o, "starting ibfabricd" + (multi ? " for \"" + m.host + "\" (" + std::string(to_string(s.ha)) + ")" : ""));
@@ -676,6 +677,29 @@ void start_daemons(LabState& s, const LabOptions& o, bool with_plugin) {
         }
         mirror_sm1(s);
         lab_save_state(s);
+    }
+}
+
+// Each daemon has heard of every SM (its own plugin and, over TCP, the others'), so the first
+// findings judge the whole HA pair, not a standby that had not connected yet.
+void wait_daemons_see_every_sm(LabState& s, const LabOptions& o) {
+    progress(o, "waiting for every ibfabricd to see all " + std::to_string(s.sms.size()) + " SMs");
+    const double deadline = now_s() + o.start_timeout_s;
+    for (const auto& m : s.sms) {
+        size_t seen = 0;
+        while (now_s() < deadline) {
+            try {
+                auto j = nlohmann::json::parse(http_get(m.api_port, "/api/v1/sm", 2).body, nullptr, false);
+                seen = j.is_object() && j.contains("sms") && j["sms"].is_array() ? j["sms"].size() : 0;
+            } catch (const LabError&) {
+                seen = 0;
+            }
+            if (seen >= s.sms.size()) break;
+            sleep_s(0.05);
+        }
+        if (seen < s.sms.size())
+            fail(s, "ibfabricd of \"" + m.host + "\" sees " + std::to_string(seen) + " of " + std::to_string(s.sms.size()) +
+                        " SMs", m.daemon_log);
     }
 }
 
@@ -782,11 +806,16 @@ LabState lab_up(const Net& net, const LabOptions& o) {
     } catch (const LabError& e) {
         if (multi) fail(s, e.what(), s.path("client.log"));
     }
-    if (with_daemon) start_daemons(s, o, with_plugin);
-    else write_sm_files(s, o, false, false, false);
+    if (multi && with_daemon) prepare_sm_ports(s);
+    write_sm_files(s, o, with_daemon, with_plugin, multi && with_daemon);
+    if (with_daemon && !multi) start_daemons(s, o, with_plugin);
     for (size_t i = 0; i < s.sms.size(); ++i) {
         start_sm(s, i, o);
         mirror_sm1(s);
+    }
+    if (with_daemon && multi) {
+        start_daemons(s, o, with_plugin);
+        wait_daemons_see_every_sm(s, o);
     }
     read_sm_lids(s);
     mirror_sm1(s);

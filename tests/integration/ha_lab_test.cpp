@@ -305,3 +305,29 @@ TEST(HaLab, TwoHostsResetDuringFailoverKeepTheirLids) {
     }
     EXPECT_EQ(after, before);
 }
+
+// Maintenance switchover through the daemons (`ibfabric sm switchover`), there and back: no LID moves.
+TEST(HaLab, SwitchoverBothWaysKeepsLids) {
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--sms", "2", "--timeout", "60", "--json"});
+    SKIP_WITHOUT_HA(lab, up);
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    LabState s = lab.state();
+    ASSERT_TRUE(lab_wait_one_master(s, 10, 1.0));
+    const auto before = fabric_lids(s, 1);
+    const std::string url = "http://127.0.0.1:" + std::to_string(s.sms[0].api_port);
+    const std::string token = s.path("api.token");
+    Cli to2 = lab.raw({"sm", "switchover", "--url", url, "--token-file", token, "--to", s.sms[1].port_guid});
+    ASSERT_EQ(to2.rc, 0) << describe(to2);
+    EXPECT_TRUE(wait_state(s, 1, "MASTER", 5.0)) << read_all(s.sms[1].log);
+    auto m = lab_wait_one_master(s, 10, 1.0);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(*m, 1u);
+    Cli to1 = lab.raw({"sm", "switchover", "--url", url, "--token-file", token, "--to", s.sms[0].port_guid});
+    ASSERT_EQ(to1.rc, 0) << describe(to1);
+    EXPECT_TRUE(wait_state(s, 0, "MASTER", 5.0)) << read_all(s.sms[0].log);
+    m = lab_wait_one_master(s, 10, 1.0);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(*m, 0u);
+    EXPECT_EQ(fabric_lids(s, 1), before);
+}

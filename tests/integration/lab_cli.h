@@ -61,6 +61,22 @@ public:
     LabDir(const LabDir&) = delete;
     LabDir& operator=(const LabDir&) = delete;
 
+    // `ibfabric ARGS` as given (no --dir added), e.g. `sm switchover`.
+    Cli raw(std::vector<std::string> args, double timeout_s = 60) const {
+        lab_detail::SpawnSpec s;
+        s.argv = {kBin + "/ibfabric"};
+        s.argv.insert(s.argv.end(), args.begin(), args.end());
+        s.out_path = path + "/cli.err";
+        std::error_code ec;
+        lab_cli_fs::remove(s.out_path, ec);
+        Cli c;
+        c.rc = lab_detail::run_capture(s, timeout_s, c.out);
+        std::ifstream e(s.out_path);
+        c.err.assign(std::istreambuf_iterator<char>(e), {});
+        if (!c.out.empty() && c.out[0] == '{') c.j = json::parse(c.out, nullptr, false);
+        return c;
+    }
+
     Cli cli(std::vector<std::string> args, double timeout_s = 120) const {
         lab_detail::SpawnSpec s;
         s.argv = {kBin + "/ibfabric"};
