@@ -161,8 +161,9 @@ struct LabSmFault {
 };
 LabSmFault lab_sm_fault(LabState& s, const std::string& action, const std::string& target);
 
-// Waits until exactly one running (alive, not frozen) SM has MASTER as the last state in its log,
-// with a SUBNET UP after it, and that stays so for `stable_s`; returns its index, nullopt on timeout.
+// Waits until exactly one running (alive, not frozen) SM has MASTER as the last state in its log
+// and that stays so for `stable_s`; returns its index, nullopt on timeout. (No SUBNET UP is
+// required: an SM that became MASTER by a handover logs none.)
 std::optional<size_t> lab_wait_one_master(const LabState& s, double timeout_s, double stable_s = 0);
 
 // GET http://127.0.0.1:<port><target>: {status, body}. LabError when nothing answers.
