@@ -48,7 +48,8 @@ constexpr const char* kHelp =
     "                   native:1000,2). ibfabric = each ibfabricd acts for its SM (lab up --ha ibfabric);\n"
     "                   native = OpenSM's own polling (--ha native, default 10000 ms x 4).\n"
     "  --kills K        kills per mode (default 20)\n"
-    "  --kills-slow K   kills for modes whose polling takes over 5 s to notice (default 3: ~50 s each)\n"
+    "  --kills-slow K   kills for native modes whose polling takes over 5 s to notice (default 3: ~50 s\n"
+    "                   each)\n"
     "  --restart        restart the killed SM (freeing its ibsim client) and wait for one master,\n"
     "                   instead of a fresh lab for every kill (the default). On this ibsim a\n"
     "                   restarted OpenSM's first sweep sometimes never ends: the bench then falls\n"
@@ -318,7 +319,7 @@ int main(int argc, char** argv) {
     std::printf("|----------------|-----------|-----------------|-----------------|-----------------|-----------------|--------|--------|\n");
     int rc = 0;
     for (const auto& m : a.modes) {
-        const int kills = m.poll_ms * m.retries > 5000 ? a.kills_slow : a.kills;
+        const int kills = m.ha == LabHa::Native && m.poll_ms * m.retries > 5000 ? a.kills_slow : a.kills;
         std::vector<Sample> xs;
         LabState s;
         try {
