@@ -11,6 +11,8 @@ namespace ibf::lab_detail {
 std::string read_file(const std::string& path);                   // "" when unreadable
 void write_file(const std::string& path, const std::string& text);  // LabError on failure
 int64_t unix_ms();
+// lab_save_state() after setting the single-SM fields from SM 1 (code that changed `sms`).
+void save_state(LabState& s);
 // Starts OpenSM for `sm` (under umad2sim at sm.host, with the plugin when s.plugin_dir is set).
 // Throws LabError when it cannot be executed.
 int spawn_opensm(const LabState& s, const LabSm& sm);

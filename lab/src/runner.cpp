@@ -189,9 +189,27 @@ void mirror_sm1(LabState& s) {
 
 }  // namespace
 
+namespace lab_detail {
+
+void save_state(LabState& s) {
+    mirror_sm1(s);
+    lab_save_state(s);
+}
+
+}  // namespace lab_detail
+
 void lab_save_state(const LabState& in) {
     LabState s = in;
-    mirror_sm1(s);
+    // The single-SM fields are SM 1's: when set, they win (callers written before `sms` existed
+    // change those, e.g. a test that restarts the daemon); lab/ itself keeps both in step.
+    if (!s.sms.empty()) {
+        LabSm& m = s.sms.front();
+        if (!s.sm_host.empty()) m.host = s.sm_host;
+        if (s.opensm_pid) m.pid = s.opensm_pid;
+        if (s.daemon_pid) m.daemon_pid = s.daemon_pid;
+        if (s.api_port) m.api_port = s.api_port;
+        if (!s.ingest_socket.empty()) m.ingest_socket = s.ingest_socket;
+    }
     nlohmann::json sms = nlohmann::json::array();
     for (const auto& m : s.sms) sms.push_back(sm_to_json(m));
     nlohmann::json j{{"dir", s.dir},
@@ -514,7 +532,7 @@ void start_ibsim(LabState& s, const Net& net, const LabOptions& o) {
     } catch (const std::exception& e) {
         throw LabError(e.what());
     }
-    lab_save_state(s);
+    save_state(s);
     const double deadline = now_s() + o.start_timeout_s;
     while (!abstract_socket_listed(s.sockname + ":ctl")) {
         if (!alive(s.ibsim_pid, "ibsim")) fail(s, "ibsim exited while loading the net file", s.path("ibsim.log"));
@@ -675,8 +693,7 @@ void start_daemons(LabState& s, const LabOptions& o, bool with_plugin) {
             --i;
             continue;
         }
-        mirror_sm1(s);
-        lab_save_state(s);
+        save_state(s);
     }
 }
 
@@ -723,7 +740,7 @@ void start_sm(LabState& s, size_t i, const LabOptions& o) {
     } catch (const std::exception& e) {
         fail(s, e.what(), "");
     }
-    lab_save_state(s);
+    save_state(s);
     const std::string tail_of = fs::exists(m.log) ? m.log : m.out;
     if (i == 0) {
         if (!lab_wait_subnet_up(s, 0, o.start_timeout_s))
@@ -819,7 +836,7 @@ LabState lab_up(const Net& net, const LabOptions& o) {
     }
     read_sm_lids(s);
     mirror_sm1(s);
-    lab_save_state(s);
+    save_state(s);
     return s;
 }
 

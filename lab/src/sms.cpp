@@ -159,7 +159,7 @@ LabSmFault lab_sm_fault(LabState& s, const std::string& action, const std::strin
         m.pid = spawn_opensm(s, m);
         f.pid = m.pid;
         f.unix_ms = unix_ms();
-        lab_save_state(s);
+        save_state(s);
         return f;
     }
     if (!st[*i].alive) throw LabError(name + " (pid " + std::to_string(m.pid) + ") is not running");
