@@ -9,6 +9,9 @@ PKGS=(
   libsqlite3-dev libgtest-dev libgmock-dev libssl-dev
   opensm libopensm-dev libibumad-dev libibmad-dev infiniband-diags ibsim-utils
   curl procps
+  keepalived iproute2                    # tests: the VIP follows the InfiniBand master (network namespaces)
+  dpkg-dev systemd
+  prometheus python3-prometheus-client   # tests: promtool check metrics/rules, the Python text parser
 )
 
 missing=()

@@ -4,8 +4,8 @@
 //   ibfabric findings [--url URL] [--json]   the daemon's findings, as `ibfabric check` prints them
 //
 // URL: --url, else $IBFABRIC_URL, else http://127.0.0.1:8639.
-// Exit: 0 no findings, 1 findings, 2 usage (bad URL), 3 the daemon cannot be reached or answers
-// with an error.
+// Exit: 0 no findings, 1 findings, 2 usage (bad URL), 3 the daemon cannot be reached, answers
+// with an error, or has no current data (no snapshot yet, or stale: one line on stderr says which).
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "ibf/http_client.h"
 #include "ibf/report.h"
+#include "ibf/text.h"
 
 namespace ibf::cli {
 namespace {
@@ -65,9 +66,20 @@ int fetch_json(const QueryOptions& o, const std::string& path, json& out) {
     return kExitClean;
 }
 
+// The daemon's data_state (docs/api.md, "No data"): prints its one-line reason and returns 3
+// unless the findings describe the fabric as it is now. Daemons without data_state count as fresh.
+int data_rc(const json& j) {
+    if (!j.is_object() || !j.contains("data_state") || j["data_state"] == "fresh") return kExitClean;
+    const std::string msg = j.contains("data_message") && j["data_message"].is_string()
+                                ? j["data_message"].get<std::string>()
+                                : j["data_state"].dump();
+    std::fprintf(stderr, "ibfabric: %s\n", msg.c_str());
+    return kExitUnavailable;
+}
+
 std::string str(const json& j, const char* key, const char* none = "-") {
     if (!j.contains(key) || j[key].is_null()) return none;
-    return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+    return terminal_safe(j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
 }
 
 int run_status(const QueryOptions& o) {
@@ -96,16 +108,21 @@ int run_status(const QueryOptions& o) {
                       << str(s, "priority") << "  " << str(s, "state") << "  "
                       << (s.value("connected", false) ? "connected" : "disconnected") << "  last heartbeat "
                       << str(s, "last_heartbeat", "never") << "\n";
+        std::cout << "data:     " << str(fabric, "data_state", "unknown (older daemon)");
+        if (!fabric["data_as_of"].is_null()) std::cout << " (last confirmed " << str(fabric, "data_as_of") << ")";
+        std::cout << "\n";
         std::cout << "findings: " << findings;
         if (!fabric["last_findings_time"].is_null()) std::cout << " (checked " << str(fabric, "last_findings_time") << ")";
         std::cout << "\n";
     }
+    if (int rc = data_rc(fabric)) return rc;
     return findings ? kExitFindings : kExitClean;
 }
 
 int run_findings(const QueryOptions& o) {
     json j;
     if (int rc = fetch_json(o, "/api/v1/findings", j)) return rc;
+    if (!o.json && j.is_object() && j.value("data_state", "fresh") == "no_data") return data_rc(j);  // not "no findings"
     std::vector<Finding> fs;
     try {
         fs = findings_from_json(j);
@@ -117,6 +134,7 @@ int run_findings(const QueryOptions& o) {
         std::cout << json_text(j, 2) << "\n";
     else
         std::cout << render_text(fs, ::isatty(1) != 0);
+    if (int rc = data_rc(j)) return rc;
     return fs.empty() ? kExitClean : kExitFindings;
 }
 

@@ -69,7 +69,8 @@ bool disagree(const Rate& x, const Rate& y) {
 
 class Checker {
 public:
-    Checker(const Plan& plan, const Fabric& f, const CheckOptions& opt) : plan_(plan), f_(f), opt_(opt) {}
+    Checker(const Plan& plan, const Fabric& f, const CheckOptions& opt, std::vector<LinkMatch>* matches)
+        : plan_(plan), f_(f), opt_(opt), matches_(matches) {}
 
     std::vector<Finding> run() {
         index_fabric();
@@ -86,6 +87,7 @@ private:
     const Plan& plan_;
     const Fabric& f_;
     const CheckOptions& opt_;
+    std::vector<LinkMatch>* matches_;
 
     std::vector<NodeId> resolved_;             // per planned node: actual node or kNoNode
     std::vector<std::vector<NodeId>> ambiguous_;  // per planned node: candidates when the name is ambiguous
@@ -247,6 +249,7 @@ private:
             if (used_[slot(na, l.a.port)]) continue;  // the plan lists this cable twice
             used_[slot(na, l.a.port)] = used_[slot(nb, l.b.port)] = 1;
             link_done_[i] = 1;
+            if (matches_) matches_->push_back({i, na, nb, l.a.port, l.b.port});
             check_rate_mtu(l, na, nb, *pa, *pb);
         }
     }
@@ -600,10 +603,16 @@ size_t align_golden_guids(Plan& plan, const Fabric& golden, const Fabric& actual
 }
 
 std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt) {
+    return check(plan, actual, opt, nullptr);
+}
+
+std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt,
+                           std::vector<LinkMatch>* matches) {
     for (const PlannedLink& l : plan.links)
         if (l.a.node >= plan.nodes.size() || l.b.node >= plan.nodes.size())
             throw std::invalid_argument("check: plan link refers to node index out of range");
-    return Checker(plan, actual, opt).run();
+    if (matches) matches->clear();
+    return Checker(plan, actual, opt, matches).run();
 }
 
 }  // namespace ibf

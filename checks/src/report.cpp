@@ -4,6 +4,7 @@
 #include <array>
 
 #include "ibf/error.h"
+#include "ibf/text.h"
 #include "natural.h"
 
 namespace ibf {
@@ -149,12 +150,12 @@ std::string render_text(const std::vector<Finding>& in, bool color) {
         out += std::string(bold) + std::string(to_string(kind)) + " (" + std::to_string(n) + ")" + reset + "\n";
         while (i < fs.size() && fs[i]->kind == kind) {
             const std::string& group = fs[i]->a.name;
-            out += "  " + (group.empty() ? std::string("(unnamed)") : group) + "\n";
+            out += "  " + (group.empty() ? std::string("(unnamed)") : terminal_safe(group)) + "\n";
             while (i < fs.size() && fs[i]->kind == kind && fs[i]->a.name == group) {
                 const Finding& f = *fs[i];
                 std::string sev(to_string(f.severity));
                 sev.resize(7, ' ');
-                out += "    " + std::string(sev_color(f.severity)) + sev + reset + " " + f.message + "\n";
+                out += "    " + std::string(sev_color(f.severity)) + sev + reset + " " + terminal_safe(f.message) + "\n";
                 ++i;
             }
         }

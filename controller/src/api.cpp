@@ -1,12 +1,17 @@
-// The HTTP API: routing and JSON/Prometheus rendering of ControllerState.
+// The HTTP API: routing and JSON rendering of ControllerState (/metrics: metrics.cpp).
 #include "ibf/api.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <map>
 
 #include "ibf/error.h"
+#include "ibf/history.h"
+#include "ibf/metrics.h"
 #include "ibf/report.h"
 #include "ibf/wire.h"
 
@@ -25,49 +30,14 @@ ApiResponse ok_json(const json& j) {
     return r;
 }
 
-std::string escape_label(const std::string& s) {
-    std::string o;
-    for (char ch : s) {
-        if (ch == '\\' || ch == '"') o += '\\';
-        if (ch == '\n') {
-            o += "\\n";
-            continue;
-        }
-        o += ch;
-    }
-    return o;
+// data_state, data_message, data_as_of, stale_after_s (docs/api.md, "No data").
+void add_data_status(json& j, const ControllerState& st, int64_t now_ms) {
+    const DataStatus d = st.data_status(now_ms);
+    j["data_state"] = std::string(to_string(d.state));
+    j["data_message"] = d.message.empty() ? json(nullptr) : json(d.message);
+    j["data_as_of"] = time_or_null(d.as_of_ms);
+    j["stale_after_s"] = st.health().stale_after_ms / 1000.0;
 }
-
-std::string num(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
-
-struct Metrics {
-    std::string out;
-    void head(const char* name, const char* type, const char* help) {
-        out += "# HELP ";
-        out += name;
-        out += ' ';
-        out += help;
-        out += "\n# TYPE ";
-        out += name;
-        out += ' ';
-        out += type;
-        out += '\n';
-    }
-    void sample(const std::string& name, const std::string& labels, const std::string& value) {
-        out += name;
-        if (!labels.empty()) out += "{" + labels + "}";
-        out += ' ';
-        out += value;
-        out += '\n';
-    }
-    void sample(const std::string& name, const std::string& labels, uint64_t v) {
-        sample(name, labels, std::to_string(v));
-    }
-};
 
 }  // namespace
 
@@ -88,12 +58,39 @@ std::string iso_time(int64_t unix_ms) {
 }
 
 bool bearer_matches(const std::string& authorization, const std::string& token) {
-    const std::string expected = "Bearer " + token;
-    if (token.empty() || authorization.size() != expected.size()) return false;
-    unsigned char diff = 0;
-    for (size_t i = 0; i < expected.size(); ++i)
-        diff |= static_cast<unsigned char>(authorization[i] ^ expected[i]);
+    // RFC 7235: the scheme is case-insensitive ("bearer", "BEARER"), then one or more spaces.
+    static constexpr std::string_view kScheme = "bearer";
+    if (token.empty() || authorization.size() <= kScheme.size() || authorization[kScheme.size()] != ' ') return false;
+    for (size_t i = 0; i < kScheme.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) return false;
+    std::string_view given(authorization);
+    given.remove_prefix(std::min(given.find_first_not_of(' ', kScheme.size()), given.size()));
+    if (given.size() != token.size()) return false;
+    unsigned char diff = 0;  // constant time in the token's length
+    for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ token[i]);
     return diff == 0;
+}
+
+std::optional<ApiResponse> parse_query(const std::string& query, std::initializer_list<std::string_view> allowed,
+                                       std::map<std::string, std::string>& out) {
+    for (size_t pos = 0; pos < query.size();) {
+        size_t amp = query.find('&', pos);
+        if (amp == std::string::npos) amp = query.size();
+        const std::string kv = query.substr(pos, amp - pos);
+        pos = amp + 1;
+        if (kv.empty()) continue;
+        const size_t eq = kv.find('=');
+        const std::string key = kv.substr(0, eq);
+        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+            std::string expected;
+            for (std::string_view a : allowed) expected += (expected.empty() ? "" : ", ") + std::string(a);
+            return api_error(400, "unknown query parameter '" + printable(key) + "'" +
+                                      (expected.empty() ? " (this path takes none)" : " (expected " + expected + ")"));
+        }
+        if (out.count(key)) return api_error(400, "query parameter '" + key + "' given twice");
+        out[key] = eq == std::string::npos ? std::string() : kv.substr(eq + 1);
+    }
+    return std::nullopt;
 }
 
 ApiResponse api_error(int status, const std::string& message) {
@@ -136,8 +133,9 @@ json fabric_json(const ApiContext& ctx) {
     j["last_sweep_unix_ms"] = ms_or_null(st.last_sweep_ms());
     j["last_findings_time"] = time_or_null(st.findings_ms());
     j["last_findings_unix_ms"] = ms_or_null(st.findings_ms());
-    j["findings"] = st.findings().size();
-    j["checked"] = st.checked();
+    j["findings"] = st.findings_at(ctx.now_ms).size();
+    j["checked"] = st.have_findings() ? st.checked() : !ctx.topology.empty();
+    add_data_status(j, st, ctx.now_ms);
     j["topology"] = ctx.topology.empty() ? json(nullptr) : json(ctx.topology);
     j["plan_nodes"] = ctx.plan_nodes;
     j["plan_links"] = ctx.plan_links;
@@ -189,17 +187,18 @@ json sm_json(const ControllerState& st) {
     return json{{"sms", std::move(arr)}, {"master", master ? json(guid_hex(*master)) : json(nullptr)}};
 }
 
-json findings_response_json(const ControllerState& st) {
-    json j = st.findings_json();
-    if (!j.is_object() || j.empty()) j = json{{"summary", json::object()}, {"findings", json::array()}};
-    for (const Finding& f : st.ha_findings()) {  // the SMs' own findings (ha/), with the cabling ones
-        const std::string k(to_string(f.kind));
-        j["summary"][k] = j["summary"].value(k, 0) + 1;
-        j["findings"].push_back(finding_to_json(f));
+json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured) {
+    json j;
+    if (st.flaps().flapping(now_ms).empty() && st.ha_findings().empty()) {
+        j = st.findings_json();
+        if (!j.is_object() || j.empty()) j = json{{"summary", json::object()}, {"findings", json::array()}};
+    } else {
+        j = findings_to_json(st.findings_at(now_ms));  // the check's findings plus link_flapping and the SMs' own
     }
     j["sweep_seq"] = st.have_findings() ? json(st.findings_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.findings_ms());
-    j["checked"] = st.checked();
+    j["checked"] = st.have_findings() ? st.checked() : topology_configured;  // false: no topology, and only then
+    add_data_status(j, st, now_ms);
     return j;
 }
 
@@ -219,116 +218,66 @@ json analysis_response_json(const ControllerState& st, bool per_switch) {
     return j;
 }
 
-std::string metrics_text(const ControllerState& st) {
-    Metrics m;
-    m.head("ibfabric_findings", "gauge", "Findings of the latest check, by kind and severity.");
-    std::map<std::pair<std::string, std::string>, uint64_t> by;
-    for (int k = 0; k < kFindingKindCount; ++k) {
-        const auto kind = static_cast<FindingKind>(k);
-        by[{std::string(to_string(kind)), std::string(to_string(default_severity(kind)))}] = 0;
-    }
-    for (const Finding& f : st.findings()) ++by[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
-    for (const Finding& f : st.ha_findings()) ++by[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
-    for (const auto& [ks, n] : by)
-        m.sample("ibfabric_findings", "kind=\"" + ks.first + "\",severity=\"" + ks.second + "\"", n);
 
-    // The live fat-tree analysis (routing/ kinds only: check's kinds never come from it).
-    m.head("ibfabric_analysis_findings", "gauge", "Findings of the latest live fat-tree analysis, by kind and severity.");
-    std::map<std::pair<std::string, std::string>, uint64_t> aby;
-    for (int k = static_cast<int>(FindingKind::missing_uplink); k <= static_cast<int>(FindingKind::lft_imbalance); ++k) {
-        const auto kind = static_cast<FindingKind>(k);
-        aby[{std::string(to_string(kind)), std::string(to_string(default_severity(kind)))}] = 0;
-    }
-    const auto& la = st.analysis();
-    if (la)
-        for (const Finding& f : la->findings) ++aby[{std::string(to_string(f.kind)), std::string(to_string(f.severity))}];
-    for (const auto& [ks, n] : aby)
-        m.sample("ibfabric_analysis_findings", "kind=\"" + ks.first + "\",severity=\"" + ks.second + "\"", n);
-    m.head("ibfabric_routing_fallback", "gauge", "1 when OpenSM routed with another engine than the first configured one.");
-    m.sample("ibfabric_routing_fallback", "", la && la->routing_fallback ? 1 : 0);
-    m.head("ibfabric_lft_switches", "gauge", "Switches whose LFT came with the latest snapshot (0: not exported).");
-    m.sample("ibfabric_lft_switches", "", la ? static_cast<uint64_t>(la->lft_switches) : 0);
-    m.head("ibfabric_lft_switches_imbalanced", "gauge", "Switches whose LFT spreads hosts unevenly over the uplinks.");
-    m.sample("ibfabric_lft_switches_imbalanced", "", la ? static_cast<uint64_t>(la->lft_imbalanced) : 0);
-    const json* lft = nullptr;
-    if (la && la->summary_json.contains("routing") && la->summary_json["routing"].is_object() &&
-        la->summary_json["routing"].contains("lft") && la->summary_json["routing"]["lft"].is_object())
-        lft = &la->summary_json["routing"]["lft"];
-    m.head("ibfabric_lft_max_hops", "gauge", "Longest switch-to-host route in the LFTs, in cables.");
-    m.sample("ibfabric_lft_max_hops", "", lft ? (*lft)["max_hops"].get<uint64_t>() : 0);
-    m.head("ibfabric_lft_routes_broken", "gauge", "Switch-to-host routes that dead-end or loop in the LFTs.");
-    m.sample("ibfabric_lft_routes_broken", "", lft ? (*lft)["routes_broken"].get<uint64_t>() : 0);
-    m.head("ibfabric_analysis_duration_seconds", "gauge", "Duration of the latest live analysis (analysis, LFTs, JSON).");
-    m.sample("ibfabric_analysis_duration_seconds", "", num(st.last_analyze_ms() / 1000.0));
+namespace {
 
-    const auto& cur = st.current();
-    m.head("ibfabric_nodes", "gauge", "Nodes in the current fabric, by type.");
-    for (NodeType t : {NodeType::Switch, NodeType::CA, NodeType::Router})
-        m.sample("ibfabric_nodes", "type=\"" + std::string(to_string(t)) + "\"", cur ? cur->fabric.count(t) : 0);
-    m.head("ibfabric_links", "gauge", "Links (cables) in the current fabric.");
-    m.sample("ibfabric_links", "", cur ? cur->fabric.link_count() : 0);
-
-    m.head("ibfabric_sweeps_ingested_total", "counter", "Master sweeps (snapshots) taken as the fabric.");
-    m.sample("ibfabric_sweeps_ingested_total", "", st.sweeps_ingested());
-    m.head("ibfabric_last_sweep_seq", "gauge", "Sweep sequence of the current fabric.");
-    m.sample("ibfabric_last_sweep_seq", "", st.last_sweep_seq());
-    m.head("ibfabric_snapshots_ignored_total", "counter", "Snapshots from a non-master SM while a master is known.");
-    m.sample("ibfabric_snapshots_ignored_total", "", st.ingest().snapshots_ignored);
-
-    m.head("ibfabric_checks_total", "counter", "Checks published.");
-    m.sample("ibfabric_checks_total", "", st.checks_run());
-    m.head("ibfabric_check_duration_seconds", "gauge", "Duration of the latest check (ibf::check + JSON).");
-    m.sample("ibfabric_check_duration_seconds", "", num(st.last_check_ms() / 1000.0));
-    m.head("ibfabric_check_duration_seconds_sum", "counter", "Total time spent in checks.");
-    m.sample("ibfabric_check_duration_seconds_sum", "", num(st.check_ms_sum() / 1000.0));
-    m.head("ibfabric_snapshot_to_findings_seconds", "gauge",
-           "Latest time from a snapshot's arrival to its findings being published.");
-    m.sample("ibfabric_snapshot_to_findings_seconds", "", num(st.last_publish_lag_ms() / 1000.0));
-
-    m.head("ibfabric_snapshot_decode_seconds", "gauge", "Wire decode time of the latest snapshot (io thread).");
-    m.sample("ibfabric_snapshot_decode_seconds", "", num(st.last_decode_ms() / 1000.0));
-
-    const auto& in = st.ingest();
-    m.head("ibfabric_ingest_connections", "gauge", "Open plugin connections.");
-    m.sample("ibfabric_ingest_connections", "", in.connections_open);
-    m.head("ibfabric_ingest_connections_total", "counter", "Plugin connections accepted.");
-    m.sample("ibfabric_ingest_connections_total", "", in.connections_total);
-    m.head("ibfabric_ingest_errors_total", "counter", "Plugin connections dropped for malformed or oversized input.");
-    m.sample("ibfabric_ingest_errors_total", "", in.ingest_errors);
-    m.head("ibfabric_ingest_messages_total", "counter", "Wire messages received, by type.");
-    for (int t = 1; t <= 5; ++t)
-        m.sample("ibfabric_ingest_messages_total",
-                 "type=\"" + std::string(wire::to_string(static_cast<wire::MsgType>(t))) + "\"", in.messages[t]);
-
-    m.head("ibfabric_sm_connected", "gauge", "1 while the SM's plugin is connected.");
-    for (const auto& [g, r] : st.sms())
-        m.sample("ibfabric_sm_connected", "sm=\"" + guid_hex(g) + "\",state=\"" +
-                                              escape_label(std::string(to_string(r.info.state))) + "\"",
-                 r.connected() ? 1 : 0);
-    struct C {
-        const char* name;
-        const char* type;
-        const char* help;
-        uint64_t wire::Counters::*field;
-    };
-    static const C counters[] = {
-        {"ibfabric_plugin_snapshots_taken_total", "counter", "Plugin: SUBNET_UP copies made.", &wire::Counters::snapshots_taken},
-        {"ibfabric_plugin_snapshots_sent_total", "counter", "Plugin: snapshots sent.", &wire::Counters::snapshots_sent},
-        {"ibfabric_plugin_snapshots_superseded_total", "counter", "Plugin: snapshots replaced before sending.", &wire::Counters::snapshots_superseded},
-        {"ibfabric_plugin_events_dropped_total", "counter", "Plugin: events dropped (queue full).", &wire::Counters::events_dropped},
-        {"ibfabric_plugin_send_errors_total", "counter", "Plugin: send errors.", &wire::Counters::send_errors},
-        {"ibfabric_plugin_reconnects_total", "counter", "Plugin: reconnects.", &wire::Counters::reconnects},
-        {"ibfabric_plugin_last_copy_microseconds", "gauge", "Plugin: time under the OpenSM lock for the last copy.", &wire::Counters::last_copy_us},
-        {"ibfabric_plugin_last_send_lag_milliseconds", "gauge", "Plugin: SUBNET_UP to last byte of that snapshot written.", &wire::Counters::last_send_lag_ms},
-        {"ibfabric_plugin_queue_depth", "gauge", "Plugin: messages queued.", &wire::Counters::queue_depth},
-    };
-    for (const C& c : counters) {
-        m.head(c.name, c.type, c.help);
-        for (const auto& [g, r] : st.sms())
-            if (r.counters) m.sample(c.name, "sm=\"" + guid_hex(g) + "\"", (*r.counters).*(c.field));
-    }
-    return m.out;
+// Parses an integer query value in [lo, hi]; nullopt when it is not one.
+std::optional<int64_t> int_param(const std::string& v, int64_t lo, int64_t hi) {
+    int64_t n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || n < lo || n > hi) return std::nullopt;
+    return n;
 }
+
+// GET /api/v1/history?limit=N&before=ID: one bounded page, rows spliced in as stored text.
+ApiResponse history_response(const std::string& query, const ApiContext& ctx) {
+    std::map<std::string, std::string> q;
+    if (auto bad = parse_query(query, {"limit", "before"}, q)) return *bad;
+    int limit = 20;
+    int64_t before = 0;
+    if (q.count("limit")) {
+        auto n = int_param(q["limit"], 1, 1000);
+        if (!n) return api_error(400, "limit must be an integer from 1 to 1000");
+        limit = static_cast<int>(*n);
+    }
+    if (q.count("before")) {
+        auto n = int_param(q["before"], 1, std::numeric_limits<int64_t>::max());
+        if (!n) return api_error(400, "before must be a row id (a positive integer, from \"next_before\")");
+        before = *n;
+    }
+    if (!ctx.history) return api_error(404, "history is not enabled (set 'history:' in the config)");
+    const HistoryPage page = ctx.history(limit, before);
+    json head{{"limit", limit},
+              {"before", before ? json(before) : json(nullptr)},
+              {"rows", page.count},
+              {"next_before", page.next_before ? json(page.next_before) : json(nullptr)},
+              {"next", page.next_before ? json("/api/v1/history?limit=" + std::to_string(limit) +
+                                               "&before=" + std::to_string(page.next_before))
+                                        : json(nullptr)}};
+    ApiResponse r;
+    r.body = json_text(head);
+    r.body.pop_back();  // '}'
+    r.body.reserve(r.body.size() + page.rows.size() + 16);
+    r.body += ",\"history\":";
+    r.body += page.rows;
+    r.body += "}\n";
+    return r;
+}
+
+// GET /api/v1/analysis[?switches=0|1]
+ApiResponse analysis_response(const std::string& query, const ApiContext& ctx) {
+    std::map<std::string, std::string> q;
+    if (auto bad = parse_query(query, {"switches"}, q)) return *bad;
+    bool per_switch = false;
+    if (q.count("switches")) {
+        const std::string& v = q["switches"];
+        if (v == "1" || v == "true" || v.empty()) per_switch = true;
+        else if (v != "0" && v != "false") return api_error(400, "switches must be 0 or 1");
+    }
+    return ok_json(analysis_response_json(*ctx.state, per_switch));
+}
+
+}  // namespace
 
 ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
     std::string path = req.target, query;
@@ -342,51 +291,52 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
         out.allow = m;
         return false;
     };
+    // Paths without parameters refuse any (docs/api.md: an unknown parameter is 400).
+    auto no_query = [&](ApiResponse& out) {
+        std::map<std::string, std::string> q;
+        if (auto bad = parse_query(query, {}, q)) {
+            out = *bad;
+            return false;
+        }
+        return true;
+    };
     ApiResponse r;
     try {
         if (path == "/healthz") {
-            if (!method_is("GET", r)) return r;
+            if (!method_is("GET", r) || !no_query(r)) return r;
             r.content_type = "text/plain";
             r.body = "ok\n";
             return r;
         }
+        // token_for_reads: everything but /healthz needs the token (POST /reload always does).
+        if (ctx.token_for_reads && req.method != "POST") {
+            if (!ctx.token) return api_error(403, "reads need a token but no token_file is configured");
+            if (!bearer_matches(req.authorization, *ctx.token)) return api_error(401, "missing or wrong bearer token");
+        }
         if (path == "/metrics") {
-            if (!method_is("GET", r)) return r;
+            if (!method_is("GET", r) || !no_query(r)) return r;
             r.content_type = "text/plain; version=0.0.4";
-            r.body = metrics_text(*ctx.state);
+            r.body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms});
             if (ctx.ha) r.body += ha_metrics_text(*ctx.ha, ctx.now_ms);
             return r;
         }
-        if (path == "/api/v1/fabric") return method_is("GET", r) ? ok_json(fabric_json(ctx)) : r;
-        if (path == "/api/v1/findings") return method_is("GET", r) ? ok_json(findings_response_json(*ctx.state)) : r;
-        if (path == "/api/v1/analysis") {
-            if (!method_is("GET", r)) return r;
-            bool per_switch = false;
-            for (size_t pos = 0; pos <= query.size() && !query.empty();) {
-                size_t amp = query.find('&', pos);
-                if (amp == std::string::npos) amp = query.size();
-                std::string kv = query.substr(pos, amp - pos);
-                pos = amp + 1;
-                if (kv == "switches=1" || kv == "switches=true" || kv == "switches") per_switch = true;
-                else if (kv == "switches=0" || kv == "switches=false") per_switch = false;
-                else if (kv.rfind("switches=", 0) == 0) return api_error(400, "switches must be 0 or 1");
-                else if (!kv.empty()) return api_error(400, "unknown query parameter '" + kv.substr(0, kv.find('=')) + "'");
-            }
-            return ok_json(analysis_response_json(*ctx.state, per_switch));
-        }
+        if (path == "/api/v1/fabric") return method_is("GET", r) && no_query(r) ? ok_json(fabric_json(ctx)) : r;
+        if (path == "/api/v1/findings")
+            return method_is("GET", r) && no_query(r) ? ok_json(findings_response_json(*ctx.state, ctx.now_ms, !ctx.topology.empty())) : r;
+        if (path == "/api/v1/analysis") return method_is("GET", r) ? analysis_response(query, ctx) : r;
         if (path == "/api/v1/sm") {
-            if (!method_is("GET", r)) return r;
+            if (!method_is("GET", r) || !no_query(r)) return r;
             json j = sm_json(*ctx.state);
             j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents) : json(nullptr);
             return ok_json(j);
         }
         if (path == "/api/v1/ha/history") {
-            if (!method_is("GET", r)) return r;
+            if (!method_is("GET", r) || !no_query(r)) return r;
             if (!ctx.ha) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
             return ok_json(ha_history_json(*ctx.ha));
         }
         if (path == "/api/v1/sm/priority") {
-            if (!method_is("POST", r)) return r;
+            if (!method_is("POST", r) || !no_query(r)) return r;
             if (!ctx.token) return api_error(403, "mutating calls are disabled: no token_file is configured");
             if (!bearer_matches(req.authorization, *ctx.token)) return api_error(401, "missing or wrong bearer token");
             if (!ctx.sm_priority) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
@@ -398,28 +348,9 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             }
             return ok_json(ctx.sm_priority(body));
         }
-        if (path == "/api/v1/history") {
-            if (!method_is("GET", r)) return r;
-            int limit = 20;
-            for (size_t pos = 0; pos <= query.size() && !query.empty();) {
-                size_t amp = query.find('&', pos);
-                if (amp == std::string::npos) amp = query.size();
-                std::string kv = query.substr(pos, amp - pos);
-                pos = amp + 1;
-                if (kv.rfind("limit=", 0) == 0) {
-                    std::string v = kv.substr(6);
-                    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), limit);
-                    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || limit < 1 || limit > 1000)
-                        return api_error(400, "limit must be an integer from 1 to 1000");
-                } else if (!kv.empty()) {
-                    return api_error(400, "unknown query parameter '" + kv.substr(0, kv.find('=')) + "'");
-                }
-            }
-            if (!ctx.history) return api_error(404, "history is not enabled (set 'history:' in the config)");
-            return ok_json(json{{"history", ctx.history(limit)}, {"limit", limit}});
-        }
+        if (path == "/api/v1/history") return method_is("GET", r) ? history_response(query, ctx) : r;
         if (path == "/api/v1/reload") {
-            if (!method_is("POST", r)) return r;
+            if (!method_is("POST", r) || !no_query(r)) return r;
             if (!ctx.token) return api_error(403, "mutating calls are disabled: no token_file is configured");
             if (!bearer_matches(req.authorization, *ctx.token)) {
                 r = api_error(401, "missing or wrong bearer token");

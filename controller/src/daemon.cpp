@@ -28,6 +28,7 @@
 
 #include "ibf/api.h"
 #include "ibf/check.h"
+#include "ibf/check_queue.h"
 #include "ibf/controller_state.h"
 #include "ibf/error.h"
 #include "ibf/guid2lid.h"
@@ -35,6 +36,7 @@
 #include "ibf/ha_findings.h"
 #include "ibf/history.h"
 #include "ibf/ingest_policy.h"
+#include "ibf/log_limit.h"
 #include "ibf/report.h"
 #include "ibf/wire.h"
 #include "ibf/wire_auth.h"
@@ -69,6 +71,13 @@ std::string endpoint_string(const tcp::endpoint& e) {
     std::string a = e.address().to_string(ec);
     if (e.address().is_v6()) a = "[" + a + "]";
     return a + ":" + std::to_string(e.port());
+}
+
+HealthOptions health_options(const DaemonConfig& c) {
+    HealthOptions h;
+    h.stale_after_ms = int64_t{c.stale_after_s} * 1000;
+    h.flap = {static_cast<int>(c.flap_threshold), int64_t{c.flap_window_s} * 1000, int64_t{c.flap_quiet_s} * 1000};
+    return h;
 }
 
 // Something the shutdown path must close.
@@ -127,6 +136,10 @@ struct Daemon::Impl {
     std::string tcp_key;              // tcp_key_file's key; "" = TCP Hellos need no MAC
     wire::NonceWindow nonces;         // authenticated Hellos seen within the window (replays)
     LogLimiter refusal_log;           // ingest refusals and drops: a few lines, then a count
+    // HTTP sessions waiting for (the headers of) a request, and since when: the oldest gives way
+    // when every session is taken, so /healthz always gets one.
+    std::map<uint64_t, steady::time_point> http_idle;
+    LogLimit http_refused_log, http_evicted_log, queue_full_log;
     bool stopping = false;
     bool ran = false;
 
@@ -153,6 +166,7 @@ struct Daemon::Impl {
     void accept_unix();
     void accept_tcp();
     void accept_http();
+    bool evict_idle_http();
     void wait_signal();
     void shutdown();
     // `arrived`: when the chunk that completed the message was read from the socket.
@@ -334,10 +348,24 @@ public:
     }
 
 private:
+    // Headers within limits.http_header_timeout_ms (idle keep-alive time included), then the body
+    // within 30 s; while waiting for the headers the session is idle and may be evicted.
     void read() {
         parser_.emplace();
         parser_->body_limit(d_->opt.config.max_request_bytes);
         parser_->header_limit(static_cast<uint32_t>(std::min<size_t>(d_->opt.config.max_request_bytes, 64 * 1024)));
+        d_->http_idle[id_] = steady::now();
+        stream_.expires_after(std::chrono::milliseconds(d_->opt.config.http_header_timeout_ms));
+        http::async_read_header(stream_, buf_, *parser_, [self = shared_from_this()](const boost::system::error_code& ec,
+                                                                                      size_t) { self->on_header(ec); });
+    }
+
+    void on_header(const boost::system::error_code& ec) {
+        d_->http_idle.erase(id_);
+        if (ec || parser_->is_done()) {
+            on_read(ec);
+            return;
+        }
         stream_.expires_after(std::chrono::seconds(30));
         http::async_read(stream_, buf_, *parser_,
                          [self = shared_from_this()](const boost::system::error_code& ec, size_t) { self->on_read(ec); });
@@ -390,6 +418,7 @@ private:
     void finish() {
         if (done_) return;
         done_ = true;
+        d_->http_idle.erase(id_);
         d_->open.erase(id_);
         --d_->http_open;
     }
@@ -407,6 +436,7 @@ private:
 
 Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
     const DaemonConfig& c = opt.config;
+    state.configure(health_options(c));
     validate_socket_mode(c.socket_mode, c.source, 0, 0);
     topo = load_topology(c);
     token = load_token(c);
@@ -416,6 +446,7 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
     else
         spdlog::warn("no topology configured: snapshots are ingested but not checked");
     if (!token) spdlog::info("no token_file configured: POST /api/v1/reload is refused (403)");
+    if (const std::string w = http_exposure_warning(c); !w.empty()) spdlog::warn("{}", w);
     if (!c.history_db.empty()) {
         history = std::make_unique<HistoryStore>(c.history_db);
         spdlog::info("history: {} ({} rows)", c.history_db, history->count());
@@ -607,8 +638,10 @@ void Daemon::Impl::accept_tcp() {
 void Daemon::Impl::accept_http() {
     http_acc.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
         if (ec == asio::error::operation_aborted || stopping) return;
-        if (!ec && http_open >= opt.config.max_http_connections) {
-            spdlog::warn("http: refusing a connection: {} sessions open (limits.max_http_connections)", http_open);
+        if (!ec && http_open >= opt.config.max_http_connections && !evict_idle_http()) {
+            if (auto held = http_refused_log.allow(steady_ms()))
+                spdlog::warn("http: refusing a connection: {} sessions open and busy (limits.max_http_connections){}",
+                             http_open, LogLimit::suffix(*held));
             boost::system::error_code e2;
             s.close(e2);
         } else if (!ec) {
@@ -622,6 +655,24 @@ void Daemon::Impl::accept_http() {
         }
         accept_http();
     });
+}
+
+// Closes the session that has waited longest for a request; false when every session is busy.
+// Its slot frees when its aborted read completes (http_open may pass the limit until then).
+bool Daemon::Impl::evict_idle_http() {
+    auto oldest = http_idle.end();
+    for (auto it = http_idle.begin(); it != http_idle.end(); ++it)
+        if (oldest == http_idle.end() || it->second < oldest->second) oldest = it;
+    if (oldest == http_idle.end()) return false;
+    const uint64_t id = oldest->first;
+    const double idle_ms = ms_since(oldest->second);
+    http_idle.erase(oldest);
+    if (auto it = open.find(id); it != open.end())
+        if (auto p = it->second.lock()) p->close();
+    if (auto held = http_evicted_log.allow(steady_ms()))
+        spdlog::info("http: all {} sessions taken: closed the one idle longest ({:.0f} ms) for a new connection{}",
+                     http_open, idle_ms, LogLimit::suffix(*held));
+    return true;
 }
 
 void Daemon::Impl::wait_signal() {
@@ -705,12 +756,12 @@ void Daemon::Impl::submit(CheckJob job, steady::time_point received, double deco
                decode_ms};
     {
         std::lock_guard lk(mu);
-        if (queue.size() >= kMaxQueued) {
+        if (auto old = push_dropping_oldest(queue, std::move(w), kMaxQueued)) {
             ++jobs_dropped;
-            spdlog::warn("check: queue full, dropping the check of sweep {}", queue.front().job.snapshot->sweep_seq);
-            queue.pop_front();
+            if (auto held = queue_full_log.allow(steady_ms()))
+                spdlog::warn("check: queue full, dropping the check of sweep {}{}", old->job.snapshot->sweep_seq,
+                             LogLimit::suffix(*held));
         }
-        queue.push_back(std::move(w));
     }
     cv.notify_one();
 }
@@ -731,6 +782,7 @@ void Daemon::Impl::worker_loop() {
         r.snapshot = w.job.snapshot;
         const auto t0 = steady::now();
         std::optional<Fabric> mapped;  // the map applies to a copy: snapshots stay as sent
+        std::vector<LinkMatch> matches;  // planned links cabled as planned: planned rates and labels for /metrics
         try {
             if (w.names && !w.names->empty()) {
                 mapped = w.job.snapshot->fabric;
@@ -738,7 +790,7 @@ void Daemon::Impl::worker_loop() {
             }
             const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
             if (w.plan) {
-                r.findings = check(*w.plan, f, w.options);
+                r.findings = check(*w.plan, f, w.options, &matches);
                 r.checked = true;
             }
             r.findings_json = findings_to_json(r.findings);
@@ -756,6 +808,9 @@ void Daemon::Impl::worker_loop() {
             spdlog::error("analysis of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
         }
         r.analyze_ms = ms_since(t1);
+        r.links = std::make_shared<const LinkTable>(link_table(mapped ? *mapped : w.job.snapshot->fabric,
+                                                               r.analysis ? r.analysis->tier_of : std::vector<int>{},
+                                                               w.plan.get(), matches));
         mapped.reset();
 
         HistoryRow row;
@@ -780,7 +835,9 @@ void Daemon::Impl::worker_loop() {
         });
         if (record) {
             try {
-                history->append(row);
+                if (!history->append(row))
+                    spdlog::debug("history: sweep {} of SM {} is already recorded (resent after a restart)",
+                                  row.sweep_seq, guid_hex(row.sm_guid));
             } catch (const std::exception& e) {
                 spdlog::error("history: {}", e.what());
             }
@@ -819,8 +876,16 @@ void Daemon::Impl::on_result(CheckResult r, steady::time_point received, double 
 }
 
 nlohmann::json Daemon::Impl::reload() {
-    Topology t = load_topology(opt.config);  // throws: the old topology stays
-    auto new_token = load_token(opt.config);
+    Topology t;
+    std::optional<std::string> new_token;
+    try {
+        t = load_topology(opt.config);  // throws: the old topology stays
+        new_token = load_token(opt.config);
+    } catch (...) {
+        state.note_reload(false, now_ms());
+        throw;
+    }
+    state.note_reload(true, now_ms());
     topo = std::move(t);
     token = std::move(new_token);
     spdlog::info("topology reloaded: {} planned nodes, {} planned links",
@@ -839,10 +904,14 @@ ApiContext Daemon::Impl::api_context() {
     c.state = &state;
     c.now_ms = now_ms();
     c.token = token;
+    c.token_for_reads = opt.config.token_for_reads;
     c.topology = opt.config.topology;
     c.plan_nodes = topo.plan ? topo.plan->nodes.size() : 0;
     c.plan_links = topo.plan ? topo.plan->links.size() : 0;
-    if (history) c.history = [h = history.get()](int limit) { return h->recent(limit); };
+    if (history)
+        c.history = [h = history.get(), max = opt.config.max_history_bytes](int limit, int64_t before) {
+            return h->page(limit, before, max);
+        };
     if (ha) {
         c.ha = &*ha;
         c.ha_agents = opt.config.ha_agents;

@@ -169,6 +169,27 @@ void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
         ctx.fail(v, "'ha.mad_timeout_ms' must be at most ten times 'ha.poll_ms'");
 }
 
+// health: {stale_after_s, flap_threshold, flap_window_s, flap_quiet_s} (docs/daemon.md).
+void parse_health(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
+    if (!v.IsMap()) ctx.fail(v, "'health' must be a mapping");
+    for (const auto& hk : v) {
+        const std::string k = hk.first.Scalar();
+        uint32_t* field = k == "stale_after_s"    ? &c.stale_after_s
+                          : k == "flap_threshold" ? &c.flap_threshold
+                          : k == "flap_window_s"  ? &c.flap_window_s
+                          : k == "flap_quiet_s"   ? &c.flap_quiet_s
+                                                  : nullptr;
+        if (!field)
+            ctx.fail(hk.first, "unknown key 'health." + k +
+                                   "' (expected stale_after_s, flap_threshold, flap_window_s, flap_quiet_s)");
+        const uint64_t max = k == "flap_threshold" ? 1000 : 7 * 86400;
+        const uint64_t n = ctx.unsigned_value(hk.second, k, max);
+        const uint64_t min = k == "flap_threshold" ? 2 : 1;
+        if (n < min) ctx.fail(hk.second, "'health." + k + "' must be at least " + std::to_string(min));
+        *field = static_cast<uint32_t>(n);
+    }
+}
+
 }  // namespace
 
 void validate_socket_mode(unsigned mode, const std::string& file, int line, int column) {
@@ -177,6 +198,15 @@ void validate_socket_mode(unsigned mode, const std::string& file, int line, int 
     if (mode & 0007)
         throw InputError(file, line, column,
                          "socket_mode must not give any access to others (world): use e.g. 0660");
+}
+
+std::string http_exposure_warning(const DaemonConfig& c) {
+    const std::string& a = c.http_bind;
+    const bool loopback = a.rfind("127.", 0) == 0 || a == "::1" || a.rfind("::ffff:127.", 0) == 0;
+    if (loopback || !c.token_file.empty()) return "";
+    return "http: the API listens on " + a + " (beyond loopback) and no token_file is configured: anyone who can "
+           "reach port " + std::to_string(c.http_port) + " reads the fabric and its findings; set token_file and "
+           "token_for_reads: true, or bind 127.0.0.1 behind a reverse proxy (docs/security.md)";
 }
 
 void parse_host_port(std::string_view s, std::string& host, uint16_t& port, const std::string& what) {
@@ -247,6 +277,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 c.history_db = ctx.path(v, key);
             } else if (key == "token_file") {
                 c.token_file = ctx.path(v, key);
+            } else if (key == "token_for_reads") {
+                c.token_for_reads = ctx.boolean(v, key);
             } else if (key == "log_level") {
                 std::string s = ctx.scalar(v, key);
                 if (s != "trace" && s != "debug" && s != "info" && s != "warn" && s != "error" && s != "off")
@@ -260,6 +292,16 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                         size_t n = ctx.unsigned_value(lk.second, k, 100000);
                         if (n < 1) ctx.fail(lk.second, "'limits." + k + "' must be at least 1");
                         (k == "max_plugin_connections" ? c.max_plugin_connections : c.max_http_connections) = n;
+                        continue;
+                    }
+                    if (k == "http_header_timeout_ms") {
+                        c.http_header_timeout_ms = static_cast<unsigned>(ctx.unsigned_value(lk.second, k, 600000));
+                        if (c.http_header_timeout_ms < 100) ctx.fail(lk.second, "'limits." + k + "' must be at least 100");
+                        continue;
+                    }
+                    if (k == "max_history_bytes") {
+                        c.max_history_bytes = ctx.unsigned_value(lk.second, k, size_t{1} << 30);
+                        if (c.max_history_bytes < 65536) ctx.fail(lk.second, "'limits." + k + "' must be at least 65536");
                         continue;
                     }
                     if (k == "hello_timeout_ms" || k == "stale_connection_ms") {
@@ -278,7 +320,7 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                         ctx.fail(lk.first, "unknown key 'limits." + k +
                                                "' (expected max_message_bytes, max_request_bytes, "
                                                "max_plugin_connections, max_http_connections, hello_timeout_ms, "
-                                               "stale_connection_ms)");
+                                               "stale_connection_ms, http_header_timeout_ms, max_history_bytes)");
                     if ((k == "max_message_bytes" ? c.max_message_bytes : c.max_request_bytes) < 1024)
                         ctx.fail(lk.second, "'limits." + k + "' must be at least 1024");
                 }
@@ -293,10 +335,13 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                     else
                         ctx.fail(ck.first, "unknown key 'checks." + k + "' (expected rate_below_capability)");
                 }
+            } else if (key == "health") {
+                parse_health(ctx, v, c);
             } else {
                 ctx.fail(kv.first, "unknown key '" + key +
                                        "' (expected socket, socket_mode, tcp, tcp_key_file, http, topology, "
-                                       "node_name_map, history, token_file, log_level, limits, checks, ha)");
+                                       "node_name_map, history, token_file, token_for_reads, log_level, limits, checks, "
+                                       "health, ha)");
             }
         } catch (const InputError& e) {
             if (!e.file().empty()) throw;
@@ -304,6 +349,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
             ctx.fail(v, e.message());
         }
     }
+    if (c.token_for_reads && c.token_file.empty())
+        throw InputError(file, 0, 0, "token_for_reads needs a token_file (the token the readers must send)");
     return c;
 }
 

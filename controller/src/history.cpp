@@ -3,6 +3,12 @@
 
 #include <sqlite3.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "ibf/api.h"
@@ -43,9 +49,45 @@ struct Stmt {
     ~Stmt() { sqlite3_finalize(s); }
 };
 
+// Creates the database file mode 0600 before SQLite does (SQLite would use 0644 less the umask);
+// its -wal and -shm files take the same mode. An existing file keeps its mode.
+void create_private(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) ::close(fd);
+    else if (errno != EEXIST) throw std::runtime_error(path + ": cannot create history database: " + std::strerror(errno));
+}
+
+// The columns of a row but the findings, as JSON (the SELECTs below list them in this order).
+nlohmann::json row_meta(sqlite3_stmt* s) {
+    auto i64 = [&](int c) { return static_cast<int64_t>(sqlite3_column_int64(s, c)); };
+    const unsigned char* guid = sqlite3_column_text(s, 4);
+    nlohmann::json row;
+    row["id"] = i64(0);
+    row["sweep_seq"] = i64(1);
+    row["time"] = iso_time(i64(2));
+    row["unix_ms"] = i64(2);
+    row["published"] = iso_time(i64(3));
+    row["sm_guid"] = guid ? std::string(reinterpret_cast<const char*>(guid), sqlite3_column_bytes(s, 4)) : "";
+    row["nodes"] = i64(5);
+    row["switches"] = i64(6);
+    row["cas"] = i64(7);
+    row["links"] = i64(8);
+    row["findings_count"] = i64(9);
+    row["checked"] = i64(10) != 0;
+    row["check_ms"] = sqlite3_column_double(s, 11);
+    return row;
+}
+
+std::string column_text(sqlite3_stmt* s, int c) {
+    const unsigned char* t = sqlite3_column_text(s, c);
+    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s, c)))
+             : std::string();
+}
+
 }  // namespace
 
 HistoryStore::HistoryStore(const std::string& path) : path_(path) {
+    create_private(path);
     writer_ = open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     try {
         exec(writer_, path, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
@@ -69,12 +111,20 @@ HistoryStore::~HistoryStore() {
     sqlite3_close(writer_);
 }
 
-void HistoryStore::append(const HistoryRow& r) {
+bool HistoryStore::append(const HistoryRow& r) {
     std::lock_guard lk(wmu_);
+    const std::string guid = guid_hex(r.sm_guid);
+    {
+        Stmt last(writer_, path_, "SELECT sweep_seq, taken_unix_ms FROM sweeps WHERE sm_guid = ? ORDER BY id DESC LIMIT 1");
+        sqlite3_bind_text(last.s, 1, guid.c_str(), -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(last.s) == SQLITE_ROW &&
+            static_cast<uint64_t>(sqlite3_column_int64(last.s, 0)) == r.sweep_seq &&
+            sqlite3_column_int64(last.s, 1) == r.taken_unix_ms)
+            return false;
+    }
     Stmt st(writer_, path_,
             "INSERT INTO sweeps (sweep_seq, taken_unix_ms, published_unix_ms, sm_guid, nodes, switches, cas, links,"
             " findings_count, checked, check_ms, findings_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-    const std::string guid = guid_hex(r.sm_guid);
     sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(r.sweep_seq));
     sqlite3_bind_int64(st.s, 2, r.taken_unix_ms);
     sqlite3_bind_int64(st.s, 3, r.published_unix_ms);
@@ -88,6 +138,7 @@ void HistoryStore::append(const HistoryRow& r) {
     sqlite3_bind_double(st.s, 11, r.check_ms);
     sqlite3_bind_text(st.s, 12, r.findings_json.c_str(), static_cast<int>(r.findings_json.size()), SQLITE_TRANSIENT);
     if (sqlite3_step(st.s) != SQLITE_DONE) fail(writer_, path_, "insert");
+    return true;
 }
 
 nlohmann::json HistoryStore::recent(int limit) const {
@@ -99,30 +150,58 @@ nlohmann::json HistoryStore::recent(int limit) const {
     nlohmann::json out = nlohmann::json::array();
     int rc;
     while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
-        auto i64 = [&](int c) { return static_cast<int64_t>(sqlite3_column_int64(st.s, c)); };
-        auto txt = [&](int c) {
-            const unsigned char* t = sqlite3_column_text(st.s, c);
-            return t ? std::string(reinterpret_cast<const char*>(t), sqlite3_column_bytes(st.s, c)) : std::string();
-        };
-        nlohmann::json row;
-        row["id"] = i64(0);
-        row["sweep_seq"] = i64(1);
-        row["time"] = iso_time(i64(2));
-        row["unix_ms"] = i64(2);
-        row["published"] = iso_time(i64(3));
-        row["sm_guid"] = txt(4);
-        row["nodes"] = i64(5);
-        row["switches"] = i64(6);
-        row["cas"] = i64(7);
-        row["links"] = i64(8);
-        row["findings_count"] = i64(9);
-        row["checked"] = i64(10) != 0;
-        row["check_ms"] = sqlite3_column_double(st.s, 11);
-        row["findings"] = nlohmann::json::parse(txt(12), nullptr, /*allow_exceptions=*/false);
+        nlohmann::json row = row_meta(st.s);
+        row["findings"] = nlohmann::json::parse(column_text(st.s, 12), nullptr, /*allow_exceptions=*/false);
         out.push_back(std::move(row));
     }
     if (rc != SQLITE_DONE) fail(reader_, path_, "select");
     return out;
+}
+
+HistoryPage HistoryStore::page(int limit, int64_t before, size_t max_bytes) const {
+    std::lock_guard lk(rmu_);
+    Stmt st(reader_, path_,
+            "SELECT id, sweep_seq, taken_unix_ms, published_unix_ms, sm_guid, nodes, switches, cas, links,"
+            " findings_count, checked, check_ms, length(findings_json) FROM sweeps WHERE id < ?"
+            " ORDER BY id DESC LIMIT ?");
+    Stmt body(reader_, path_, "SELECT findings_json FROM sweeps WHERE id = ?");
+    sqlite3_bind_int64(st.s, 1, before > 0 ? before : std::numeric_limits<sqlite3_int64>::max());
+    sqlite3_bind_int(st.s, 2, limit + 1);  // one more: are there older rows?
+    HistoryPage p;
+    p.rows = "[";
+    int rc;
+    int64_t last_id = 0;
+    while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
+        const int64_t id = sqlite3_column_int64(st.s, 0);
+        if (static_cast<int>(p.count) == limit) {
+            p.next_before = last_id;
+            break;
+        }
+        std::string meta = row_meta(st.s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        meta.pop_back();  // '}': the findings follow
+        const size_t findings_len = static_cast<size_t>(sqlite3_column_int64(st.s, 12));
+        const size_t need = meta.size() + findings_len + 32;
+        if (p.rows.size() + need > max_bytes && p.count > 0) {
+            p.next_before = last_id;  // the rest on the next page
+            break;
+        }
+        std::string findings;
+        if (p.rows.size() + need <= max_bytes) {
+            sqlite3_reset(body.s);
+            sqlite3_bind_int64(body.s, 1, id);
+            if (sqlite3_step(body.s) == SQLITE_ROW) findings = column_text(body.s, 0);
+            // Stored by append() from findings_to_json(); a damaged row must not break the answer.
+            if (!nlohmann::json::accept(findings)) findings = "null";
+        }
+        p.rows += p.count ? ",\n" : "\n";
+        p.rows += meta;
+        p.rows += findings.empty() ? ",\"findings\":null,\"findings_omitted\":true}" : ",\"findings\":" + findings + "}";
+        ++p.count;
+        last_id = id;
+    }
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) fail(reader_, path_, "select");
+    p.rows += p.count ? "\n]" : "]";
+    return p;
 }
 
 size_t HistoryStore::count() const {

@@ -65,6 +65,7 @@ LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f) {
     LiveAnalysis la;
     const Analysis a = analyze(f);
     la.findings = a.findings;
+    la.tier_of = a.tier_of;
 
     nlohmann::json lft = nullptr;
     nlohmann::json balance = nlohmann::json::array();

@@ -8,11 +8,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "ibf/daemon.h"
 #include "ibf/error.h"
+#include "ibf/inputs.h"
 
 #ifndef IBF_VERSION
 #define IBF_VERSION "0.1.0"
@@ -42,11 +41,8 @@ int main(int argc, char** argv) {
     try {
         ibf::DaemonConfig cfg;
         if (!config_file.empty()) {
-            std::ifstream in(config_file, std::ios::binary);
-            if (!in) throw ibf::InputError(config_file, 0, 0, "cannot read the config file");
-            std::ostringstream ss;
-            ss << in.rdbuf();
-            cfg = ibf::parse_daemon_config(ss.str(), config_file);
+            cfg = ibf::parse_daemon_config(ibf::read_text_file(config_file, "config file", ibf::kMaxConfigFileBytes),
+                                           config_file);
         }
         if (!socket.empty()) cfg.socket_path = socket;
         if (!http.empty()) ibf::parse_host_port(http, cfg.http_bind, cfg.http_port, "--http");

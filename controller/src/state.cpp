@@ -75,6 +75,7 @@ bool ControllerState::on_heartbeat(ConnId c, const wire::Heartbeat& hb, int64_t 
     set_state(*r, hb.sm.state, now_ms);
     r->last_heartbeat_ms = now_ms;
     r->heartbeat_sweep_seq = hb.sweep_seq;
+    if (current_ && current_source_ == conn_sm_[c] && hb.sweep_seq == current_->sweep_seq) current_confirmed_ms_ = now_ms;
     return true;
 }
 
@@ -92,6 +93,8 @@ bool ControllerState::on_event(ConnId c, const wire::Event& e, int64_t now_ms) {
     if (!r) return false;
     ++r->events_received;
     if (e.kind == wire::EventKind::StateChange) set_state(*r, e.state, now_ms);
+    if (e.kind == wire::EventKind::Trap) flaps_.on_trap(e.trap_num, e.lid, now_ms);
+    if (e.kind == wire::EventKind::SweepStart) flaps_.on_sweep_start(now_ms);
     return true;
 }
 
@@ -134,6 +137,8 @@ std::optional<CheckJob> ControllerState::on_snapshot(ConnId c, Snapshot s, int64
     }
     current_ = snap;
     current_source_ = guid;
+    current_confirmed_ms_ = now_ms;
+    flaps_.on_sweep(snap->fabric, now_ms);
     ++sweeps_ingested_;
     last_sweep_seq_ = snap->sweep_seq;
     last_sweep_ms_ = snap->taken_unix_ms ? snap->taken_unix_ms : now_ms;
@@ -156,6 +161,7 @@ bool ControllerState::publish(CheckResult r, int64_t now_ms) {
     findings_json_ = std::move(r.findings_json);
     findings_seq_ = r.snapshot ? r.snapshot->sweep_seq : 0;
     findings_ms_ = now_ms;
+    if (r.links) links_ = std::move(r.links);
     if (r.analysis) {
         analysis_ = std::move(r.analysis);
         analysis_seq_ = findings_seq_;

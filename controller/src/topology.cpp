@@ -1,5 +1,7 @@
 // Loading the declared topology, node-name-map and token files for the daemon.
 
+#include <cstdio>
+
 #include "ibf/daemon.h"
 #include "ibf/error.h"
 #include "ibf/inputs.h"
@@ -22,7 +24,16 @@ Topology load_topology(const DaemonConfig& c) {
 
 std::optional<std::string> load_token(const DaemonConfig& c) {
     if (c.token_file.empty()) return std::nullopt;
-    std::string s = read_text_file(c.token_file, "token file");
+    FileContents fc = read_regular_file(c.token_file, "token file", kMaxTokenFileBytes);
+    // Group write, or any access for others, lets someone else read or replace the token.
+    if (fc.mode & 0027) {
+        char mode[16];
+        std::snprintf(mode, sizeof mode, "%04o", fc.mode);
+        throw InputError(c.token_file, 0, 0,
+                         std::string("mode ") + mode + " lets other users read or change the token; chmod 0600 (or 0640 "
+                         "with the group of the readers)");
+    }
+    std::string& s = fc.text;
     const char* ws = " \t\r\n";
     s.erase(0, s.find_first_not_of(ws) == std::string::npos ? s.size() : s.find_first_not_of(ws));
     s.erase(s.find_last_not_of(ws) + 1);

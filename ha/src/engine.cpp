@@ -164,9 +164,15 @@ void HaEngine::on_probe(Guid guid, uint16_t lid, const SmInfoReply& r, int64_t n
     }
 }
 
-void HaEngine::on_local_port(const LocalPort& p, int64_t) {
+void HaEngine::on_local_port(const LocalPort& p, int64_t now_ms) {
     local_port_ = p;
     local_port_known_ = true;
+    // A STANDBY's plugin may report LID 0 (OpenSM fills sm_base_lid when it masters): the local
+    // SM's LID is its port's.
+    if (local_ && p.ok && p.lid && p.port_guid == local_) {
+        SmView& v = view(local_, now_ms);
+        if (v.info.lid == 0) v.info.lid = p.lid;
+    }
 }
 
 bool HaEngine::alive(const SmView& v, int64_t now_ms) const {

@@ -132,6 +132,19 @@ public:
         l.state = static_cast<uint8_t>(p.state);
         l.ok = true;
         umad_release_port(&p);
+        // The port's own SMA, by a directed route of zero hops: current on hardware and under
+        // umad2sim alike (umad2sim's emulated sysfs keeps the state it had when we attached).
+        uint8_t buf[IB_SMP_DATA_SIZE] = {};
+        ib_portid_t self{};
+        self.drpath.cnt = 0;
+        self.drpath.drslid = self.drpath.drdlid = 0xffff;
+        int rstatus = 0;
+        if (smp_query_status_via(buf, &self, IB_ATTR_PORT_INFO, static_cast<unsigned>(portnum_), 0, &rstatus, port_) &&
+            rstatus == 0) {
+            l.lid = static_cast<uint16_t>(mad_get_field(buf, 0, IB_PORT_LID_F));
+            l.sm_lid = static_cast<uint16_t>(mad_get_field(buf, 0, IB_PORT_SMLID_F));
+            l.state = static_cast<uint8_t>(mad_get_field(buf, 0, IB_PORT_STATE_F));
+        }
         return l;
     }
 

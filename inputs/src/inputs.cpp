@@ -1,9 +1,13 @@
 #include "ibf/inputs.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "ibf/error.h"
 #include "ibf/plan_yaml.h"
@@ -17,15 +21,58 @@ std::string dir_of(const std::string& path) {
     return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
+// Closes a file descriptor on every path out.
+struct Fd {
+    int fd;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+[[noreturn]] void too_large(const std::string& path, size_t max_bytes) {
+    throw InputError(path, 0, 0, "larger than the " + size_limit_text(max_bytes) + " limit");
+}
+
+// Reads `fd` to its end, failing once more than `max_bytes` arrive (a file may grow while read).
+std::string read_bounded(int fd, const std::string& path, std::string_view what, size_t max_bytes, size_t hint) {
+    std::string out;
+    out.reserve(std::min(hint, max_bytes) + 1);
+    char buf[64 * 1024];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw InputError(path, 0, 0, "cannot read the " + std::string(what) + ": " + std::strerror(errno));
+        if (n == 0) return out;
+        if (out.size() + static_cast<size_t>(n) > max_bytes) too_large(path, max_bytes);
+        out.append(buf, static_cast<size_t>(n));
+    }
+}
+
 }  // namespace
 
-std::string read_text_file(const std::string& path, std::string_view what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, 0, "cannot read the " + std::string(what) + ": " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw InputError(path, 0, 0, "cannot read the " + std::string(what) + ": " + std::strerror(errno));
-    return ss.str();
+std::string size_limit_text(size_t bytes) {
+    if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+    if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+    return std::to_string(bytes) + " bytes";
+}
+
+FileContents read_regular_file(const std::string& path, std::string_view what, size_t max_bytes) {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
+    Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
+    if (f.fd < 0) throw InputError(path, 0, 0, "cannot read the " + std::string(what) + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0)
+        throw InputError(path, 0, 0, "cannot read the " + std::string(what) + ": " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) throw InputError(path, 0, 0, "not a regular file");
+    if (static_cast<uint64_t>(st.st_size) > max_bytes) too_large(path, max_bytes);
+    ::fcntl(f.fd, F_SETFL, ::fcntl(f.fd, F_GETFL) & ~O_NONBLOCK);
+    return {read_bounded(f.fd, path, what, max_bytes, static_cast<size_t>(st.st_size)),
+            static_cast<unsigned>(st.st_mode & 07777)};
+}
+
+std::string read_text_file(const std::string& path, std::string_view what, size_t max_bytes) {
+    if (path == "-") return read_bounded(STDIN_FILENO, "<stdin>", what, max_bytes, 0);
+    return read_regular_file(path, what, max_bytes).text;
 }
 
 void write_text_file(const std::string& path, std::string_view text) {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "ibf/analysis.h"
+#include "ibf/text.h"
 
 namespace ibf {
 namespace {
@@ -105,7 +106,7 @@ std::string render_tier_table(const Fabric& f, const Analysis& a) {
                            : t.oversub_min == t.oversub_max
                                ? fmt_ratio(t.oversub_min)
                                : fmt_ratio(t.oversub_min) + " .. " + fmt_ratio(t.oversub_max);
-        std::snprintf(line, sizeof line, "%-7s %8d %6d %6d %6d %6d  %-18s %s\n", t.name.c_str(), t.switches, t.hosts, t.down_links,
+        std::snprintf(line, sizeof line, "%-7s %8d %6d %6d %6d %6d  %-18s %s\n", terminal_safe(t.name).c_str(), t.switches, t.hosts, t.down_links,
                       t.up_links, t.intra_links, bundles.c_str(), over.c_str());
         out += line;
     }
@@ -140,7 +141,8 @@ std::string render_switch_table(const Fabric& f, const Analysis& a) {
         for (auto& [size, count] : sizes) bundles += (bundles.empty() ? "" : " ") + std::to_string(count) + "x" + std::to_string(size);
         if (bundles.empty()) bundles = "-";
         std::string over = s->up_gbps > 0 && s->down_gbps > 0 ? fmt_ratio(s->oversubscription) : "-";
-        std::snprintf(line, sizeof line, "%-28s %-6s %5d %5d %5d  %-22s %s\n", display_name(f, a, s->node).c_str(),
+        std::snprintf(line, sizeof line, "%-28s %-6s %5d %5d %5d  %-22s %s\n",
+                      terminal_safe(display_name(f, a, s->node)).c_str(),
                       tier_name(s->tier).c_str(), s->hosts, s->down_links, s->up_links, bundles.c_str(), over.c_str());
         out += line;
     }

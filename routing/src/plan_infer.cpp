@@ -17,11 +17,24 @@ bool safe(const std::string& s) {
     return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; });
 }
 
+// A YAML double-quoted scalar. Control characters (C0, DEL, and C1 as UTF-8) become YAML's \xNN
+// escapes: the YAML stays valid and a NodeDescription's escape sequence never reaches a terminal.
 std::string q(const std::string& s) {
+    static constexpr char kHex[] = "0123456789abcdef";
     std::string o = "\"";
-    for (char c : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+        auto c = static_cast<unsigned char>(s[i]);
+        const bool c1 = c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9f &&
+                        static_cast<unsigned char>(s[i + 1]) >= 0x80;
+        if (c1) c = static_cast<unsigned char>(s[++i]);
+        if (c < 0x20 || c == 0x7f || c1) {
+            o += "\\x";
+            o += kHex[c >> 4];
+            o += kHex[c & 15];
+            continue;
+        }
         if (c == '"' || c == '\\') o += '\\';
-        o += c;
+        o += static_cast<char>(c);
     }
     return o + "\"";
 }

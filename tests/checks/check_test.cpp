@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 
 #include "ibf/synth.h"
 #include "plan_of.h"
@@ -150,6 +152,65 @@ TEST(Check, HostMovedOntoAPlannedPortMovesAtTheSwitch) {
     EXPECT_NE(fs[1].message.find("move the cable at leaf0001/4 to leaf0002/1"), std::string::npos) << fs[1].message;
 }
 
+TEST(Check, UnknownHostOnAPlannedHostsPortIsMissingPlusUnexpectedNotMiswired) {
+    // node00004 (leaf0001/4) is unplugged and a host the plan does not know sits on its port. Moving
+    // the intruder's cable is not the fix: the planned host is missing and the intruder is unexpected.
+    Fabric f = small_tree();
+    Plan p = plan_of(f);
+    remove_cable(f, id(f, "node00004"), 1);
+    add_host(f, "intruder mlx5_0", 0xabc0, id(f, "leaf0001"), 4);
+    auto fs = check(p, f);
+    ASSERT_EQ(fs.size(), 2u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::missing_link);
+    expect_end(fs[0].a, f, "leaf0001", 4);
+    expect_end(fs[0].b, f, "node00004", 1);
+    EXPECT_EQ(fs[0].expected, "node00004/1");
+    EXPECT_EQ(fs[1].kind, FindingKind::unexpected_node);
+    EXPECT_EQ(fs[1].a.name, "intruder");
+    EXPECT_EQ(fs[1].a.guid, 0xabc0u);
+    expect_end(fs[1].b, f, "leaf0001", 4);
+    for (const Finding& x : fs) EXPECT_NE(x.kind, FindingKind::miswired) << dump(fs);
+}
+
+TEST(Check, RatesAreEqualByDataRateAcrossWidthAndSpeed) {
+    // The plan's rate is a data rate: 2xNDR and 4xHDR are both 200 Gb/s, 4xEDR and 2xHDR both 100,
+    // 1xNDR and 4xEDR both 100. Only a lower data rate is a mismatch, whatever width/speed it has.
+    const CheckOptions no_cap{.rate_below_capability = false};
+    struct Case {
+        Rate plan, act;
+        bool mismatch;
+    };
+    const Case cases[] = {
+        {{Width::X4, Speed::HDR}, {Width::X2, Speed::NDR}, false},
+        {{Width::X2, Speed::NDR}, {Width::X4, Speed::HDR}, false},
+        {{Width::X2, Speed::HDR}, {Width::X4, Speed::EDR}, false},
+        {{Width::X4, Speed::EDR}, {Width::X1, Speed::NDR}, false},
+        {{Width::X4, Speed::QDR}, {Width::X1, Speed::EDR}, true},   // 32 > 25
+        {{Width::X4, Speed::FDR10}, {Width::X4, Speed::QDR}, true},  // 40 > 32
+        {{Width::X4, Speed::QDR}, {Width::X4, Speed::FDR10}, false},
+        {{Width::X4, Speed::HDR}, {Width::X8, Speed::EDR}, false},
+        {{Width::X4, Speed::HDR}, {Width::X2, Speed::HDR}, true},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(to_string(c.plan) + " planned, " + to_string(c.act) + " running");
+        Fabric f = small_tree();
+        Plan p = plan_of(f);
+        NodeId leaf = id(f, "leaf0001");
+        for (auto& l : p.links) l.rate = c.plan;
+        set_link_rate(f, leaf, 5, c.act);
+        auto fs = check(p, f, no_cap);
+        std::erase_if(fs, [&](const Finding& x) { return x.a.name != "leaf0001" || x.a.port != 5; });
+        if (!c.mismatch) {
+            EXPECT_TRUE(fs.empty()) << dump(fs);
+            continue;
+        }
+        ASSERT_EQ(fs.size(), 1u) << dump(fs);
+        EXPECT_EQ(fs[0].kind, FindingKind::rate_mismatch);
+        EXPECT_EQ(fs[0].expected, to_string(c.plan));
+        EXPECT_EQ(fs[0].actual, to_string(c.act));
+    }
+}
+
 TEST(Check, DegradedRateIsOneRateMismatch) {
     Fabric f = small_tree();
     Plan p = plan_of(f);
@@ -283,6 +344,22 @@ TEST(Check, MtuBelowPlanOrEndsDisagree) {
 
     g.node(id(g, "node00006")).port(1)->mtu_active = 0;  // unknown: nothing to say
     EXPECT_TRUE(check(no_mtu, g).empty());
+
+    // Only one end below the planned MTU, whichever end it is: below the plan (the plan's value is
+    // the reference), not merely "the ends disagree".
+    for (bool host_end : {true, false}) {
+        SCOPED_TRACE(host_end ? "host end low" : "switch end low");
+        Fabric h = small_tree();
+        if (host_end) h.node(id(h, "node00006")).port(1)->mtu_active = 1024;
+        else h.node(id(h, "leaf0002")).port(2)->mtu_active = 1024;
+        fs = check(p, h);
+        ASSERT_EQ(fs.size(), 1u) << dump(fs);
+        EXPECT_EQ(fs[0].kind, FindingKind::mtu_mismatch);
+        expect_end(fs[0].a, h, "leaf0002", 2);
+        EXPECT_EQ(fs[0].expected, "4096");
+        EXPECT_EQ(fs[0].actual, "1024");
+        EXPECT_NE(fs[0].message.find("has MTU 1024, plan says 4096"), std::string::npos) << fs[0].message;
+    }
 }
 
 TEST(Check, AbsentNodeIsOneMissingNodeNotACascade) {
@@ -496,14 +573,22 @@ TEST(Check, HundredThousandLinksAreCheckedQuickly) {
     cross_cables(f, synth_node(f, "spine0100"), 33, 34);
     set_link_rate(f, synth_node(f, "leaf0500"), 40, {Width::X4, Speed::EDR});
     auto t0 = std::chrono::steady_clock::now();
+    std::clock_t c0 = std::clock();
     auto fs = check(p, f);
+    double cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_EQ(fs.size(), 4u) << dump(fs);
     EXPECT_EQ(fs[0].kind, FindingKind::missing_link);
     EXPECT_EQ(fs[1].kind, FindingKind::miswired);
     EXPECT_EQ(fs[2].kind, FindingKind::miswired);
     EXPECT_EQ(fs[3].kind, FindingKind::rate_mismatch);
-    // The goal is well under 0.2 s (bench/bench_check measures it); leave room for a busy shared machine.
-    EXPECT_LT(secs, 1.0);
     RecordProperty("check_seconds", std::to_string(secs));
+    RecordProperty("check_cpu_seconds", std::to_string(cpu));
+    std::printf("check of %zu links: %.3f s wall, %.3f s CPU\n", f.link_count(), secs, cpu);
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+    // Goal: parse + check of this fabric <= 0.5 s (docs/benchmarks.md); the check alone is a fraction
+    // of it. CPU time, because wall time reached 0.55 s at load 16 on this shared 2-core machine
+    // while CPU time was 0.05-0.07 s.
+    EXPECT_LT(cpu, 0.25);
+#endif
 }

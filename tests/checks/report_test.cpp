@@ -157,3 +157,18 @@ TEST(ReportText, ColourOnlyWhenAsked) {
     EXPECT_NE(t.find("\033[33mwarning"), std::string::npos) << t;
     EXPECT_NE(t.find("\033[0m"), std::string::npos);
 }
+
+// A NodeDescription is chosen by whoever owns the node: its escape sequences must reach the
+// terminal as text (issue 10). JSON keeps the bytes (the JSON writer escapes them).
+TEST(ReportText, EscapeSequencesFromNodeDescriptionsArePrintedAsText) {
+    Finding f = miswired();
+    f.a.name = "leaf01\x1b]0;owned\x07";
+    f.message = "cable at leaf01\x1b[2J/19 \xc2\x9b" "31m goes nowhere\r";
+    const std::string t = render_text({f}, false);
+    EXPECT_EQ(t,
+              "miswired (1)\n"
+              "  leaf01\\x1b]0;owned\\x07\n"
+              "    error   cable at leaf01\\x1b[2J/19 \\xc2\\x9b31m goes nowhere\\x0d\n"
+              "1 finding: 1 miswired\n");
+    EXPECT_EQ(findings_to_json({f})["findings"][0]["a"]["name"], "leaf01\x1b]0;owned\x07");
+}

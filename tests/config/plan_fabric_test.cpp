@@ -86,12 +86,16 @@ TEST(LoadPlan, SmallActualDumpAsPlan) {
 }
 
 TEST(LoadPlan, RealCaptureAsPlan) {
-    const std::string path = "/work/shared/fabrics/ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt";
+    const std::string path = std::string(IBF_TEST_DATA) + "/ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt";
     std::string text = read_file(path);
-    if (text.empty()) GTEST_SKIP() << "capture not available";
+    ASSERT_FALSE(text.empty()) << "cannot read " << path;
     Plan p = load_plan(text, path);
+    // The capture has 8 "Switch" and 144 "Ca" sections and 384 port lines, each cable printed at both
+    // ends: 192 cables (144 hosts, 47 leaf uplinks, 1 storage host on a spine).
     EXPECT_EQ(count_type(p, NodeType::Switch), 8u);
     EXPECT_EQ(count_type(p, NodeType::CA), 144u);
+    EXPECT_EQ(p.nodes.size(), 152u);
+    EXPECT_EQ(p.links.size(), 192u);
 }
 
 TEST(LoadPlan, NeitherYamlNorDump) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ctime>
 #include <set>
 
 #include "ibf/error.h"
@@ -339,10 +340,12 @@ hosts: {names: "n[00001-32768]", hca: mlx5_0, per_switch: 32}
 TEST(Speed, ThirtyTwoThousandHostThreeTierPlan) {
     const std::string y = big_plan();
     Plan p;
-    double ms = 1e9;  // best of 3: the machine is shared
+    double ms = 1e9, cpu_ms = 1e9;  // best of 3, wall and process CPU time (CPU is steadier when shared)
     for (int i = 0; i < 3; ++i) {
         auto t0 = std::chrono::steady_clock::now();
+        std::clock_t c0 = std::clock();
         p = parse_plan_yaml(y, "big.yaml");
+        cpu_ms = std::min(cpu_ms, 1000.0 * double(std::clock() - c0) / CLOCKS_PER_SEC);
         ms = std::min(ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     EXPECT_EQ(count_type(p, NodeType::CA), 32768u);
@@ -354,6 +357,11 @@ TEST(Speed, ThirtyTwoThousandHostThreeTierPlan) {
     EXPECT_EQ(m.at("mid0033/34"), "core001/4");
     EXPECT_EQ(m.at("mid0034/35"), "core018/3");
     RecordProperty("expand_ms", std::to_string(ms));
-    std::printf("32k-host 3-tier plan expanded in %.1f ms\n", ms);
-    EXPECT_LT(ms, 2000.0);  // generous: shared CI machine; measured figure is in docs/plan.md
+    RecordProperty("expand_cpu_ms", std::to_string(cpu_ms));
+    std::printf("32k-host 3-tier plan expanded in %.1f ms wall, %.1f ms CPU\n", ms, cpu_ms);
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+    // Goal: well under 0.1 s (docs/plan.md). CPU time, because wall time on this shared 2-core
+    // machine was 400-550 ms at load 18 while CPU time was 44-45 ms (20 ms quiet, docs/plan.md).
+    EXPECT_LT(cpu_ms, 100.0);
+#endif
 }

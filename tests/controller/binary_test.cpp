@@ -1,5 +1,8 @@
 // The ibfabricd and ibfabric executables: start-up from a config file, SIGHUP/SIGTERM, config
 // errors, and `ibfabric status|findings` against a running daemon.
+#include <algorithm>
+#include <cctype>
+#include <set>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -25,9 +28,10 @@ const std::string kCli = std::string(IBF_BIN_DIR) + "/ibfabric";
 
 // Starts `argv` with stdout/stderr to files; returns the pid.
 pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err,
-            const std::vector<std::string>& extra_env = {}) {
+            const std::vector<std::string>& extra_env = {}, const std::string& in = "") {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    if (!in.empty()) posix_spawn_file_actions_addopen(&fa, 0, in.c_str(), O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     std::vector<char*> args;
@@ -113,9 +117,19 @@ TEST_F(ControllerBinary, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
     ASSERT_EQ(::stat(sock.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
 
-    // Before any snapshot: nothing to report.
-    CliRun clean = run_cli(dir, {"findings", "--json", "--url", url()});
-    EXPECT_EQ(clean.code, 0) << clean.err;
+    // Before any snapshot: no data is not "no findings".
+    const std::string no_data =
+        "ibfabric: no data: no snapshot received yet (is OpenSM running with the ibfabric plugin? docs/plugin.md)\n";
+    CliRun none = run_cli(dir, {"findings", "--url", url()});
+    EXPECT_EQ(none.code, 3) << none.err;
+    EXPECT_EQ(none.out, "");
+    EXPECT_EQ(none.err, no_data);
+    CliRun none_json = run_cli(dir, {"findings", "--json", "--url", url()});
+    EXPECT_EQ(none_json.code, 3);
+    EXPECT_EQ(json::parse(none_json.out)["data_state"], "no_data");
+    CliRun none_status = run_cli(dir, {"status", "--url", url()});
+    EXPECT_EQ(none_status.code, 3);
+    EXPECT_EQ(none_status.err, no_data);
 
     Fabric actual = small_fabric();
     cross_cables(actual, synth_node(actual, "leaf0002"), 3, 4);
@@ -138,6 +152,7 @@ TEST_F(ControllerBinary, FindingsCliAgainstARunningDaemonThenSigtermCleansUp) {
     EXPECT_EQ(status.code, 1) << status.err;
     EXPECT_NE(status.out.find("MASTER"), std::string::npos) << status.out;
     EXPECT_NE(status.out.find("findings: 2"), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("\ndata:     fresh (last confirmed 20"), std::string::npos) << status.out;
     CliRun sj = run_cli(dir, {"status", "--json", "--url", url()});
     EXPECT_EQ(json::parse(sj.out)["fabric"]["last_sweep_seq"], 5);
 
@@ -178,4 +193,125 @@ TEST_F(ControllerBinary, ConfigErrorNamesFileLineAndExits2) {
     EXPECT_EQ(wait_exit(p), 2);
     EXPECT_NE(read_file(dir.file("e")).find(dir.file("plan.yaml") + ":"), std::string::npos) << read_file(dir.file("e"));
     EXPECT_FALSE(std::filesystem::exists(sock));
+}
+
+TEST_F(ControllerBinary, StaleDataExits3WithItsReason) {
+    start_daemon("topology: plan.ibnetdiscover\nhealth:\n  stale_after_s: 2\n");
+    UnixClient plugin(sock);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 9)));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["sweep_seq"] == 9; }));
+    CliRun fresh = run_cli(dir, {"findings", "--url", url()});
+    EXPECT_EQ(fresh.code, 0) << fresh.err;
+    EXPECT_EQ(fresh.out, "no findings\n");
+    // No heartbeat confirms sweep 9: after 2 s it is stale.
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["data_state"] == "stale"; }, std::chrono::seconds(5)));
+    CliRun stale = run_cli(dir, {"findings", "--url", url()});
+    EXPECT_EQ(stale.code, 3);
+    EXPECT_EQ(stale.out, "no findings\n");  // the last findings are still shown, then why they may be old
+    EXPECT_EQ(stale.err.rfind("ibfabric: stale: the fabric (sweep 9 from SM 0x0002c90300000001) was last confirmed ", 0),
+              0u)
+        << stale.err;
+    EXPECT_EQ(std::count(stale.err.begin(), stale.err.end(), '\n'), 1);
+    EXPECT_EQ(run_cli(dir, {"status", "--url", url()}).code, 3);
+}
+
+namespace {
+
+bool executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0; }
+
+// Runs argv with stdin from `in`; returns the exit code, stdout+stderr in `out`.
+int run_tool(const TempDir& dir, const std::vector<std::string>& argv, const std::string& in, std::string& out) {
+    pid_t p = spawn(argv, dir.file("tool.out"), dir.file("tool.out"), {}, in);
+    if (p <= 0) return -1;
+    const int rc = wait_exit(p);
+    out = read_file(dir.file("tool.out"));
+    return rc;
+}
+
+}  // namespace
+
+// The daemon's /metrics with per-link series and findings, as Prometheus' own tools read it.
+TEST_F(ControllerBinary, MetricsPassPromtoolAndThePythonClientParser) {
+    start_daemon("topology: plan.ibnetdiscover\n");
+    Fabric actual = small_fabric();
+    cross_cables(actual, synth_node(actual, "leaf0002"), 3, 4);
+    UnixClient plugin(sock);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(wire::Counters{.snapshots_taken = 3, .last_copy_us = 850, .last_send_lag_ms = 12}));
+    ASSERT_TRUE(plugin.send(snapshot(actual, kMasterGuid, SmState::Master, 5)));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["sweep_seq"] == 5; }));
+    const HttpResult r = http_request(HttpUrl{"127.0.0.1", port, ""}, "GET", "/metrics");
+    ASSERT_EQ(r.status, 200);
+    const std::string metrics = write_file(dir.file("metrics.txt"), r.body);
+    ASSERT_NE(r.body.find("\nibfabric_link_rate_bytes_per_second{"), std::string::npos);
+    size_t families = 0, samples = 0;
+    for (size_t p = 0; p < r.body.size();) {
+        const size_t e = r.body.find('\n', p);
+        const std::string line = r.body.substr(p, e - p);
+        families += line.rfind("# TYPE ", 0) == 0;
+        samples += !line.empty() && line[0] != '#';
+        p = e + 1;
+    }
+
+    bool ran = false;
+    if (!executable("/usr/bin/promtool")) {
+        std::cout << "[ SKIPPED  ] promtool: /usr/bin/promtool not installed (Debian package prometheus)\n";
+    } else {
+        std::string out;
+        EXPECT_EQ(run_tool(dir, {"/usr/bin/promtool", "check", "metrics"}, metrics, out), 0) << out;
+        EXPECT_EQ(out, "");  // no lint problem at all
+        ran = true;
+    }
+    std::string probe;
+    if (!executable("/usr/bin/python3") ||
+        run_tool(dir, {"/usr/bin/python3", "-c", "import prometheus_client.parser"}, "/dev/null", probe) != 0) {
+        std::cout << "[ SKIPPED  ] python parser: python3-prometheus-client not installed\n";
+    } else {
+        const char* script =
+            "import sys\n"
+            "from prometheus_client.parser import text_string_to_metric_families as parse\n"
+            "fams = list(parse(sys.stdin.read()))\n"
+            "print(len(fams), sum(len(f.samples) for f in fams))\n";
+        std::string out;
+        ASSERT_EQ(run_tool(dir, {"/usr/bin/python3", "-c", script}, metrics, out), 0) << out;
+        EXPECT_EQ(out, std::to_string(families) + " " + std::to_string(samples) + "\n");
+        ran = true;
+    }
+    if (!ran) GTEST_SKIP() << "neither promtool nor python3-prometheus-client is installed (scripts/install-deps.sh)";
+}
+
+// config/monitoring/: promtool checks the scrape config and the rules and runs the rule tests; every
+// ibfabric_* name in the rules and the dashboard is a family a real daemon exports.
+TEST_F(ControllerBinary, ShippedMonitoringConfigIsValidAndNamesRealMetrics) {
+    if (!executable("/usr/bin/promtool"))
+        GTEST_SKIP() << "/usr/bin/promtool not installed (Debian package prometheus, scripts/install-deps.sh)";
+    const std::string mon = std::string(IBF_SOURCE_DIR) + "/config/monitoring/";
+    std::string out;
+    EXPECT_EQ(run_tool(dir, {"/usr/bin/promtool", "check", "rules", mon + "ibfabric.rules.yml"}, "/dev/null", out), 0) << out;
+    EXPECT_EQ(run_tool(dir, {"/usr/bin/promtool", "test", "rules", mon + "ibfabric.rules.test.yml"}, "/dev/null", out), 0)
+        << out;
+    EXPECT_EQ(run_tool(dir, {"/usr/bin/promtool", "check", "config", mon + "prometheus.yml"}, "/dev/null", out), 0) << out;
+
+    start_daemon("topology: plan.ibnetdiscover\n");
+    const std::string metrics = http_request(HttpUrl{"127.0.0.1", port, ""}, "GET", "/metrics").body;
+    std::set<std::string> families;
+    for (size_t p = metrics.find("# TYPE "); p != std::string::npos; p = metrics.find("# TYPE ", p + 1))
+        families.insert(metrics.substr(p + 7, metrics.find(' ', p + 7) - p - 7));
+    ASSERT_GT(families.size(), 40u);
+    const json dash = json::parse(read_file(mon + "grafana-dashboard.json"));
+    EXPECT_EQ(dash["panels"].size(), 13u);
+    for (const std::string file : {"ibfabric.rules.yml", "grafana-dashboard.json"}) {
+        const std::string text = read_file(mon + file);
+        size_t names = 0;
+        for (size_t p = text.find("ibfabric_"); p != std::string::npos; p = text.find("ibfabric_", p + 1)) {
+            size_t e = p;
+            while (e < text.size() && (std::islower(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+            const std::string name = text.substr(p, e - p);
+            if (p > 0 && (std::isalnum(static_cast<unsigned char>(text[p - 1])) || text[p - 1] == '-')) continue;
+            EXPECT_TRUE(families.count(name)) << file << " names " << name << ", which the daemon does not export";
+            ++names;
+        }
+        EXPECT_GT(names, 5u) << file;
+    }
 }

@@ -45,6 +45,29 @@ TEST(ControllerConfig, IngestLimitsAreRangeChecked) {
     EXPECT_EQ(error_of("tcp_key_file: [a]\n", "c.yaml"), "c.yaml:1:15: 'tcp_key_file' must be a scalar");
 }
 
+TEST(ControllerConfig, HealthDefaults) {
+    DaemonConfig c = parse_daemon_config("", "x.yaml");
+    EXPECT_EQ(c.stale_after_s, 30u);
+    EXPECT_EQ(c.flap_threshold, 3u);
+    EXPECT_EQ(c.flap_window_s, 600u);
+    EXPECT_EQ(c.flap_quiet_s, 1800u);
+}
+
+TEST(ControllerConfig, HealthKeys) {
+    DaemonConfig c = parse_daemon_config(
+        "health:\n  stale_after_s: 90\n  flap_threshold: 5\n  flap_window_s: 300\n  flap_quiet_s: 3600\n", "x.yaml");
+    EXPECT_EQ(c.stale_after_s, 90u);
+    EXPECT_EQ(c.flap_threshold, 5u);
+    EXPECT_EQ(c.flap_window_s, 300u);
+    EXPECT_EQ(c.flap_quiet_s, 3600u);
+    EXPECT_EQ(error_of("health:\n  flap_threshold: 1\n", "c.yaml"), "c.yaml:2:19: 'health.flap_threshold' must be at least 2");
+    EXPECT_EQ(error_of("health:\n  stale_after_s: 0\n", "c.yaml"), "c.yaml:2:18: 'health.stale_after_s' must be at least 1");
+    EXPECT_EQ(error_of("health:\n  stale_after: 5\n", "c.yaml"),
+              "c.yaml:2:3: unknown key 'health.stale_after' (expected stale_after_s, flap_threshold, flap_window_s, "
+              "flap_quiet_s)");
+    EXPECT_EQ(error_of("health: 5\n", "c.yaml"), "c.yaml:1:9: 'health' must be a mapping");
+}
+
 TEST(ControllerConfig, EveryKeyAndRelativePaths) {
     const std::string text =
         "socket: /run/x/ibf.sock\n"
@@ -142,4 +165,21 @@ TEST(ControllerConfig, ShippedExampleParsesAndNamesAnExistingTopology) {
     EXPECT_EQ(c.http_bind, "127.0.0.1");
     EXPECT_EQ(c.http_port, 8639);
     EXPECT_TRUE(std::filesystem::exists(c.topology)) << c.topology;
+}
+
+TEST(ControllerConfig, HardeningKeys) {
+    DaemonConfig d = parse_daemon_config("", "x.yaml");
+    EXPECT_FALSE(d.token_for_reads);
+    EXPECT_EQ(d.http_header_timeout_ms, 10000u);
+    EXPECT_EQ(d.max_history_bytes, 16u << 20);
+    DaemonConfig c = parse_daemon_config("token_file: token\ntoken_for_reads: true\nlimits:\n  http_header_timeout_ms: 2500\n"
+                                         "  max_history_bytes: 1048576\n",
+                                         "/etc/ibfabric/ibfabricd.yaml");
+    EXPECT_TRUE(c.token_for_reads);
+    EXPECT_EQ(c.http_header_timeout_ms, 2500u);
+    EXPECT_EQ(c.max_history_bytes, 1048576u);
+    EXPECT_EQ(error_of("token_for_reads: true\n"),
+              "/etc/ibfabric/ibfabricd.yaml: token_for_reads needs a token_file (the token the readers must send)");
+    EXPECT_EQ(error_of("limits:\n  http_header_timeout_ms: 5\n"),
+              "/etc/ibfabric/ibfabricd.yaml:2:27: 'limits.http_header_timeout_ms' must be at least 100");
 }

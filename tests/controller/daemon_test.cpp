@@ -221,15 +221,26 @@ TEST_F(ControllerDaemon, ConnectionsOverTheLimitsAreClosedAtOnce) {
         EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
         return fd;
     };
-    const int h1 = idle_http(), h2 = idle_http(), h3 = idle_http();
+    // Every HTTP slot taken by idle connections: the one idle longest gives way to the new one.
+    const int h1 = idle_http();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int h2 = idle_http();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int h3 = idle_http();
     timeval tv{3, 0};
-    setsockopt(h3, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(h1, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     char b[64];
-    EXPECT_EQ(::recv(h3, b, sizeof b, 0), 0) << "the third HTTP connection was not closed";
+    EXPECT_EQ(::recv(h1, b, sizeof b, 0), 0) << "the oldest idle HTTP connection was not closed";
+    const std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    ASSERT_EQ(::send(h3, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+    setsockopt(h3, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const ssize_t n = ::recv(h3, b, sizeof b - 1, 0);
+    ASSERT_GT(n, 12) << "the newest connection got no answer";
+    EXPECT_EQ(std::string(b, 12), "HTTP/1.1 200");
     ::close(h3);
     ::close(h1);
     ::close(h2);
-    // The daemon frees the two slots when it sees those closes; until then a request may still be
+    // The daemon frees the slots when it sees those closes; until then a request may still be
     // refused (connection reset), so retry for up to a second.
     HttpResult r;
     for (int i = 0; i < 50 && r.status != 200; ++i) {
@@ -240,6 +251,60 @@ TEST_F(ControllerDaemon, ConnectionsOverTheLimitsAreClosedAtOnce) {
         if (r.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     EXPECT_EQ(r.status, 200);
+}
+
+namespace {
+int connect_http(uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+}  // namespace
+
+// Issue 10's probe: 64 idle connections (the default limit) used to hold every session, and
+// /healthz was refused for up to 30 s. Now the oldest idle one gives way at once.
+TEST_F(ControllerDaemon, HealthzAnswersPromptlyWith64IdleConnections) {
+    ASSERT_EQ(cfg.max_http_connections, 64u);
+    start();
+    std::vector<int> idle;
+    for (int i = 0; i < 64; ++i) {
+        idle.push_back(connect_http(daemon->http_port()));
+        ASSERT_GE(idle.back(), 0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all 64 accepted and waiting
+    const auto t0 = std::chrono::steady_clock::now();
+    HttpResult r = request("GET", "/healthz");
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "ok\n");
+    EXPECT_LT(ms, 1000) << "/healthz took " << ms << " ms";
+    for (int fd : idle) ::close(fd);
+}
+
+// A request's headers must arrive within limits.http_header_timeout_ms (slowloris).
+TEST_F(ControllerDaemon, HeadersMustArriveWithinTheHeaderTimeout) {
+    cfg.http_header_timeout_ms = 300;
+    start();
+    const int fd = connect_http(daemon->http_port());
+    ASSERT_GE(fd, 0);
+    const std::string part = "GET /healthz HTTP/1.1\r\nHost: x\r\n";  // never finished
+    ASSERT_EQ(::send(fd, part.data(), part.size(), MSG_NOSIGNAL), static_cast<ssize_t>(part.size()));
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const auto t0 = std::chrono::steady_clock::now();
+    char b[64];
+    EXPECT_EQ(::recv(fd, b, sizeof b, 0), 0);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(ms, 2000) << "closed after " << ms << " ms";
+    ::close(fd);
+    EXPECT_EQ(request("GET", "/healthz").status, 200);
 }
 
 TEST_F(ControllerDaemon, OversizedLengthHeaderIsRejectedAtOnce) {
@@ -264,6 +329,7 @@ TEST_F(ControllerDaemon, OversizedLengthHeaderIsRejectedAtOnce) {
 
 TEST_F(ControllerDaemon, ReloadNeedsTheTokenAndRechecks) {
     write_file(dir.file("token"), "  t0ken-123\n");
+    ::chmod(dir.file("token").c_str(), 0600);
     cfg.token_file = dir.file("token");
     start();
     const Fabric actual = miswired_fabric();
@@ -317,6 +383,29 @@ TEST_F(ControllerDaemon, HistoryRowPerMasterSweep) {
     EXPECT_EQ(request("GET", "/api/v1/history?limit=-1").status, 400);
     // The rows are on disk: another reader sees them.
     EXPECT_EQ(HistoryStore(cfg.history_db).count(), 3u);
+    // Paging: the next page continues where the first stopped.
+    json first = get("/api/v1/history?limit=2");
+    ASSERT_FALSE(first["next"].is_null());
+    json rest = get(first["next"].get<std::string>());
+    ASSERT_EQ(rest["history"].size(), 1u);
+    EXPECT_EQ(rest["history"][0]["sweep_seq"], 1);
+    EXPECT_TRUE(rest["next"].is_null());
+}
+
+// A restarted daemon gets the plugin's latest snapshot again: it is not a second history row.
+TEST_F(ControllerDaemon, ResentSnapshotAfterRestartIsNotASecondHistoryRow) {
+    cfg.history_db = dir.file("history.db");
+    for (int run = 0; run < 2; ++run) {
+        start();
+        UnixClient plugin(cfg.socket_path);
+        ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+        ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 5)));
+        ASSERT_TRUE(wait_findings_seq(5));
+        daemon->stop();
+        thread.join();
+        daemon.reset();
+    }
+    EXPECT_EQ(HistoryStore(cfg.history_db).count(), 1u);
 }
 
 TEST_F(ControllerDaemon, HttpErrorsNeverCrash) {

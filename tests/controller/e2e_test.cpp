@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "fixture.h"
 #include "ibf/http_client.h"
@@ -30,6 +31,20 @@ cables:
   - {a: sw1/4, b: sw2/4}
   - {a: sw2/1, b: h3/1}
   - {a: sw2/2, b: h4/1}
+)";
+
+const char* kPlanLabelled = R"(version: 1
+rate: 4xHDR
+nodes:
+  sw1: {type: switch, ports: 8}
+  sw2: {type: switch, ports: 8}
+cables:
+  - {a: sw1/1, b: h1/1}
+  - {a: sw1/2, b: h2/1, rate: 4xEDR}
+  - {a: sw1/3, b: sw2/3, label: ISL-A}
+  - {a: sw1/4, b: sw2/4}
+  - {a: sw2/1, b: h3/1}
+  - {a: sw2/2, b: h4/1, rate: 1xHDR}
 )";
 
 }  // namespace
@@ -126,4 +141,63 @@ TEST(ControllerEndToEnd, RoutingFallbackAndLftsReachTheAnalysisApi) {
     fx.opensm.stop(5s);
     EXPECT_TRUE(fx.daemon.stop(5s)) << read_file(fx.tmp / "daemon.log");
     EXPECT_EQ(fx.daemon.exit_code(), 0) << read_file(fx.tmp / "daemon.log");
+}
+
+// Flapping, live: an inter-switch cable unlinked and relinked three times with ibsim's console is
+// exactly one link_flapping finding (both ends, the plan's label, 3 flaps), in the API, /metrics and
+// the CLI, raised by the sweep that saw the third relink.
+TEST(ControllerEndToEnd, ACableUnlinkedAndRelinkedThreeTimesIsOneLinkFlappingFinding) {
+    if (auto why = ts::missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    ts::IbsimFixture fx("ibfflap");
+    write_file(fx.tmp / "plan.yaml", kPlanLabelled);
+    ASSERT_NO_FATAL_FAILURE(fx.start_ibsim(ts::two_switch_net(), {.console = true}));
+    const std::string sock = fx.tmp / "osm.sock";
+    uint16_t port = 0;
+    ASSERT_NO_FATAL_FAILURE(fx.start_daemon(sock, {"--topology", fx.tmp / "plan.yaml"}, port));
+    const HttpUrl url{"127.0.0.1", port, ""};
+    fx.start_opensm("h1", ts::plugin_conf("socket=" + sock + " heartbeat_ms=500"));
+
+    auto get = [&](const std::string& path) { return json::parse(http_request(url, "GET", path).body); };
+    auto links_are = [&](int n) {
+        return wait_until([&] {
+            const json f = get("/api/v1/fabric");
+            return f["links"] == n && f["last_findings_unix_ms"].is_number() &&
+                   get("/api/v1/findings")["sweep_seq"] == f["last_sweep_seq"];
+        }, std::chrono::seconds(20));
+    };
+    ASSERT_TRUE(links_are(6)) << read_file(fx.tmp / "daemon.log");
+    ASSERT_EQ(get("/api/v1/findings")["summary"], json::object()) << get("/api/v1/findings").dump(2);
+
+    for (int i = 0; i < 3; ++i) {
+        fx.console("Unlink \"sw1\"[3]");
+        ASSERT_TRUE(links_are(5)) << "unlink " << i << "\n" << read_file(fx.tmp / "daemon.log");
+        EXPECT_EQ(get("/api/v1/findings")["summary"].value("link_flapping", 0), 0);
+        fx.console("ReLink \"sw1\"[3]");
+        ASSERT_TRUE(links_are(6)) << "relink " << i << "\n" << read_file(fx.tmp / "daemon.log");
+    }
+    const json j = get("/api/v1/findings");
+    ASSERT_EQ(j["summary"], (json{{"link_flapping", 1}})) << j.dump(2);
+    const json& f = j["findings"][0];
+    EXPECT_EQ(f["kind"], "link_flapping");
+    EXPECT_EQ(f["label"], "ISL-A");
+    std::set<std::string> ends{f["a"]["name"].get<std::string>() + "/" + f["a"]["port"].dump(),
+                               f["b"]["name"].get<std::string>() + "/" + f["b"]["port"].dump()};
+    EXPECT_EQ(ends, (std::set<std::string>{"sw1/3", "sw2/3"}));
+    EXPECT_EQ(f["actual"].get<std::string>().rfind("3 flaps, first ", 0), 0u) << f.dump();
+    EXPECT_EQ(j["data_state"], "fresh");
+
+    const std::string m = http_request(url, "GET", "/metrics").body;
+    EXPECT_NE(m.find("\nibfabric_findings{kind=\"link_flapping\",severity=\"warning\"} 1\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("\nibfabric_link_flaps_total 3\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("\nibfabric_links_flapping 1\n"), std::string::npos);
+
+    std::string cli_out;
+    const int rc = lab_detail::run_capture({.argv = {ts::bin_dir() + "/ibfabric", "findings", "--url",
+                                                     "http://127.0.0.1:" + std::to_string(port)},
+                                            .cwd = fx.tmp.path(), .out_path = fx.tmp / "cli.err"},
+                                           10, cli_out);
+    EXPECT_EQ(rc, 1) << read_file(fx.tmp / "cli.err");
+    EXPECT_NE(cli_out.find("(cable ISL-A) went down and up 3 times"), std::string::npos) << cli_out;
+    fx.opensm.stop(5s);
+    EXPECT_TRUE(fx.daemon.stop(5s)) << read_file(fx.tmp / "daemon.log");
 }

@@ -2,6 +2,9 @@
 // (routes, status codes, token, JSON shapes, metrics) without sockets.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <random>
 #include <set>
 
@@ -9,7 +12,10 @@
 #include "ibf/api.h"
 #include "ibf/check.h"
 #include "ibf/controller_state.h"
+#include "ibf/daemon.h"
+#include "ibf/daemon_config.h"
 #include "ibf/history.h"
+#include "ibf/log_limit.h"
 #include "ibf/plan_yaml.h"
 #include "ibf/report.h"
 
@@ -31,9 +37,11 @@ CheckResult result_for(const CheckJob& job, const Plan& plan) {
 }
 
 ApiResponse call(const ControllerState& st, const std::string& method, const std::string& target,
-                 std::optional<std::string> token = std::nullopt, const std::string& auth = "") {
+                 std::optional<std::string> token = std::nullopt, const std::string& auth = "",
+                 bool token_for_reads = false) {
     ApiContext ctx;
     ctx.state = &st;
+    ctx.token_for_reads = token_for_reads;
     ctx.now_ms = 1764468000000;
     ctx.token = std::move(token);
     ctx.reload = [] { return json{{"reloaded", true}}; };
@@ -185,7 +193,8 @@ TEST(ControllerApi, SmListShowsStateCountersAndHeartbeat) {
 
     const std::string m = call(st, "GET", "/metrics").body;
     EXPECT_NE(m.find("ibfabric_plugin_snapshots_taken_total{sm=\"0x0002c90300000001\"} 12\n"), std::string::npos);
-    EXPECT_NE(m.find("ibfabric_sm_connected{sm=\"0x0002c90300000001\",state=\"MASTER\"} 1\n"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_sm_connected{sm=\"0x0002c90300000001\"} 1\n"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_sm_state{sm=\"0x0002c90300000001\"} 3\n"), std::string::npos);
     EXPECT_NE(m.find("ibfabric_ingest_messages_total{type=\"Heartbeat\"} 1\n"), std::string::npos);
 }
 
@@ -213,7 +222,9 @@ TEST(ControllerApi, ReloadNeedsTheToken) {
     EXPECT_EQ(call(st, "POST", "/api/v1/reload").status, 403);  // no token configured
     EXPECT_EQ(call(st, "POST", "/api/v1/reload", "s3cret", "Bearer s3cre").status, 401);
     EXPECT_EQ(call(st, "POST", "/api/v1/reload", "s3cret", "").status, 401);
-    EXPECT_EQ(call(st, "POST", "/api/v1/reload", "s3cret", "bearer s3cret").status, 401);
+    EXPECT_EQ(call(st, "POST", "/api/v1/reload", "s3cret", "Basic s3cret").status, 401);
+    EXPECT_EQ(call(st, "POST", "/api/v1/reload", "s3cret", "Bearers3cret").status, 401);
+    EXPECT_EQ(call(st, "POST", "/api/v1/reload", "s3cret", "Bearer s3cret ").status, 401);
     ApiResponse ok = call(st, "POST", "/api/v1/reload", "s3cret", "Bearer s3cret");
     EXPECT_EQ(ok.status, 200);
     EXPECT_EQ(json::parse(ok.body)["reloaded"], true);
@@ -287,4 +298,218 @@ TEST(ControllerApi, FuzzedRequestsGetKnownStatusesAndNeverThrow) {
             EXPECT_EQ(auth, "Bearer s3cret");
         }
     }
+}
+
+// The scheme of an Authorization header is case-insensitive (RFC 7235 2.1).
+TEST(ControllerApi, BearerSchemeInAnyCase) {
+    ControllerState st;
+    for (const char* auth : {"Bearer s3cret", "bearer s3cret", "BEARER s3cret", "bEaReR   s3cret"})
+        EXPECT_EQ(call(st, "POST", "/api/v1/reload", "s3cret", auth).status, 200) << auth;
+    EXPECT_FALSE(bearer_matches("bearer S3CRET", "s3cret"));  // the token itself is exact
+}
+
+// docs/api.md: an unknown query parameter is 400, on every path.
+TEST(ControllerApi, UnknownQueryParametersAre400Everywhere) {
+    ControllerState st;
+    for (const char* t : {"/api/v1/fabric?x=1", "/api/v1/findings?verbose", "/api/v1/sm?a=b", "/healthz?probe=1",
+                          "/metrics?format=json", "/api/v1/analysis?switch=1", "/api/v1/history?limit=5&page=2",
+                          "/api/v1/history?limit=5&limit=6"}) {
+        ApiResponse r = call(st, "GET", t);
+        EXPECT_EQ(r.status, 400) << t;
+        EXPECT_TRUE(json::parse(r.body).contains("error")) << t;
+    }
+    EXPECT_EQ(json::parse(call(st, "GET", "/api/v1/findings?verbose").body)["error"],
+              "unknown query parameter 'verbose' (this path takes none)");
+    EXPECT_EQ(json::parse(call(st, "GET", "/api/v1/analysis?switch=1").body)["error"],
+              "unknown query parameter 'switch' (expected switches)");
+    EXPECT_EQ(call(st, "POST", "/api/v1/reload?now=1", "s3cret", "Bearer s3cret").status, 400);
+    EXPECT_EQ(call(st, "GET", "/api/v1/findings?").status, 200);  // an empty query is no parameter
+    EXPECT_EQ(call(st, "GET", "/api/v1/analysis?switches=1").status, 200);
+}
+
+// token_for_reads: every path but /healthz needs the token.
+TEST(ControllerApi, TokenForReads) {
+    ControllerState st;
+    for (const char* t : {"/api/v1/fabric", "/api/v1/findings", "/api/v1/sm", "/api/v1/analysis", "/metrics",
+                          "/api/v1/history", "/nope"}) {
+        EXPECT_EQ(call(st, "GET", t, "s3cret", "", true).status, 401) << t;
+        EXPECT_EQ(call(st, "GET", t, "s3cret", "Bearer wrong", true).status, 401) << t;
+    }
+    EXPECT_EQ(call(st, "GET", "/api/v1/findings", "s3cret", "Bearer s3cret", true).status, 200);
+    EXPECT_EQ(call(st, "GET", "/metrics", "s3cret", "bearer s3cret", true).status, 200);
+    EXPECT_EQ(call(st, "GET", "/healthz", "s3cret", "", true).status, 200);
+    EXPECT_EQ(call(st, "GET", "/api/v1/findings", "s3cret", "", false).status, 200);  // default: reads open
+}
+
+namespace {
+HistoryRow history_row(uint64_t seq, const std::string& findings_json, Guid sm = kMasterGuid) {
+    HistoryRow r;
+    r.sweep_seq = seq;
+    r.taken_unix_ms = 1764468000000 + static_cast<int64_t>(seq);
+    r.sm_guid = sm;
+    r.nodes = 14;
+    r.checked = true;
+    r.findings_json = findings_json;
+    return r;
+}
+const std::string kNoFindings = R"({"findings":[],"summary":{}})";
+}  // namespace
+
+// After a daemon restart the plugin resends its latest snapshot: same SM, same sweep, no new row.
+TEST(ControllerHistory, ResentSnapshotAfterRestartIsNotASecondRow) {
+    TempDir dir;
+    const std::string db = dir.file("h.db");
+    {
+        HistoryStore h(db);
+        EXPECT_TRUE(h.append(history_row(7, kNoFindings)));
+    }
+    HistoryStore h(db);  // the restarted daemon
+    EXPECT_FALSE(h.append(history_row(7, kNoFindings)));
+    EXPECT_EQ(h.count(), 1u);
+    EXPECT_TRUE(h.append(history_row(7, kNoFindings, kStandbyGuid)));  // another SM's sweep 7
+    EXPECT_TRUE(h.append(history_row(8, kNoFindings)));
+    HistoryRow restarted_sm = history_row(8, kNoFindings);  // OpenSM restarted: seq 8 again, later
+    restarted_sm.taken_unix_ms += 60000;
+    EXPECT_TRUE(h.append(restarted_sm));
+    EXPECT_EQ(h.count(), 4u);
+}
+
+TEST(ControllerHistory, DatabaseIsCreatedOwnerOnly) {
+    TempDir dir;
+    const mode_t old = ::umask(022);
+    { HistoryStore h(dir.file("h.db")); h.append(history_row(1, kNoFindings)); }
+    ::umask(old);
+    struct stat st {};
+    ASSERT_EQ(::stat(dir.file("h.db").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// Pages stop before the byte limit and say where to continue; a row larger than the limit alone
+// comes without its findings, so paging always moves on.
+TEST(ControllerHistory, PagesAreBoundedAndContinue) {
+    TempDir dir;
+    HistoryStore h(dir.file("h.db"));
+    const std::string big = json{{"summary", json::object()}, {"findings", json::array({std::string(40000, 'f')})}}.dump();
+    for (uint64_t seq = 1; seq <= 5; ++seq) h.append(history_row(seq, seq == 5 ? std::string(R"({"findings":[],"summary":{"x":1}})") : big));
+    // Row 5 is small, rows 4..1 are 40 kB each: 60 kB holds 5 and 4, then 3 alone.
+    HistoryPage p = h.page(10, 0, 60000);
+    EXPECT_LE(p.rows.size(), 60000u);
+    json rows = json::parse(p.rows);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(p.count, 2u);
+    EXPECT_EQ(rows[0]["sweep_seq"], 5);
+    EXPECT_EQ(rows[0]["findings"]["summary"]["x"], 1);
+    EXPECT_EQ(rows[1]["sweep_seq"], 4);
+    EXPECT_EQ(rows[1]["findings"], json::parse(big));
+    EXPECT_EQ(p.next_before, rows[1]["id"].get<int64_t>());
+    HistoryPage p2 = h.page(10, p.next_before, 60000);
+    json rows2 = json::parse(p2.rows);
+    ASSERT_EQ(rows2.size(), 1u);
+    EXPECT_EQ(rows2[0]["sweep_seq"], 3);
+    EXPECT_EQ(p2.next_before, rows2[0]["id"].get<int64_t>());
+    // A limit below one row: that row comes alone, without its findings, and paging moves on.
+    HistoryPage small = h.page(10, 0, 30000);
+    ASSERT_EQ(json::parse(small.rows).size(), 1u);
+    HistoryPage alone = h.page(10, small.next_before, 30000);
+    json rows3 = json::parse(alone.rows);
+    ASSERT_EQ(rows3.size(), 1u);
+    EXPECT_EQ(rows3[0]["sweep_seq"], 4);
+    EXPECT_TRUE(rows3[0]["findings"].is_null());
+    EXPECT_EQ(rows3[0]["findings_omitted"], true);
+    EXPECT_EQ(rows3[0]["findings_count"], 0);
+    EXPECT_EQ(alone.next_before, rows3[0]["id"].get<int64_t>());
+    // The oldest row: nothing older.
+    HistoryPage last = h.page(10, json::parse(h.page(10, 0, 1 << 20).rows)[3]["id"].get<int64_t>(), 1 << 20);
+    ASSERT_EQ(last.count, 1u);
+    EXPECT_EQ(json::parse(last.rows)[0]["sweep_seq"], 1);
+    EXPECT_EQ(last.next_before, 0);
+    // The row limit alone: 2 of 5, continue from the second.
+    HistoryPage two = h.page(2, 0, 1 << 20);
+    EXPECT_EQ(two.count, 2u);
+    EXPECT_EQ(json::parse(two.rows)[1]["sweep_seq"], 4);
+    EXPECT_EQ(two.next_before, json::parse(two.rows)[1]["id"].get<int64_t>());
+}
+
+TEST(ControllerApi, HistoryAnswerNamesTheNextPage) {
+    ControllerState st;
+    ApiContext ctx;
+    ctx.state = &st;
+    int seen_limit = 0;
+    int64_t seen_before = -1;
+    ctx.history = [&](int limit, int64_t before) {
+        seen_limit = limit;
+        seen_before = before;
+        return HistoryPage{"[\n{\"id\":9,\"findings\":null}\n]", 1, 9};
+    };
+    ApiResponse r = handle_api({.method = "GET", .target = "/api/v1/history?limit=1&before=10"}, ctx);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(seen_limit, 1);
+    EXPECT_EQ(seen_before, 10);
+    json j = json::parse(r.body);
+    EXPECT_EQ(j["history"].size(), 1u);
+    EXPECT_EQ(j["rows"], 1);
+    EXPECT_EQ(j["next_before"], 9);
+    EXPECT_EQ(j["next"], "/api/v1/history?limit=1&before=9");
+    EXPECT_EQ(handle_api({.method = "GET", .target = "/api/v1/history?before=0"}, ctx).status, 400);
+    EXPECT_EQ(handle_api({.method = "GET", .target = "/api/v1/history?before=x"}, ctx).status, 400);
+    ctx.history = [](int, int64_t) { return HistoryPage{"[]", 0, 0}; };
+    j = json::parse(handle_api({.method = "GET", .target = "/api/v1/history"}, ctx).body);
+    EXPECT_TRUE(j["next"].is_null());
+    EXPECT_TRUE(j["history"].empty());
+    EXPECT_EQ(j["limit"], 20);
+}
+
+// One burst of refusals writes one line; the next line says how many were held back.
+TEST(LogLimit, OneLinePerIntervalWithTheCountHeldBack) {
+    LogLimit l(10000);
+    ASSERT_EQ(l.allow(1000), std::optional<uint64_t>(0));
+    for (int i = 0; i < 935; ++i) EXPECT_FALSE(l.allow(1000 + i));
+    EXPECT_EQ(l.held(), 935u);
+    EXPECT_FALSE(l.allow(10999));
+    EXPECT_EQ(l.allow(11000), std::optional<uint64_t>(936));
+    EXPECT_EQ(LogLimit::suffix(936), " (936 more like this since the last one were not logged)");
+    EXPECT_EQ(LogLimit::suffix(1), " (1 more like this since the last one was not logged)");
+    EXPECT_EQ(LogLimit::suffix(0), "");
+}
+
+TEST(HttpExposure, WarnsBeyondLoopbackWithoutAToken) {
+    DaemonConfig c;
+    EXPECT_EQ(http_exposure_warning(c), "");  // 127.0.0.1
+    c.http_bind = "::1";
+    EXPECT_EQ(http_exposure_warning(c), "");
+    c.http_bind = "0.0.0.0";
+    EXPECT_EQ(http_exposure_warning(c),
+              "http: the API listens on 0.0.0.0 (beyond loopback) and no token_file is configured: anyone who can reach "
+              "port 8639 reads the fabric and its findings; set token_file and token_for_reads: true, or bind "
+              "127.0.0.1 behind a reverse proxy (docs/security.md)");
+    c.http_bind = "10.0.0.5";
+    EXPECT_NE(http_exposure_warning(c), "");
+    c.token_file = "/etc/ibfabric/token";
+    EXPECT_EQ(http_exposure_warning(c), "");
+}
+
+// The token file must not be readable or writable by others, nor writable by the group.
+TEST(ControllerToken, TokenFileModeIsChecked) {
+    TempDir dir;
+    DaemonConfig c;
+    c.token_file = write_file(dir.file("token"), "s3cret\n");
+    for (mode_t ok : {0600, 0640, 0400, 0440}) {
+        ::chmod(c.token_file.c_str(), ok);
+        EXPECT_EQ(load_token(c), std::optional<std::string>("s3cret")) << std::oct << ok;
+    }
+    for (mode_t bad : {0644, 0660, 0604, 0666}) {
+        ::chmod(c.token_file.c_str(), bad);
+        try {
+            load_token(c);
+            ADD_FAILURE() << "mode " << std::oct << bad << " accepted";
+        } catch (const InputError& e) {
+            char m[16];
+            std::snprintf(m, sizeof m, "%04o", static_cast<unsigned>(bad));
+            EXPECT_EQ(std::string(e.what()), c.token_file + ": mode " + m +
+                                                 " lets other users read or change the token; chmod 0600 (or 0640 "
+                                                 "with the group of the readers)");
+        }
+    }
+    c.token_file = "/dev/zero";
+    EXPECT_THROW(load_token(c), InputError);
 }

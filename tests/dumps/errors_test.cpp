@@ -96,6 +96,42 @@ TEST(Errors, PortBeyondPortCount) {
     EXPECT_NE(r.message().find("remote port 3 is beyond the port count 2"), std::string::npos) << r.what();
 }
 
+// Port 0 is a switch's management port and never carries a cable: a "[0]" port line (local or remote)
+// is refused with file:line:column, never linked.
+TEST(Errors, PortZeroIsRefused) {
+    auto e = net_error(replace_once(kGood, "[2]\t\"S-0000000000000010\"[2]", "[0]\t\"S-0000000000000010\"[2]"));
+    EXPECT_EQ(e.file(), "bad.txt");
+    EXPECT_EQ(e.line(), 11);
+    EXPECT_EQ(e.column(), 2);
+    EXPECT_NE(e.message().find("port 0 is beyond the node's port count 8 (expected 1..8)"), std::string::npos) << e.what();
+    auto r = net_error(replace_once(kGood, "\"H-0000000000000030\"[1](31)", "\"H-0000000000000030\"[0](31)"));
+    EXPECT_EQ(r.line(), 6);
+    EXPECT_NE(r.message().find("remote port 0 is beyond the port count 2"), std::string::npos) << r.what();
+
+    const std::string good =
+        "Switch: 0x0002c90200aa0001 sw:\n"
+        "           1    1[  ] ==( 4X          10.0 Gbps Active/  LinkUp)==>       7    1[  ] \"host7 mlx4_0\" ( )\n"
+        "CA: host7 mlx4_0:\n"
+        "      0x0002c90300bb0071      7    1[  ] ==( 4X          10.0 Gbps Active/  LinkUp)==>       1    1[  ] \"sw\" ( )\n";
+    auto l = expect_error([&] { parse_iblinkinfo(replace_once(good, "           1    1[  ]", "           1    0[  ]"), "l.txt"); });
+    EXPECT_EQ(l.file(), "l.txt");
+    EXPECT_EQ(l.line(), 2);
+    EXPECT_NE(l.message().find("port 0 is not a link port (expected 1..255)"), std::string::npos) << l.what();
+    auto lr = expect_error([&] { parse_iblinkinfo(replace_once(good, "==>       1    1[  ] \"sw\"", "==>       1    0[  ] \"sw\""), "l.txt"); });
+    EXPECT_EQ(lr.line(), 4);
+    EXPECT_NE(lr.message().find("remote port 0 is not a link port"), std::string::npos) << lr.what();
+}
+
+// A port whose cable comes back to itself is refused (a loopback between two different ports of one
+// switch is a real cable and is not what this refuses).
+TEST(Errors, PortLinkedToItselfIsRefused) {
+    auto e = net_error(replace_once(kGood, "lid 2 4xFDR10\n",
+                                    "lid 2 4xFDR10\n[3]\t\"S-0000000000000010\"[3]\t\t# \"MF0;sw1:SX6036/U1\" lid 1 4xQDR\n"));
+    EXPECT_EQ(e.file(), "bad.txt");
+    EXPECT_EQ(e.line(), 8);
+    EXPECT_NE(e.message().find("port 3 is linked to itself"), std::string::npos) << e.what();
+}
+
 TEST(Errors, MalformedHeaders) {
     auto e = net_error(replace_once(kGood, "Switch\t8 \"S-0000000000000020\"", "Switch\tx \"S-0000000000000020\""));
     EXPECT_EQ(e.line(), 10);

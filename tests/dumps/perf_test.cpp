@@ -63,7 +63,9 @@ TEST(Perf, HundredThousandLinkIbnetdiscover) {
     RecordProperty("parse_seconds", std::to_string(best));
     RecordProperty("parse_cpu_seconds", std::to_string(best_cpu));
 #if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-    EXPECT_LT(best_cpu, 0.5);
+    // Goal: well under 0.3 s for 108k links (docs/benchmarks.md). Measured 0.05 s CPU quiet and
+    // 0.10 s CPU at load 16 on this 2-core machine (wall time was 1.1 s then: hence CPU time).
+    EXPECT_LT(best_cpu, 0.3);
 #endif
 }
 

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <functional>
 
 #include "ibf/error.h"
 
@@ -81,4 +84,85 @@ TEST_F(InputsTest, ErrorsNameTheFile) {
     }
     write_text_file(path("bad.txt"), "Switch 36 \"S-1\"\n[1] \"H-2\"[1] # \"x\" lid 3 4xZDR\n");
     EXPECT_THROW(load_dump_file(path("bad.txt")), InputError);
+}
+
+// Bounded reads (issue 10): the probes that used to eat memory or pass silently.
+namespace {
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+}  // namespace
+
+TEST_F(InputsTest, DevicesAreNotRegularFiles) {
+    EXPECT_EQ(error_of([] { load_dump_file("/dev/zero"); }), "/dev/zero: not a regular file");
+    EXPECT_EQ(error_of([] { load_dump_file("/dev/urandom"); }), "/dev/urandom: not a regular file");
+    EXPECT_EQ(error_of([] { load_node_name_map("/dev/zero"); }), "/dev/zero: not a regular file");
+    EXPECT_EQ(error_of([] { load_expected("/dev/zero"); }), "/dev/zero: not a regular file");
+    write_text_file(path("plan.yaml"), kPlan);
+    EXPECT_EQ(error_of([&] { load_expected(path("plan.yaml"), "/dev/urandom"); }), "/dev/urandom: not a regular file");
+}
+
+TEST_F(InputsTest, ADirectoryAsNodeNameMapIsAnError) {
+    fs::create_directories(path("maps"));
+    EXPECT_EQ(error_of([&] { load_node_name_map(path("maps")); }), path("maps") + ": not a regular file");
+    const std::string dump = std::string(IBF_TEST_DATA) + "/ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt";
+    EXPECT_EQ(error_of([&] { load_expected(dump, path("maps")); }), path("maps") + ": not a regular file");
+}
+
+TEST_F(InputsTest, AFifoIsRefusedWithoutWaitingForAWriter) {
+    ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+    EXPECT_EQ(error_of([&] { load_dump_file(path("fifo")); }), path("fifo") + ": not a regular file");
+}
+
+TEST_F(InputsTest, FilesOverTheLimitAreRefusedBeforeReading) {
+    // A sparse file one byte over 256 MiB: refused from its size, nothing is read.
+    const std::string big = path("big.txt");
+    write_text_file(big, "");
+    fs::resize_file(big, kMaxInputFileBytes + 1);
+    EXPECT_EQ(error_of([&] { load_dump_file(big); }), big + ": larger than the 256 MiB limit");
+    EXPECT_EQ(error_of([&] { load_expected(big); }), big + ": larger than the 256 MiB limit");
+    // Exactly at a (smaller) limit is fine; one byte more is not.
+    write_text_file(path("small"), std::string(1024, 'x'));
+    EXPECT_EQ(read_text_file(path("small"), "test", 1024).size(), 1024u);
+    EXPECT_EQ(error_of([&] { read_text_file(path("small"), "test", 1023); }), path("small") + ": larger than the 1023 bytes limit");
+    EXPECT_EQ(size_limit_text(4096), "4 KiB");
+    EXPECT_EQ(size_limit_text(kMaxInputFileBytes), "256 MiB");
+}
+
+TEST_F(InputsTest, RegularFileModeComesWithTheText) {
+    write_text_file(path("t"), "abc\n");
+    ::chmod(path("t").c_str(), 0640);
+    FileContents c = read_regular_file(path("t"), "token file", 4096);
+    EXPECT_EQ(c.text, "abc\n");
+    EXPECT_EQ(c.mode, 0640u);
+}
+
+TEST_F(InputsTest, DashIsStandardInputUpToTheLimit) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const int saved = ::dup(STDIN_FILENO);
+    ASSERT_EQ(::dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+    ::close(fds[0]);
+    ASSERT_EQ(::write(fds[1], "0x1 \"sw1\"\n", 10), 10);
+    ::close(fds[1]);
+    const std::string text = read_text_file("-", "node-name-map", 10);
+    ::dup2(saved, STDIN_FILENO);
+    ::close(saved);
+    EXPECT_EQ(text, "0x1 \"sw1\"\n");
+
+    ASSERT_EQ(::pipe(fds), 0);
+    const int saved2 = ::dup(STDIN_FILENO);
+    ::dup2(fds[0], STDIN_FILENO);
+    ::close(fds[0]);
+    ASSERT_EQ(::write(fds[1], "0123456789A", 11), 11);
+    ::close(fds[1]);
+    const std::string err = error_of([] { read_text_file("-", "dump", 10); });
+    ::dup2(saved2, STDIN_FILENO);
+    ::close(saved2);
+    EXPECT_EQ(err, "<stdin>: larger than the 10 bytes limit");
 }

@@ -262,7 +262,9 @@ TEST(LabE2E, OpenSMKeepsSweepingWhenTheDaemonIsGoneOrStuck) {
             }
         }
     });
-    sleep_s(2.5);  // let the plugin reconnect (backoff <= 2 s)
+    // Wait for the plugin to reconnect (backoff <= 2 s) to the listener that never reads.
+    // (No ASSERT here: the acceptor thread must be joined first; EXPECT_GE below reports a failure.)
+    for (const double until = now_s() + 10; accepted.load() == 0 && now_s() < until;) sleep_s(0.01);
     std::vector<double> stuck = sweep_latencies(s, 12);
     const long rss1 = lab_detail::rss_kb(s.opensm_pid);
     stop = true;

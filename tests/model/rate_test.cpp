@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 using namespace ibf;
 
 TEST(Rate, ParsesCompactForms) {
@@ -79,4 +81,72 @@ TEST(Mtu, Codes) {
     EXPECT_EQ(parse_mtu("IBV_MTU_2048"), 2048);
     EXPECT_FALSE(parse_mtu("9000"));
     EXPECT_FALSE(parse_mtu("big"));
+}
+
+// Every generation against the IBA values (IBA vol. 1 rel. 1.7 table 14.2.5.6, 64b/66b encoding from
+// FDR10 on, 8b/10b before; HDR and later as the data rate after FEC): the per-lane data rate feeds Gb/s,
+// oversubscription and bisection, the signalling rate is what iblinkinfo prints.
+TEST(Rate, EveryGenerationMatchesTheIbaTable) {
+    struct Row {
+        Speed s;
+        const char* name;
+        double data, signal;
+    };
+    const Row rows[] = {
+        {Speed::SDR, "SDR", 2.5 * 8 / 10, 2.5},         {Speed::DDR, "DDR", 5.0 * 8 / 10, 5.0},
+        {Speed::QDR, "QDR", 10.0 * 8 / 10, 10.0},       {Speed::FDR10, "FDR10", 10.3125 * 64 / 66, 10.3125},
+        {Speed::FDR, "FDR", 14.0625 * 64 / 66, 14.0625}, {Speed::EDR, "EDR", 25.78125 * 64 / 66, 25.78125},
+        {Speed::HDR, "HDR", 50.0, 53.125},              {Speed::NDR, "NDR", 100.0, 106.25},
+        {Speed::XDR, "XDR", 200.0, 212.5},
+    };
+    for (const Row& r : rows) {
+        SCOPED_TRACE(r.name);
+        // 13.64 is how the table rounds FDR's 13.636..; anything further off changes printed Gb/s.
+        EXPECT_NEAR(lane_data_gbps(r.s), r.data, 0.005);
+        EXPECT_DOUBLE_EQ(lane_signal_gbps(r.s), r.signal);
+        EXPECT_EQ(to_string(r.s), r.name);
+        EXPECT_EQ(parse_speed(r.name), r.s);
+        char sig[32];
+        std::snprintf(sig, sizeof sig, "%g", r.signal);
+        EXPECT_EQ(parse_speed(sig), r.s) << sig;
+    }
+    EXPECT_NEAR(parse_rate("4xFDR")->gbps(), 54.545, 0.02);
+    EXPECT_NEAR(parse_rate("1xFDR")->gbps(), 13.636, 0.005);
+    EXPECT_DOUBLE_EQ(parse_rate("4xFDR10")->gbps(), 40);
+    EXPECT_DOUBLE_EQ(parse_rate("12xEDR")->gbps(), 300);
+    EXPECT_DOUBLE_EQ(parse_rate("1xXDR")->gbps(), 200);
+    EXPECT_EQ(lane_data_gbps(Speed::Unknown), 0.0);
+    EXPECT_EQ(lane_signal_gbps(Speed::Unknown), 0.0);
+}
+
+// ibstat's nominal link rate "N Gb/sec (WX)" names the speed by N / lanes: 2.5, 5, 10, 14 (FDR), 25, 50,
+// 100, 200. FDR10 prints as 40 like QDR and cannot be told apart without its name.
+TEST(Rate, NominalIbstatFormsForEveryGeneration) {
+    EXPECT_EQ(parse_rate("10 Gb/sec (4X)"), (Rate{Width::X4, Speed::SDR}));
+    EXPECT_EQ(parse_rate("20 Gb/sec (4X)"), (Rate{Width::X4, Speed::DDR}));
+    EXPECT_EQ(parse_rate("40 Gb/sec (4X)"), (Rate{Width::X4, Speed::QDR}));
+    EXPECT_EQ(parse_rate("56 Gb/sec (4X)"), (Rate{Width::X4, Speed::FDR}));
+    EXPECT_EQ(parse_rate("14 Gb/sec (1X)"), (Rate{Width::X1, Speed::FDR}));
+    EXPECT_EQ(parse_rate("168 Gb/sec (12X)"), (Rate{Width::X12, Speed::FDR}));
+    EXPECT_EQ(parse_rate("100 Gb/sec (4X)"), (Rate{Width::X4, Speed::EDR}));
+    EXPECT_EQ(parse_rate("200 Gb/sec (4X)"), (Rate{Width::X4, Speed::HDR}));
+    EXPECT_EQ(parse_rate("200 Gb/sec (2X)"), (Rate{Width::X2, Speed::NDR}));
+    EXPECT_EQ(parse_rate("400 Gb/sec (4X)"), (Rate{Width::X4, Speed::NDR}));
+    EXPECT_EQ(parse_rate("800 Gb/sec (4X)"), (Rate{Width::X4, Speed::XDR}));
+    EXPECT_EQ(parse_rate("40 Gb/sec (4X FDR10)"), (Rate{Width::X4, Speed::FDR10}));
+    EXPECT_EQ(parse_rate("56 Gb/sec (4X FDR)"), (Rate{Width::X4, Speed::FDR}));
+    EXPECT_FALSE(parse_rate("54 Gb/sec (4X)"));
+}
+
+TEST(Rate, WidthsAndTheirLaneCounts) {
+    EXPECT_EQ(lanes(Width::X1), 1);
+    EXPECT_EQ(lanes(Width::X2), 2);
+    EXPECT_EQ(lanes(Width::X4), 4);
+    EXPECT_EQ(lanes(Width::X8), 8);
+    EXPECT_EQ(lanes(Width::X12), 12);
+    EXPECT_EQ(lanes(Width::Unknown), 0);
+    EXPECT_EQ(max_width(width_bit(Width::X2) | width_bit(Width::X1)), Width::X2);
+    EXPECT_EQ(max_width(width_bit(Width::X12) | width_bit(Width::X8)), Width::X12);
+    EXPECT_EQ(max_speed(speed_bit(Speed::FDR10) | speed_bit(Speed::FDR)), Speed::FDR);
+    EXPECT_EQ(max_speed(0), Speed::Unknown);
 }

@@ -229,6 +229,22 @@ TEST(AnalysisSynth, TwoLeavesEachMissingACableAreTwoFindings) {
     EXPECT_EQ(a.findings[1].b.name, "spine0004");
 }
 
+// Two of three leaves each missing one uplink are two faults, not a design: a design group needs at
+// least 3 switches with the same uplink count.
+TEST(AnalysisSynth, TwoOfThreeLeavesMissingACableAreTwoFindings) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8, .hosts = 12});  // 3 leaves, 4 spines
+    remove_cable(f, node(f, "leaf0001"), 5);
+    remove_cable(f, node(f, "leaf0002"), 6);
+    Analysis a = analyze(f);
+    ASSERT_EQ(a.findings.size(), 2u) << dump_findings(a);
+    EXPECT_EQ(a.findings[0].kind, FindingKind::missing_uplink);
+    EXPECT_EQ(a.findings[0].a.name, "leaf0001");
+    EXPECT_EQ(a.findings[0].b.name, "spine0001");
+    EXPECT_EQ(a.findings[1].kind, FindingKind::missing_uplink);
+    EXPECT_EQ(a.findings[1].a.name, "leaf0002");
+    EXPECT_EQ(a.findings[1].b.name, "spine0002");
+}
+
 TEST(AnalysisSynth, FindingsAreInNaturalOrder) {
     Fabric f = synth_fat_tree({.levels = 2, .radix = 24, .hosts = 120});  // leaf0001..leaf0010, 12 spines
     for (NodeId n = 0; n < f.size(); ++n)  // drop the zero padding: leaf1 .. leaf10
@@ -428,6 +444,49 @@ TEST(AnalysisChassis, LineCardWithoutHostsStaysALeafAndAsicsGetChassisNames) {
     EXPECT_EQ(display_name(f, a, l4), "dir01/L04/U1");
     EXPECT_EQ(a.tiers[0].bundle_sizes, (std::map<int, int>{{2, 8}}));
     EXPECT_TRUE(a.findings.empty()) << dump_findings(a);
+}
+
+// Half the uplinks gone, as a whole bundle: L01 keeps its 2 cables to S01 and loses both to S02. Half
+// is not "less than half the usual uplinks" (a design), so it is one missing_uplink for the bundle.
+TEST(AnalysisChassis, LeafLosingExactlyHalfItsUplinksAsABundleIsOneMissingUplink) {
+    Fabric f = director();
+    NodeId l1 = *f.find(0x101);
+    remove_cable(f, l1, 7);
+    remove_cable(f, l1, 8);
+    Analysis a = analyze(f);
+    ASSERT_EQ(a.findings.size(), 1u) << dump_findings(a);
+    const Finding& m = a.findings[0];
+    EXPECT_EQ(m.kind, FindingKind::missing_uplink);
+    EXPECT_EQ(m.a.guid, 0x101u);
+    EXPECT_EQ(m.a.port, 0);  // two cables missing, two free ports: no single port to name
+    EXPECT_EQ(m.b.guid, 0x202u);
+    EXPECT_EQ(m.b.port, 0);
+    EXPECT_EQ(m.expected, "2 cables");
+    EXPECT_EQ(m.actual, "0 cables");
+    EXPECT_NE(m.message.find("(2 uplinks instead of 4): 2 cables are likely missing"), std::string::npos) << m.message;
+}
+
+// Tier refinement moves a switch up only when strictly more of its switch links stay in its tier than
+// go down: 3 leaves below and 3 cables to the other spine is a tie (both stay spines, the cables are
+// intra-tier); 4 cables to the other spine make spine0001 the upper tier.
+TEST(AnalysisSynth, TierRefinementTieKeepsTheTier) {
+    for (int cross : {3, 4}) {
+        SCOPED_TRACE(std::to_string(cross) + " spine-to-spine cables");
+        Fabric f = synth_fat_tree({.levels = 2, .radix = 8, .hosts = 12});  // 3 leaves: spine ports 1..3
+        NodeId s1 = node(f, "spine0001"), s2 = node(f, "spine0002");
+        for (int k = 0; k < cross; ++k) f.connect(s1, 4 + k, s2, 4 + k);
+        f.finalize();
+        Analysis a = analyze(f);
+        EXPECT_EQ(a.tier_of[node(f, "leaf0001")], 1);
+        EXPECT_EQ(a.tier_of[s2], 2);
+        EXPECT_EQ(a.tier_of[s1], cross == 3 ? 2 : 3);
+        EXPECT_EQ(a.levels(), cross == 3 ? 2 : 3);
+        if (cross == 3) {  // each spine-to-spine cable is one intra-tier link
+            int intra = 0;
+            for (const Finding& x : a.findings) intra += x.kind == FindingKind::intra_tier_link;
+            EXPECT_EQ(intra, 3) << dump_findings(a);
+        }
+    }
 }
 
 TEST(AnalysisSynth, HostlessLeafInAThreeLevelTreeIsNotACore) {

@@ -134,3 +134,23 @@ TEST(PlanInfer, PartialThreeLevelTreeRoundTrips) {
 
 }  // namespace
 }  // namespace ibf
+
+namespace ibf {
+// A NodeDescription with control characters: the plan gets a generated name for that node (pinned
+// by GUID), so no raw control byte reaches the YAML that `plan from-dump` prints; it still checks
+// clean against the fabric.
+TEST(PlanInfer, ControlCharactersInNamesNeverReachTheYaml) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    const std::string evil = "leaf0001\x07\x1b" "c";
+    for (NodeId id = 0; id < f.size(); ++id)
+        if (f.node(id).name == "leaf0001") {
+            f.node(id).description = "MF0;" + evil + ":SX6036/U1";
+            f.node(id).name.clear();  // derived again by finalize()
+        }
+    f.finalize();
+    ASSERT_EQ(f.find_by_name(evil).size(), 1u);
+    InferredPlan p = round_trip(f);
+    EXPECT_NE(p.yaml.find("names: [\"leaf-0001\", \"leaf[0002-0008]\"]"), std::string::npos) << p.yaml.substr(0, 2000);
+    for (char c : p.yaml) EXPECT_FALSE(c != '\n' && static_cast<unsigned char>(c) < 0x20) << "raw control byte";
+}
+}  // namespace ibf

@@ -7,7 +7,10 @@
 #include <netinet/in.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <vector>
 #include <thread>
 #include <vector>
 
@@ -155,6 +158,7 @@ TEST(Sender, HelloThenLatestSnapshotThenHeartbeatAndCounters) {
     EXPECT_EQ(c->snapshots_taken, 1u);
     EXPECT_EQ(c->snapshots_sent, 1u);
     EXPECT_EQ(c->last_copy_us, 17u);
+    EXPECT_EQ(c->reconnects, 0u);  // the first connection is not a reconnect
     s.submit_event({wire::EventKind::Trap, 1, 128, 3, SmState::Master, "t"});
     auto ev = l.next_of<wire::Event>(2s);
     ASSERT_TRUE(ev);
@@ -241,17 +245,28 @@ TEST(Sender, ControllerThatNeverReadsBlocksNeitherSubmitNorStop) {
     auto deadline = Clock::now() + 5s;
     while (s.counters().send_errors == 0 && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
     EXPECT_GE(s.counters().send_errors, 1u);
-    EXPECT_LT(ms_of([&] { s.stop(); }), 1000.0);  // ~100 ms slices; generous for a loaded machine
+    EXPECT_LT(ms_of([&] { s.stop(); }), 500.0);  // one 100 ms slice at most; room for a loaded 2-core machine
 }
 
 TEST(Sender, StopIsPromptWhileReconnecting) {
     TempDir tmp;
     Options o = opts_for(tmp / "nobody.sock");
     o.backoff_max_ms = 60000;
-    Sender s(o, hooks());
+    // Wait for the first failed connect to be logged: the sender thread is then in (or entering) its
+    // backoff wait, which stop() must cut short.
+    auto failed = std::make_shared<std::atomic<bool>>(false);
+    SenderHooks h = hooks();
+    h.log = [failed](LogLevel, const std::string& m) {
+        if (m.rfind("cannot connect", 0) == 0) *failed = true;
+    };
+    Sender s(o, h);
     s.start();
-    std::this_thread::sleep_for(300ms);
-    EXPECT_LT(ms_of([&] { s.stop(); }), 1000.0);  // not the 60 s backoff
+    auto deadline = Clock::now() + 5s;
+    while (!*failed && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    ASSERT_TRUE(*failed) << "no failed connect logged within 5 s";
+    // stop() waits at most one 100 ms poll slice (typically < 1 ms here); 500 ms leaves room for a
+    // preempted thread on this 2-core machine under load 10, and is far below the 60 s backoff.
+    EXPECT_LT(ms_of([&] { s.stop(); }), 500.0);
     EXPECT_FALSE(s.connected());
 }
 
@@ -447,4 +462,77 @@ TEST(Sender, ConnectionsClosedAtOnceBackOffAndAreLoggedOnce) {
     for (const auto& w : warnings) closed_lines += w.find("closed after") != std::string::npos;
     EXPECT_EQ(closed_lines, 1u);
     EXPECT_LE(warnings.size(), 3u) << "one line per outage, not one per attempt";
+}
+
+// superseded counts only snapshots replaced before the sender took them: a snapshot that was already
+// sent is not superseded by the next one.
+TEST(Sender, SnapshotAlreadySentIsNotCountedAsSuperseded) {
+    TempDir tmp;
+    WireListener l(tmp / "s.sock");
+    Sender s(opts_for(tmp / "s.sock"), hooks());
+    s.start();
+    ASSERT_TRUE(l.accept(3s));
+    s.submit_snapshot(snap(1), 1);
+    auto got = l.next_of<Snapshot>(2s);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->sweep_seq, 1u);
+    auto deadline = Clock::now() + 2s;  // the counter is bumped right after the last byte went out
+    while (s.counters().snapshots_sent < 1 && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    s.submit_snapshot(snap(2), 1);
+    auto c = s.counters();
+    EXPECT_EQ(c.snapshots_taken, 2u);
+    EXPECT_EQ(c.snapshots_superseded, 0u);
+    got = l.next_of<Snapshot>(2s);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->sweep_seq, 2u);
+    deadline = Clock::now() + 2s;
+    while (s.counters().snapshots_sent < 2 && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    c = s.counters();
+    EXPECT_EQ(c.snapshots_sent, 2u);
+    EXPECT_EQ(c.snapshots_superseded, 0u);
+    EXPECT_EQ(c.queue_depth, 0u);
+}
+
+// In steady state a trap and a snapshot waiting at the same time go out trap first (the trap
+// happened before the sweep whose snapshot follows it). The heartbeat hook holds the sender thread
+// while both are submitted, so both are waiting when it takes the next batch.
+TEST(Sender, TrapWaitingWithASnapshotIsSentFirst) {
+    TempDir tmp;
+    WireListener l(tmp / "s.sock");
+    struct Gate {
+        std::mutex mu;
+        std::condition_variable cv;
+        bool entered = false, open = false;
+    };
+    auto gate = std::make_shared<Gate>();
+    SenderHooks h = hooks();
+    h.heartbeat = [gate] {
+        std::unique_lock lk(gate->mu);
+        gate->entered = true;
+        gate->cv.notify_all();
+        gate->cv.wait(lk, [&] { return gate->open; });
+        return wire::Heartbeat{{0x10, 1, 2, SmState::Master, 4}, 7, 1234};
+    };
+    Sender s(opts_for(tmp / "s.sock"), h);
+    s.start();
+    ASSERT_TRUE(l.accept(3s));
+    {
+        std::unique_lock lk(gate->mu);
+        ASSERT_TRUE(gate->cv.wait_for(lk, 3s, [&] { return gate->entered; })) << "no heartbeat within 3 s";
+    }
+    s.submit_snapshot(snap(8), 1);
+    s.submit_event({wire::EventKind::Trap, 1, 128, 3, SmState::Master, "port down"});
+    {
+        std::lock_guard lk(gate->mu);
+        gate->open = true;
+    }
+    gate->cv.notify_all();
+    std::vector<wire::MsgType> order;
+    while (order.size() < 5) {
+        auto m = l.next(2s);
+        ASSERT_TRUE(m) << "after " << order.size() << " messages";
+        order.push_back(wire::type_of(*m));
+    }
+    using T = wire::MsgType;
+    EXPECT_EQ(order, (std::vector<T>{T::Hello, T::Heartbeat, T::Counters, T::Event, T::Snapshot}));
 }

@@ -897,8 +897,8 @@ private:
             auto pb = static_cast<int>(links_[i + 3]);
             const Path at = wl.at(i);
             if (a >= f.size() || b >= f.size()) fail(at, "link names a node that does not exist");
-            Port* p = f.node(a).port(pa);
-            Port* q = f.node(b).port(pb);
+            Port* p = pa >= 1 ? f.node(a).port(pa) : nullptr;  // port 0 (a switch's own) carries no cable
+            Port* q = pb >= 1 ? f.node(b).port(pb) : nullptr;
             if (!p || !q) fail(at, "link names a port that does not exist");
             if (a == b && pa == pb) fail(at, "port linked to itself");
             if (p->linked() || q->linked()) fail(at, "port already linked");

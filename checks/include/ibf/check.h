@@ -24,6 +24,18 @@ struct CheckOptions {
 
 std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt = {});
 
+// A planned link found cabled exactly as planned (both ends on the planned ports), whatever its
+// rate: the daemon uses these to put the planned rate and cable label next to a live link.
+struct LinkMatch {
+    size_t planned = 0;            // index into Plan::links
+    NodeId a = kNoNode, b = kNoNode;  // actual nodes of the planned link's a and b ends
+    int pa = 0, pb = 0;
+};
+// The same findings as check(); `matches` (when not null) receives the exactly cabled links.
+//   std::vector<ibf::LinkMatch> m; auto fs = ibf::check(plan, fabric, {}, &m);
+std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt,
+                           std::vector<LinkMatch>* matches);
+
 // For a plan made from a known-good dump (`golden`, e.g. plan_from_fabric): where the two dumps name
 // the same node by different GUIDs (iblinkinfo prints a CA's port GUIDs, not its node GUID, so
 // readers use its lowest port GUID), points the plan's GUID at the actual node that has the same

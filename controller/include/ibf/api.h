@@ -6,20 +6,25 @@
 //   ApiResponse r = handle_api({.method = "GET", .target = "/api/v1/findings"}, ctx);
 //
 // Routes: GET /api/v1/fabric, /api/v1/findings, /api/v1/analysis[?switches=1], /api/v1/sm,
-// /api/v1/history?limit=N, /healthz, /metrics; POST /api/v1/reload (Authorization: Bearer <token>). Unknown path 404, wrong method
-// 405, bad query 400, missing/wrong token 401, no token configured 403. Errors are
-// {"error": "..."}.
+// /api/v1/history?limit=N[&before=ID], /healthz, /metrics; POST /api/v1/reload (Authorization:
+// Bearer <token>; with token_for_reads every path but /healthz needs it). Unknown path 404, wrong
+// method 405, bad or unknown query parameter 400, missing/wrong token 401, no token configured 403.
+// Errors are {"error": "..."}.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "ibf/controller_state.h"
+#include "ibf/history.h"
 
 namespace ibf {
 namespace ha {
@@ -44,10 +49,12 @@ struct ApiContext {
     const ControllerState* state = nullptr;
     int64_t now_ms = 0;
     std::optional<std::string> token;  // nullopt: mutating calls refused (403)
+    bool token_for_reads = false;      // GETs (but /healthz) need the token too
     std::string topology;              // configured topology path, for /api/v1/fabric
     size_t plan_nodes = 0, plan_links = 0;
-    // Newest first; nullptr when history is off (404). May throw std::exception (500).
-    std::function<nlohmann::json(int limit)> history;
+    // A page of at most `limit` rows older than row `before` (0: the newest), newest first, within
+    // the daemon's byte limit; nullptr when history is off (404). May throw std::exception (500).
+    std::function<HistoryPage(int limit, int64_t before)> history;
     // Re-reads the topology and re-checks; returns a JSON summary; throws InputError (400) on a
     // bad topology file, std::exception (500) otherwise.
     std::function<nlohmann::json()> reload;
@@ -66,17 +73,23 @@ ApiResponse api_error(int status, const std::string& message);
 // Parts of the API exposed for tests and the CLI.
 nlohmann::json fabric_json(const ApiContext& ctx);
 nlohmann::json sm_json(const ControllerState& st);
-nlohmann::json findings_response_json(const ControllerState& st);
+// GET /api/v1/findings: the check's findings plus link_flapping at `now_ms`, and whether there is
+// data at all (data_state, data_message: docs/api.md). `checked` is false when no topology is
+// configured, and only then (before the first check it says whether one is).
+nlohmann::json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured);
 // GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch).
 nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch);
-std::string metrics_text(const ControllerState& st);
 // HA parts (controller/src/ha_api.cpp, docs/api.md "SM high availability").
 nlohmann::json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents);
 nlohmann::json ha_history_json(const ha::HaEngine& e);
 std::string ha_metrics_text(const ha::HaEngine& e, int64_t now_ms);
 // "2026-11-30T02:00:00.123Z"; "" for 0.
 std::string iso_time(int64_t unix_ms);
-// Constant-time comparison of an Authorization header with "Bearer <token>".
+// Constant-time comparison of an Authorization header with "Bearer <token>" (the scheme in any
+// case, RFC 7235).
 bool bearer_matches(const std::string& authorization, const std::string& token);
+// Splits "a=1&b" into `out`; a 400 response for a key not in `allowed` or given twice.
+std::optional<ApiResponse> parse_query(const std::string& query, std::initializer_list<std::string_view> allowed,
+                                       std::map<std::string, std::string>& out);
 
 }  // namespace ibf

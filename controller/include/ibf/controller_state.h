@@ -16,11 +16,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ibf/finding.h"
+#include "ibf/flap_detector.h"
+#include "ibf/link_table.h"
 #include "ibf/live_analysis.h"
 #include "ibf/snapshot.h"
 #include "ibf/wire.h"
@@ -67,6 +70,22 @@ struct CheckResult {
     nlohmann::json findings_json;    // ibf::findings_to_json(findings)
     std::shared_ptr<const LiveAnalysis> analysis;  // fat-tree analysis of the same snapshot (null if it failed)
     double analyze_ms = 0;           // time spent in analyze_live (analysis, LFT balance and paths, JSON)
+    std::shared_ptr<const LinkTable> links;  // per-link rows for /metrics (null: keep the previous)
+};
+
+// Link health settings (daemon config `health:`, docs/daemon.md).
+struct HealthOptions {
+    int64_t stale_after_ms = 30'000;  // newest fabric older than this (unconfirmed) = stale
+    FlapOptions flap;
+};
+
+// Whether the findings describe the fabric as it is now (docs/api.md, "No data").
+enum class DataState { no_data, stale, fresh };
+std::string_view to_string(DataState s);  // "no_data", "stale", "fresh"
+struct DataStatus {
+    DataState state = DataState::no_data;
+    int64_t as_of_ms = 0;  // last time the fabric was known current (snapshot or confirming heartbeat), 0 never
+    std::string message;   // one line for people; "" when fresh
 };
 
 struct IngestCounters {
@@ -79,6 +98,9 @@ struct IngestCounters {
 
 class ControllerState {
 public:
+    void configure(const HealthOptions& h);
+    const HealthOptions& health() const { return health_; }
+
     // Connections. `peer` is for people ("unix", "10.0.0.5:41234").
     void on_connect(ConnId c, const std::string& peer, int64_t now_ms);
     void on_disconnect(ConnId c, int64_t now_ms);
@@ -105,6 +127,8 @@ public:
     // Findings about the SMs themselves (ha/ha_findings.h), replaced by the HA step.
     void set_ha_findings(std::vector<Finding> f) { ha_findings_ = std::move(f); }
     const std::vector<Finding>& ha_findings() const { return ha_findings_; }
+    // A topology reload (SIGHUP or POST /api/v1/reload) succeeded or failed.
+    void note_reload(bool ok, int64_t now_ms);
 
     // --- reads ---
     const std::map<Guid, SmRecord>& sms() const { return sms_; }
@@ -136,6 +160,17 @@ public:
     double check_ms_sum() const { return check_ms_sum_; }
     double last_publish_lag_ms() const { return last_lag_ms_; }  // snapshot received -> findings published
     const IngestCounters& ingest() const { return ingest_; }
+
+    // No data before the first findings; stale when the fabric was last known current (its
+    // snapshot, or a heartbeat of its SM naming the same sweep) more than stale_after_ms ago.
+    DataStatus data_status(int64_t now_ms) const;
+    // The check's findings plus the link_flapping findings at `now_ms`, sorted by kind.
+    std::vector<Finding> findings_at(int64_t now_ms) const;
+    std::vector<Finding> flapping_findings(int64_t now_ms) const;
+    const FlapDetector& flaps() const { return flaps_; }
+    const std::shared_ptr<const LinkTable>& links() const { return links_; }
+    bool last_reload_ok() const { return reload_ok_; }
+    int64_t last_reload_ok_ms() const { return reload_ok_ms_; }  // 0: never (the start-up load is not a reload)
     void note_publish_lag(double ms) { last_lag_ms_ = ms; }
     double last_decode_ms() const { return last_decode_ms_; }  // wire decode of the last snapshot
     void note_decode_ms(double ms) { last_decode_ms_ = ms; }
@@ -166,6 +201,13 @@ private:
     double last_check_ms_ = 0, check_ms_sum_ = 0, last_lag_ms_ = 0, last_decode_ms_ = 0;
     IngestCounters ingest_;
     std::vector<Finding> ha_findings_;
+
+    HealthOptions health_;
+    FlapDetector flaps_;
+    int64_t current_confirmed_ms_ = 0;      // the current fabric's snapshot arrived, or its SM's heartbeat named it
+    std::shared_ptr<const LinkTable> links_;
+    bool reload_ok_ = true;
+    int64_t reload_ok_ms_ = 0;
 };
 
 }  // namespace ibf

@@ -32,6 +32,7 @@ struct DaemonConfig {
     std::string node_name_map;                                // "" = none
     std::string history_db;                                   // SQLite file, "" = no history
     std::string token_file;                                   // bearer token for POST, "" = refuse
+    bool token_for_reads = false;                             // GETs need the token too (not /healthz)
     std::string log_level = "info";                           // trace debug info warn error off
     size_t max_message_bytes = 256u << 20;                    // largest wire payload accepted
     size_t max_request_bytes = 1u << 20;                      // largest HTTP request accepted
@@ -39,16 +40,31 @@ struct DaemonConfig {
     size_t max_http_connections = 64;                         // open HTTP sessions
     int64_t hello_timeout_ms = 5000;                          // a connection without Hello is closed after this
     int64_t stale_connection_ms = 30000;                      // silent this long: its slot may go to a newcomer
+    unsigned http_header_timeout_ms = 10000;                  // a request's headers must arrive within this
+    size_t max_history_bytes = 16u << 20;                     // largest GET /api/v1/history answer
     bool check_rate_below_capability = true;                  // CheckOptions::rate_below_capability
     ha::HaConfig ha;                                          // `ha:` SM high availability (docs/ha.md)
     std::vector<std::string> ha_agents;                       // `ha.agents`: peer daemons' URLs (switchover)
+    // health: (docs/daemon.md): no-data bound and flapping links
+    uint32_t stale_after_s = 30;                              // fabric unconfirmed this long = stale
+    uint32_t flap_threshold = 3;                              // flaps within flap_window_s = flapping
+    uint32_t flap_window_s = 600;
+    uint32_t flap_quiet_s = 1800;                             // no flap this long clears it
 };
+
+// The largest config file and token file read (InputError "<file>: larger than the ... limit").
+inline constexpr size_t kMaxConfigFileBytes = size_t{1} << 20;
+inline constexpr size_t kMaxTokenFileBytes = 4096;
 
 DaemonConfig parse_daemon_config(std::string_view text, const std::string& file);
 
 // "host:port", "[v6addr]:port" or ":port" / "port" (host unchanged); InputError (`what` names
 // the flag or key) otherwise.
 void parse_host_port(std::string_view s, std::string& host, uint16_t& port, const std::string& what);
+
+// The warning to log when the HTTP API listens beyond loopback without a token_file (anyone who
+// can reach the port reads the fabric); "" when it binds to loopback or a token is configured.
+std::string http_exposure_warning(const DaemonConfig& c);
 
 // Throws InputError when `mode` has any world bit set or bits outside 0777.
 void validate_socket_mode(unsigned mode, const std::string& file, int line, int column);

@@ -4,6 +4,11 @@
 //   HistoryStore h("/var/lib/ibfabric/history.db");   // creates the file and table if needed
 //   h.append(row);                                     // from the check worker thread
 //   nlohmann::json rows = h.recent(20);                // from the io thread, newest first
+//   HistoryPage p = h.page(20, 0, 16 << 20);           // the same as bounded JSON text, paged
+//
+// A resent snapshot (the plugin resends its latest one after the daemon restarts) is not a new
+// row: append() skips a row whose SM, sweep sequence and snapshot time equal that SM's newest.
+// The database file is created mode 0600 (the findings name every host of the fabric).
 //
 // Thread-safe: the writer and readers use separate connections (WAL mode), each behind its own
 // mutex, so a reader never waits for a writer's fsync. Errors: std::runtime_error naming the file.
@@ -31,6 +36,13 @@ struct HistoryRow {
     std::string findings_json;      // ibf::findings_to_json(...).dump()
 };
 
+// One page of GET /api/v1/history (docs/api.md).
+struct HistoryPage {
+    std::string rows;          // a JSON array, newest first, one row per line
+    size_t count = 0;          // rows in it
+    int64_t next_before = 0;   // older rows remain: pass as before= to continue; 0 = none
+};
+
 class HistoryStore {
 public:
     explicit HistoryStore(const std::string& path);
@@ -38,10 +50,15 @@ public:
     HistoryStore(const HistoryStore&) = delete;
     HistoryStore& operator=(const HistoryStore&) = delete;
 
-    void append(const HistoryRow& r);
+    // False when the row repeats the SM's newest (same sweep_seq and taken_unix_ms): not stored.
+    bool append(const HistoryRow& r);
     // [{"id", "sweep_seq", "time", "unix_ms", "published", "sm_guid", "nodes", "switches", "cas",
     //   "links", "findings_count", "checked", "check_ms", "findings": {...}}], newest first.
     nlohmann::json recent(int limit) const;
+    // At most `limit` rows with id < `before` (0: from the newest), stopping before the text
+    // passes `max_bytes`; a first row larger than that alone comes with "findings": null and
+    // "findings_omitted": true, so paging always moves on.
+    HistoryPage page(int limit, int64_t before, size_t max_bytes) const;
     size_t count() const;
     const std::string& path() const { return path_; }
 

@@ -29,6 +29,7 @@ struct LiveAnalysis {
     bool routing_fallback = false;
     int lft_switches = 0;            // switches with an exported LFT (0: not exported)
     int lft_imbalanced = 0;          // switches with an lft_imbalance finding
+    std::vector<int> tier_of;        // per NodeId: 1 leaf, 2 spine, ...; 0 hosts and unknown (Analysis::tier_of)
 };
 
 // The first engine of opensm.conf's routing_engine list ("ftree,minhop" -> "ftree"), lower case;

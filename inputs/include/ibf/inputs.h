@@ -6,8 +6,14 @@
 //   ibf::Fabric now = ibf::load_dump_file("now.txt", e.names);
 //
 // Every failure is an ibf::InputError naming the file (and line/column for parse errors).
+//
+// Bounded: only regular files are read (a device, FIFO or directory is "<path>: not a regular
+// file"), and none larger than its limit ("<path>: larger than the 256 MiB limit"), so
+// `ibfabric analyze /dev/zero` fails at once instead of eating memory. `-` is standard input
+// (read up to the same limit).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,8 +24,23 @@
 
 namespace ibf {
 
-// Whole file as bytes. `what` says what the file is for in the error ("plan", "dump", ...).
-std::string read_text_file(const std::string& path, std::string_view what);
+// The largest plan, dump or node-name-map read (a 65k-node ibnetdiscover dump is ~40 MiB).
+inline constexpr size_t kMaxInputFileBytes = size_t{256} << 20;
+
+// Whole file as bytes; `-` is standard input. `what` says what the file is for in the error
+// ("plan", "dump", ...). InputError when it is not a regular file or larger than `max_bytes`.
+std::string read_text_file(const std::string& path, std::string_view what, size_t max_bytes = kMaxInputFileBytes);
+
+// A regular file (never standard input) and its permission bits (st_mode & 07777), read from
+// the same open file so they belong together (the daemon checks its token file's mode).
+struct FileContents {
+    std::string text;
+    unsigned mode = 0;
+};
+FileContents read_regular_file(const std::string& path, std::string_view what, size_t max_bytes);
+
+// "256 MiB", "4 KiB", "100 bytes": how limits are named in errors and docs.
+std::string size_limit_text(size_t bytes);
 // Replaces `path` with `text` (truncating); InputError when it cannot be written.
 void write_text_file(const std::string& path, std::string_view text);
 

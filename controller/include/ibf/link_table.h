@@ -1,0 +1,56 @@
+// Every live link once, as the rows /metrics exports (docs/metrics.md): both ends named like
+// guilbaults/infiniband-exporter (local/remote GUID, name, port), the tier pair, the link's state,
+// width, lane speed, rate and MTU, and the planned rate and cable label when the plan has the
+// link. Built on the daemon's check thread next to ibf::check (docs/threading.md), so a scrape
+// only prints strings. Pure.
+//
+//   std::vector<ibf::LinkMatch> m; ibf::check(plan, fabric, opt, &m);
+//   ibf::LinkTable t = ibf::link_table(fabric, analysis.tier_of, &plan, m);
+//   for (const ibf::LinkRow& r : t.rows) ... r.labels ...   // local_guid="0x...",local_name="leaf01",...
+//
+// Which end is "local": the switch end of a switch-host link (the port infiniband-exporter
+// reports), the lower tier end of a switch-switch link (the leaf of leaf-spine), else the lower
+// (GUID, port). Tier: "host-leaf", "leaf-spine", "spine-core", ... from routing/'s tiers; an end
+// whose tier is unknown is "unknown".
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ibf/check.h"
+#include "ibf/fabric.h"
+#include "ibf/plan.h"
+
+namespace ibf {
+
+struct LinkRow {
+    Guid local_guid = 0, remote_guid = 0;
+    int local_port = 0, remote_port = 0;
+    std::string local_name, remote_name, tier;
+    int state = 0;                  // PortState of the local end (IBA: 1 Down .. 4 Active; 0 unknown)
+    int lanes = 0;                  // active width in lanes (1, 2, 4, 8, 12; 0 unknown)
+    double lane_bps = 0;            // data rate of one lane, bit/s (EDR: 25e9; 0 unknown)
+    double rate_bps = 0;            // lanes x lane_bps
+    int mtu_bytes = 0;              // active (neighbor) MTU of the local end, 0 unknown
+    double planned_rate_bps = 0;    // 0: the plan gives no complete rate for this link (or no plan)
+    std::string label;              // cable label from the plan, "" unknown
+    std::string labels;             // the Prometheus label set, escaped, without braces
+};
+
+struct LinkTable {
+    std::vector<LinkRow> rows;      // in Fabric::links() order
+    // /metrics' samples of the per-link families that depend on the rows alone, by family name,
+    // rendered at the first scrape after each check (io thread only: metrics.cpp).
+    mutable std::map<std::string, std::string> rendered;
+};
+
+// `tier_of`: per NodeId, 1 leaf, 2 spine, ... (routing/analysis.h), may be shorter (then unknown).
+// `plan` may be null; `matches` are ibf::check's exactly cabled links for that plan and fabric.
+LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Plan* plan,
+                     const std::vector<LinkMatch>& matches);
+
+// A Prometheus label value with \\, \" and \n escaped.
+std::string escape_label_value(const std::string& s);
+
+}  // namespace ibf

@@ -1,0 +1,97 @@
+// link_table(): the per-link rows of /metrics, built once per check.
+#include "ibf/link_table.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "ibf/analysis.h"
+
+namespace ibf {
+namespace {
+
+// 0 for hosts (CAs, routers), the switch's tier, -1 for a switch of unknown tier.
+int level(const Fabric& f, const std::vector<int>& tier_of, NodeId n) {
+    if (f.node(n).type != NodeType::Switch) return 0;
+    const int t = n < tier_of.size() ? tier_of[n] : 0;
+    return t > 0 ? t : -1;
+}
+
+std::string level_name(int l) { return l == 0 ? "host" : l < 0 ? "unknown" : tier_name(l); }
+
+// Should (b, pb) be the local end instead of (a, pa)?
+bool b_is_local(const Fabric& f, int la, int lb, const Link& l) {
+    const bool sa = f.node(l.a).type == NodeType::Switch, sb = f.node(l.b).type == NodeType::Switch;
+    if (sa != sb) return sb;
+    if (la != lb && la > 0 && lb > 0) return lb < la;
+    const Guid ga = f.node(l.a).guid, gb = f.node(l.b).guid;
+    return std::pair(gb, l.pb) < std::pair(ga, l.pa);
+}
+
+}  // namespace
+
+std::string escape_label_value(const std::string& s) {
+    std::string o;
+    o.reserve(s.size());
+    for (char ch : s) {
+        if (ch == '\n') {
+            o += "\\n";
+            continue;
+        }
+        if (ch == '\\' || ch == '"') o += '\\';
+        o += ch;
+    }
+    return o;
+}
+
+LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Plan* plan,
+                     const std::vector<LinkMatch>& matches) {
+    // Planned link by actual (node, port) of either end.
+    std::map<std::pair<NodeId, int>, size_t> planned;
+    if (plan)
+        for (const LinkMatch& m : matches)
+            if (m.planned < plan->links.size()) {
+                planned[{m.a, m.pa}] = m.planned;
+                planned[{m.b, m.pb}] = m.planned;
+            }
+    LinkTable t;
+    const auto links = f.links();
+    t.rows.reserve(links.size());
+    for (const Link& l : links) {
+        const int la = level(f, tier_of, l.a), lb = level(f, tier_of, l.b);
+        const bool swap = b_is_local(f, la, lb, l);
+        const NodeId ln = swap ? l.b : l.a, rn = swap ? l.a : l.b;
+        const int lp = swap ? l.pb : l.pa, rp = swap ? l.pa : l.pb;
+        const int llev = swap ? lb : la, rlev = swap ? la : lb;
+        const Port& p = f.node(ln).ports[lp];
+        LinkRow r;
+        r.local_guid = f.node(ln).guid;
+        r.remote_guid = f.node(rn).guid;
+        r.local_port = lp;
+        r.remote_port = rp;
+        r.local_name = f.node(ln).name;
+        r.remote_name = f.node(rn).name;
+        const int lo = std::min(llev < 0 ? 1000 : llev, rlev < 0 ? 1000 : rlev);
+        const int hi = std::max(llev < 0 ? 1000 : llev, rlev < 0 ? 1000 : rlev);
+        r.tier = level_name(lo == 1000 ? -1 : lo) + "-" + level_name(hi == 1000 ? -1 : hi);
+        r.state = static_cast<int>(p.state);
+        r.lanes = lanes(p.width_active);
+        r.lane_bps = lane_data_gbps(p.speed_active) * 1e9;
+        r.rate_bps = r.lanes * r.lane_bps;
+        r.mtu_bytes = p.mtu_active;
+        if (auto it = planned.find({ln, lp}); it != planned.end()) {
+            const PlannedLink& pl = plan->links[it->second];
+            r.label = pl.label;
+            if (pl.rate && pl.rate->width != Width::Unknown && pl.rate->speed != Speed::Unknown)
+                r.planned_rate_bps = pl.rate->gbps() * 1e9;
+        }
+        r.labels = "local_guid=\"" + guid_hex(r.local_guid) + "\",local_name=\"" + escape_label_value(r.local_name) +
+                   "\",local_port=\"" + std::to_string(lp) + "\",remote_guid=\"" + guid_hex(r.remote_guid) +
+                   "\",remote_name=\"" + escape_label_value(r.remote_name) + "\",remote_port=\"" +
+                   std::to_string(rp) + "\",tier=\"" + r.tier + "\"";
+        t.rows.push_back(std::move(r));
+    }
+    return t;
+}
+
+}  // namespace ibf

@@ -1,0 +1,257 @@
+// /metrics and the no-data path without sockets: exact samples for per-link series, SM state,
+// timestamps, staleness and flapping; naming rules checked over the whole family table.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "fixture.h"
+#include "ibf/api.h"
+#include "ibf/check.h"
+#include "ibf/controller_state.h"
+#include "ibf/dumps.h"
+#include "ibf/live_analysis.h"
+#include "ibf/metrics.h"
+#include "ibf/plan_yaml.h"
+#include "ibf/report.h"
+
+using namespace ibf;
+using namespace ibf::test;
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t T0 = 1764468000000;  // 2025-11-30T02:00:00.000Z
+constexpr ConnId kConn = 1;
+
+// A daemon's state fed by hand: one master plugin, sweeps checked against small_fabric()'s golden plan.
+struct Live {
+    ControllerState st;
+    Plan plan = load_plan(write_ibnetdiscover(small_fabric()), "golden.ibnetdiscover");
+
+    Live() {
+        st.on_connect(kConn, "unix", T0);
+        st.on_hello(kConn, hello(kMasterGuid, SmState::Master), T0);
+    }
+    void sweep(const Fabric& f, uint64_t seq, int64_t now, ConnId c = kConn, Guid sm = kMasterGuid) {
+        auto job = st.on_snapshot(c, snapshot(f, sm, SmState::Master, seq), now);
+        ASSERT_TRUE(job.has_value());
+        CheckResult r;
+        r.generation = job->generation;
+        r.snapshot = job->snapshot;
+        std::vector<LinkMatch> m;
+        r.findings = check(plan, f, {}, &m);
+        r.findings_json = findings_to_json(r.findings);
+        r.checked = true;
+        const LiveAnalysis la = analyze_live(*job->snapshot, f);
+        r.links = std::make_shared<const LinkTable>(link_table(f, la.tier_of, &plan, m));
+        st.publish(std::move(r), now);
+    }
+    std::string metrics(int64_t now) const { return metrics_text({.state = &st, .now_ms = now}); }
+    json findings(int64_t now) const { return findings_response_json(st, now, true); }
+};
+
+bool has_line(const std::string& text, const std::string& line) {
+    return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+const std::string kLeafSpine =
+    "local_guid=\"0x7cfe900301000001\",local_name=\"leaf0001\",local_port=\"5\",remote_guid=\"0x7cfe900302000001\","
+    "remote_name=\"spine0001\",remote_port=\"1\",tier=\"leaf-spine\"";
+const std::string kLeafHost =
+    "local_guid=\"0x7cfe900301000001\",local_name=\"leaf0001\",local_port=\"1\",remote_guid=\"0x0c42a10300000010\","
+    "remote_name=\"node00001\",remote_port=\"1\",tier=\"host-leaf\"";
+
+}  // namespace
+
+TEST(Metrics, PerLinkSeriesAreLabelledLikeInfinibandExporterWithValuesInBaseUnits) {
+    Live l;
+    Fabric f = small_fabric();
+    set_link_rate(f, synth_node(f, "leaf0001"), 1, Rate{Width::X1, Speed::HDR});  // a degraded host link
+    l.sweep(f, 7, T0 + 1000);
+    const std::string m = l.metrics(T0 + 2000);
+    EXPECT_TRUE(has_line(m, "ibfabric_link_state{" + kLeafSpine + "} 4")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_link_width_lanes{" + kLeafSpine + "} 4"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_speed_bytes_per_second{" + kLeafSpine + "} 6250000000"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bytes_per_second{" + kLeafSpine + "} 2.5e+10"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bytes_per_second{" + kLeafSpine + "} 2.5e+10"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_mtu_bytes{" + kLeafSpine + "} 4096"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_flapping{" + kLeafSpine + "} 0"));
+    // The host link: local is the switch end; planned 4xHDR, running 1xHDR.
+    EXPECT_TRUE(has_line(m, "ibfabric_link_width_lanes{" + kLeafHost + "} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bytes_per_second{" + kLeafHost + "} 6250000000"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bytes_per_second{" + kLeafHost + "} 2.5e+10"));
+    EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"rate_mismatch\",severity=\"error\"} 1"));
+    // One series per link and family.
+    size_t n = 0;
+    for (size_t p = m.find("\nibfabric_link_rate_bytes_per_second{"); p != std::string::npos;
+         p = m.find("\nibfabric_link_rate_bytes_per_second{", p + 1))
+        ++n;
+    EXPECT_EQ(n, f.link_count());
+}
+
+TEST(Metrics, SmStateIsOneNumericSeriesPerSmAndADisconnectedSmIsNotMaster) {
+    Live l;
+    l.st.on_connect(2, "unix", T0);
+    l.st.on_hello(2, hello(kStandbyGuid, SmState::Standby, 2, 10), T0);
+    std::string m = l.metrics(T0);
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_state{sm=\"0x0002c90300000001\"} 3")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_state{sm=\"0x0002c90300000002\"} 2"));
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_connected{sm=\"0x0002c90300000001\"} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_priority{sm=\"0x0002c90300000002\"} 10"));
+    l.st.on_disconnect(kConn, T0 + 1000);
+    m = l.metrics(T0 + 1000);
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_state{sm=\"0x0002c90300000001\"} 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_connected{sm=\"0x0002c90300000001\"} 0"));
+    EXPECT_EQ(m.find("state=\""), std::string::npos);  // never a state label
+}
+
+TEST(Metrics, LastSweepSeqNeverGoesBackOnFailover) {
+    Live l;
+    const Fabric f = small_fabric();
+    l.sweep(f, 41, T0 + 1000);
+    EXPECT_TRUE(has_line(l.metrics(T0 + 1000), "ibfabric_last_sweep_seq 1"));
+    // The master dies; the standby takes over with its own counter at 1.
+    l.st.on_disconnect(kConn, T0 + 2000);
+    l.st.on_connect(2, "unix", T0 + 2000);
+    l.st.on_hello(2, hello(kStandbyGuid, SmState::Master, 2), T0 + 2000);
+    l.sweep(f, 1, T0 + 3000, 2, kStandbyGuid);
+    const std::string m = l.metrics(T0 + 3000);
+    EXPECT_TRUE(has_line(m, "ibfabric_last_sweep_seq 2")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_sweep_seq{sm=\"0x0002c90300000001\"} 41"));
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_sweep_seq{sm=\"0x0002c90300000002\"} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_state{sm=\"0x0002c90300000002\"} 3"));
+    EXPECT_TRUE(has_line(m, "ibfabric_sm_state{sm=\"0x0002c90300000001\"} 0"));
+}
+
+TEST(Metrics, NoDataBeforeTheFirstFindingsThenFreshThenStale) {
+    Live l;
+    std::string m = l.metrics(T0);
+    EXPECT_TRUE(has_line(m, "ibfabric_data_fresh 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_data_timestamp_seconds 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_last_sweep_timestamp_seconds 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_stale_after_seconds 30"));
+    json j = l.findings(T0);
+    EXPECT_EQ(j["data_state"], "no_data");
+    EXPECT_EQ(j["data_message"],
+              "no data: no snapshot received yet (is OpenSM running with the ibfabric plugin? docs/plugin.md)");
+    EXPECT_EQ(j["checked"], true);  // a topology is configured: no data is not "not checked"
+    EXPECT_EQ(findings_response_json(l.st, T0, false)["checked"], false);
+
+    l.sweep(small_fabric(), 5, T0 + 1234);
+    m = l.metrics(T0 + 2000);
+    EXPECT_TRUE(has_line(m, "ibfabric_data_fresh 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_data_timestamp_seconds 1764468001.234"));
+    EXPECT_TRUE(has_line(m, "ibfabric_last_sweep_timestamp_seconds 1764468005.000"));  // the plugin's copy time
+    EXPECT_TRUE(has_line(m, "ibfabric_last_check_timestamp_seconds 1764468001.234"));
+    j = l.findings(T0 + 2000);
+    EXPECT_EQ(j["data_state"], "fresh");
+    EXPECT_TRUE(j["data_message"].is_null());
+    EXPECT_EQ(j["data_as_of"], "2025-11-30T02:00:01.234Z");
+
+    // A heartbeat naming the same sweep confirms the fabric; one naming another sweep does not.
+    wire::Heartbeat hb;
+    hb.sm = SmInfo{.port_guid = kMasterGuid, .lid = 1, .priority = 15, .state = SmState::Master, .act_count = 9};
+    hb.sweep_seq = 5;
+    l.st.on_heartbeat(kConn, hb, T0 + 20000);
+    EXPECT_EQ(l.findings(T0 + 45000)["data_state"], "fresh");
+    hb.sweep_seq = 6;
+    l.st.on_heartbeat(kConn, hb, T0 + 40000);
+    EXPECT_EQ(l.findings(T0 + 50000)["data_state"], "fresh");  // as of T0 + 20 s
+    j = l.findings(T0 + 50001);
+    EXPECT_EQ(j["data_state"], "stale");
+    EXPECT_EQ(j["data_message"],
+              "stale: the fabric (sweep 5 from SM 0x0002c90300000001) was last confirmed 30 s ago "
+              "(health.stale_after_s 30): is that SM and its plugin still running and connected?");
+    EXPECT_TRUE(has_line(l.metrics(T0 + 50001), "ibfabric_data_fresh 0"));
+}
+
+TEST(Metrics, AFlappingLinkIsOneFindingInTheApiAndTheMetrics) {
+    Live l;
+    l.st.configure({.stale_after_ms = 30000, .flap = {.threshold = 3, .window_ms = 600000, .quiet_ms = 1800000}});
+    const Fabric up = small_fabric();
+    Fabric down = up;
+    remove_cable(down, synth_node(down, "leaf0001"), 5);
+    int64_t t = T0;
+    uint64_t seq = 1;
+    l.sweep(up, seq++, t);
+    for (int i = 0; i < 3; ++i) {
+        l.sweep(down, seq++, t += 1000);
+        l.sweep(up, seq++, t += 1000);
+    }
+    const json j = l.findings(t);
+    ASSERT_EQ(j["summary"]["link_flapping"], 1) << j.dump(2);
+    json fl;
+    for (const json& f : j["findings"])
+        if (f["kind"] == "link_flapping") fl = f;
+    EXPECT_EQ(fl["severity"], "warning");
+    EXPECT_EQ(fl["a"]["name"], "leaf0001");
+    EXPECT_EQ(fl["a"]["port"], 5);
+    EXPECT_EQ(fl["b"]["name"], "spine0001");
+    EXPECT_EQ(fl["b"]["port"], 1);
+    EXPECT_EQ(fl["actual"], "3 flaps, first 2025-11-30T02:00:02.000Z, last 2025-11-30T02:00:06.000Z");
+    EXPECT_EQ(fl["message"],
+              "leaf0001/5 -- spine0001/1 went down and up 3 times from 2025-11-30T02:00:02.000Z to "
+              "2025-11-30T02:00:06.000Z; reseat the cable and clean the optics, replace the cable if it keeps flapping");
+    const std::string m = l.metrics(t);
+    EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"link_flapping\",severity=\"warning\"} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_flapping{" + kLeafSpine + "} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_links_flapping 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_flaps_total 3"));
+    // After the quiet window it is gone.
+    EXPECT_EQ(l.findings(t + 1800000)["summary"].count("link_flapping"), 0u);
+    EXPECT_TRUE(has_line(l.metrics(t + 1800000), "ibfabric_findings{kind=\"link_flapping\",severity=\"warning\"} 0"));
+}
+
+TEST(Metrics, EveryFamilyFollowsPrometheusNaming) {
+    Live l;
+    l.sweep(small_fabric(), 1, T0);
+    const std::string m = l.metrics(T0);
+    std::set<std::string> seen;
+    for (const std::string& name : metric_family_names()) {
+        EXPECT_TRUE(seen.insert(name).second) << name << " twice";
+        EXPECT_EQ(name.rfind("ibfabric_", 0), 0u) << name;
+        for (const char* bad : {"_bits", "_sum", "_count", "_bucket", "_milliseconds", "_microseconds", "_ms", "_us"})
+            EXPECT_EQ(name.find(bad), std::string::npos) << name;
+        const std::string type_line = "# TYPE " + name + " ";
+        const size_t at = m.find(type_line);
+        ASSERT_NE(at, std::string::npos) << name;
+        const std::string type = m.substr(at + type_line.size(), m.find('\n', at) - at - type_line.size());
+        const bool total = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
+        EXPECT_EQ(type == "counter", total) << name << " is a " << type;
+    }
+}
+
+TEST(Metrics, ReloadResultIsExported) {
+    Live l;
+    EXPECT_TRUE(has_line(l.metrics(T0), "ibfabric_config_last_reload_successful 1"));
+    l.st.note_reload(true, T0 + 5000);
+    l.st.note_reload(false, T0 + 6000);
+    const std::string m = l.metrics(T0 + 7000);
+    EXPECT_TRUE(has_line(m, "ibfabric_config_last_reload_successful 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_config_last_reload_success_timestamp_seconds 1764468005.000"));
+}
+
+TEST(LinkTable, LocalIsTheSwitchOrLowerTierEndAndTierNamesBothEnds) {
+    const Fabric f = synth_fat_tree({.levels = 3, .radix = 4, .hosts = 8});
+    const LiveAnalysis la = analyze_live(snapshot(f, kMasterGuid, SmState::Master, 1), f);
+    const LinkTable t = link_table(f, la.tier_of, nullptr, {});
+    ASSERT_EQ(t.rows.size(), f.link_count());
+    std::map<std::string, int> tiers;
+    for (const LinkRow& r : t.rows) {
+        ++tiers[r.tier];
+        const std::string lname = r.local_name.substr(0, 4), rname = r.remote_name.substr(0, 4);
+        const std::map<std::string, std::string> ends{
+            {"host-leaf", "leafnode"}, {"leaf-spine", "leafspin"}, {"spine-core", "spincore"}};
+        ASSERT_TRUE(ends.count(r.tier)) << r.labels;
+        EXPECT_EQ(lname + rname, ends.at(r.tier)) << r.labels;
+        EXPECT_EQ(r.planned_rate_bps, 0);  // no plan
+        EXPECT_EQ(r.rate_bps, 4 * 50e9);   // synth default 4xHDR
+    }
+    const FatTreeShape s = fat_tree_shape({.levels = 3, .radix = 4, .hosts = 8});
+    EXPECT_EQ(tiers, (std::map<std::string, int>{{"host-leaf", 8}, {"leaf-spine", s.leaves * 2}, {"spine-core", s.spines * 2}}));
+}
+
+TEST(LinkTable, LabelValuesAreEscaped) {
+    EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
