@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "ibf/dumps.h"
 #include "ibf/error.h"
 #include "ibf/lab_fault.h"
+#include "ibf/lab_ha.h"
 #include "ibf/lab_net.h"
 #include "ibf/lab_plan.h"
 #include "ibf/inputs.h"
@@ -48,7 +51,11 @@ struct UpArgs {
     std::string expected;
     std::vector<std::string> faults;
     std::string dir;
-    std::string sm_host;
+    std::vector<std::string> sm_hosts;
+    int sms = 1;
+    std::string sm_priority;
+    std::string sm_polling;
+    std::string ha;
     std::string opensm_template;
     bool json = false;
     bool no_color = false;
@@ -148,6 +155,19 @@ int64_t daemon_seq(const LabState& s) {
     }
 }
 
+void print_sms_progress(const LabState& s) {
+    const auto st = lab_sm_status(s, false);
+    for (size_t i = 0; i < s.sms.size(); ++i) {
+        const LabSm& m = s.sms[i];
+        progress("sm" + std::to_string(i + 1) + " \"" + m.host + "\" port " + m.port_guid + " lid " + std::to_string(m.lid) +
+                 " priority " + std::to_string(m.priority) + ": " + (st[i].state.empty() ? "?" : st[i].state) +
+                 " (opensm pid " + std::to_string(m.pid) +
+                 (m.api_port > 0 ? ", ibfabricd http " + std::to_string(m.api_port) + " tcp " + std::to_string(m.tcp_port) : "") +
+                 ")");
+    }
+    progress(std::string("failover: ") + (s.ha == LabHa::Ibfabric ? "ibfabricd (ha: act)" : "OpenSM's own polling (ha: monitor)"));
+}
+
 int run_up(const UpArgs& a) {
     if (a.plan.empty() == a.fabric.empty())
         throw InputError("lab", 0, 0, "lab up needs a plan file or --fabric <dump> (one of them)");
@@ -199,7 +219,17 @@ int run_up(const UpArgs& a) {
     o.dir = dir;
     o.opensm_template = find_template(a.opensm_template);
     o.expected = expected;
-    o.sm_host = a.sm_host;
+    o.sms.count = a.sms;
+    o.sms.hosts = a.sm_hosts;
+    if (!a.sm_priority.empty()) o.sms.priorities = parse_int_list(a.sm_priority, "--sm-priority");
+    if (!a.sm_polling.empty()) std::tie(o.sms.polling_ms, o.sms.polling_retries) = parse_sm_polling(a.sm_polling);
+    if (!a.ha.empty()) {
+        if (a.sms < 2) throw InputError("lab", 0, 0, "--ha needs --sms 2 or more");
+        o.sms.ha = parse_lab_ha(a.ha);
+    }
+    // Validate before anything starts (a bad --sm-host or priority list is a usage error).
+    choose_sm_hosts(net, a.sms, a.sm_hosts);
+    sm_priorities(a.sms, o.sms.priorities);
     o.sweep_interval_s = a.sweep_interval;
     o.start_timeout_s = a.timeout;
     o.progress = progress;
@@ -228,6 +258,7 @@ int run_up(const UpArgs& a) {
         // The TTL counts from a lab that is up and reported: on a loaded machine discovery alone
         // can take longer than a short TTL, which would stop the lab under the caller's feet.
         if (a.ttl > 0) lab_arm_watchdog(s, a.ttl);
+        if (s.sms.size() > 1) print_sms_progress(s);
         progress(std::string("lab running in ") + s.dir + " (stop it with `ibfabric lab down" +
                  (a.dir.empty() ? "" : " --dir " + a.dir) + "`)");
         return print_findings(s, f, a.json, a.no_color);
@@ -257,12 +288,22 @@ int run_status(const DirArgs& a) {
     for (auto& p : ps)
         if (p.pid > 0 && !p.alive) all = false;
     int ups = lab_subnet_up_count(s);
+    const auto sst = lab_sm_status(s);
     if (a.json) {
         nlohmann::json j{{"dir", s.dir}, {"ibsim_sockname", s.sockname}, {"sm_host", s.sm_host},
                          {"api_port", s.api_port}, {"source", s.source}, {"expected", s.expected},
                          {"faults", s.faults}, {"subnet_up_count", ups}, {"processes", nlohmann::json::array()}};
         for (auto& p : ps)
             if (p.pid > 0) j["processes"].push_back({{"name", p.name}, {"pid", p.pid}, {"alive", p.alive}, {"log", p.log}});
+        j["ha"] = std::string(to_string(s.ha));
+        j["sms"] = nlohmann::json::array();
+        for (size_t i = 0; i < s.sms.size(); ++i) {
+            const LabSm& m = s.sms[i];
+            j["sms"].push_back({{"host", m.host}, {"port_guid", m.port_guid}, {"lid", m.lid}, {"priority", m.priority},
+                                {"pid", m.pid}, {"log", m.log}, {"state", sst[i].state}, {"state_from", sst[i].state_from},
+                                {"alive", sst[i].alive}, {"frozen", sst[i].frozen}, {"daemon_pid", m.daemon_pid},
+                                {"api_port", m.api_port}, {"tcp_port", m.tcp_port}, {"dir", m.dir}});
+        }
         std::cout << json_text(j, 2) << "\n";
     } else {
         std::cout << "lab " << s.dir << " (" << s.source << ")\n";
@@ -271,6 +312,13 @@ int run_status(const DirArgs& a) {
             if (p.pid <= 0) continue;
             std::cout << "  " << p.name << std::string(10 - p.name.size(), ' ') << "pid " << p.pid << "  "
                       << (p.alive ? "running" : "NOT RUNNING") << "  log " << p.log << "\n";
+        }
+        for (size_t i = 0; s.sms.size() > 1 && i < s.sms.size(); ++i) {
+            const LabSm& m = s.sms[i];
+            std::cout << "  sm" << i + 1 << " \"" << m.host << "\" " << m.port_guid << " lid " << m.lid << " priority "
+                      << m.priority << ": " << (sst[i].state.empty() ? "?" : sst[i].state)
+                      << (sst[i].state_from.empty() ? "" : " (from " + sst[i].state_from + ")")
+                      << (!sst[i].alive ? ", NOT RUNNING" : sst[i].frozen ? ", FROZEN" : "") << "\n";
         }
         std::cout << "  OpenSM SUBNET UP " << ups << " time(s)";
         if (s.api_port > 0) std::cout << "; API http://127.0.0.1:" << s.api_port << "/api/v1/findings";
@@ -332,6 +380,40 @@ std::string console_port(const Net& net, const PortRef& r) {
     return "\"" + n.id + "\"[" + std::to_string(r.port) + "]";
 }
 
+// kill-sm|freeze-sm|thaw-sm|restart-sm TARGET: signals one OpenSM; prints what was done and when.
+int run_sm_fault(LabState& s, const FaultArgs& a) {
+    if (a.words.size() != 2)
+        throw InputError("lab", 0, 0, "usage: ibfabric lab fault kill-sm|freeze-sm|thaw-sm|restart-sm master|standby|sm<i>|GUID");
+    const std::string& what = a.words[0];
+    if (what != "kill-sm" && what != "freeze-sm" && what != "thaw-sm" && what != "restart-sm")
+        throw InputError("lab", 0, 0, "unknown lab fault action '" + what + "' (kill-sm, freeze-sm, thaw-sm, restart-sm)");
+    try {
+        LabSmFault f = lab_sm_fault(s, what, a.words[1]);
+        const LabSm& m = s.sms[f.index];
+        static const std::map<std::string, std::string> verbs = {
+            {"kill-sm", "killed (SIGKILL)"}, {"freeze-sm", "froze (SIGSTOP)"}, {"thaw-sm", "thawed (SIGCONT)"},
+            {"restart-sm", "restarted"}};
+        if (a.json) {
+            nlohmann::json j{{"action", what},        {"sm", f.index + 1}, {"host", m.host},      {"port_guid", m.port_guid},
+                             {"pid", f.pid},          {"unix_ms", f.unix_ms}, {"log", m.log},
+                             {"freed_sim_clients", f.freed_clients}};
+            std::cout << json_text(j, 2) << "\n";
+        } else {
+            std::cout << verbs.at(what) << " sm" << f.index + 1 << " \"" << m.host << "\" " << m.port_guid << " pid " << f.pid
+                      << " at unix_ms " << f.unix_ms;
+            if (!f.freed_clients.empty()) {
+                std::cout << " (freed ibsim client";
+                for (int c : f.freed_clients) std::cout << " " << c;
+                std::cout << ")";
+            }
+            std::cout << "\n";
+        }
+        return kExitClean;
+    } catch (const LabError& e) {
+        return report_lab_error(e);
+    }
+}
+
 int run_fault(const FaultArgs& a) {
     LabState s;
     try {
@@ -339,8 +421,9 @@ int run_fault(const FaultArgs& a) {
     } catch (const LabError& e) {
         return report_lab_error(e);
     }
-    if (a.words.empty()) throw InputError("lab", 0, 0, "lab fault needs an action: unlink, relink, move or errors");
+    if (a.words.empty()) throw InputError("lab", 0, 0, "lab fault needs an action: unlink, relink, move, errors or kill-sm...");
     const std::string& what = a.words[0];
+    if (what.size() > 3 && what.compare(what.size() - 3, 3, "-sm") == 0) return run_sm_fault(s, a);
     const std::string net_path = fs::exists(s.path("net-current.txt")) ? s.path("net-current.txt") : s.path("net.txt");
     Net net = parse_net(read_text_file(net_path, "lab net file"), net_path);
     std::vector<std::string> lines;
@@ -374,7 +457,7 @@ int run_fault(const FaultArgs& a) {
         lines.push_back("PerformanceSet " + console_port(net, parse_port_ref(a.words[1])) + " " + c);
         sweeps = false;
     } else {
-        throw InputError("lab", 0, 0, "unknown lab fault action '" + what + "' (unlink, relink, move, errors)");
+        throw InputError("lab", 0, 0, "unknown lab fault action '" + what + "' (unlink, relink, move, errors, kill-sm, freeze-sm, thaw-sm, restart-sm)");
     }
     try {
         const int ups = lab_subnet_up_count(s);
@@ -435,7 +518,18 @@ void register_lab(CLI::App& app, Runner& run) {
                     "What to check against (default: the plan; with --fabric, the dump itself)")->type_name("PLAN|DUMP");
     cup->add_option("--fault", up->faults, "Inject a fault before the fabric starts (repeatable), see below")->type_name("SPEC");
     cup->add_option("--dir", up->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
-    cup->add_option("--sm-host", up->sm_host, "CA OpenSM attaches to (default: the first CA with a cable)")->type_name("NODE");
+    cup->add_option("--sm-host", up->sm_hosts,
+                    "CA an OpenSM attaches to, repeatable (one per SM; default: the first CA with a cable, then\n"
+                    "CAs on other leaves)")->type_name("NODE");
+    cup->add_option("--sms", up->sms, "Number of OpenSMs, each on its own CA with its own ibfabricd (1..3, default 1)")
+        ->check(CLI::Range(1, kMaxLabSms));
+    cup->add_option("--sm-priority", up->sm_priority, "sm_priority of each SM, comma-separated (default 15,14,13: SM 1 is master)")
+        ->type_name("P1,P2,..");
+    cup->add_option("--sm-polling", up->sm_polling,
+                    "OpenSM's sminfo_polling_timeout,polling_retry_number (default OpenSM's 10000,4)")->type_name("MS,RETRIES");
+    cup->add_option("--ha", up->ha,
+                    "With --sms > 1: who fails over. ibfabric (default): each ibfabricd acts for its SM (ha: act);\n"
+                    "native: OpenSM's own polling only, the daemons watch (ha: monitor)")->type_name("ibfabric|native");
     cup->add_option("--sweep-interval", up->sweep_interval, "OpenSM sweep_interval in seconds (default 2)")->check(CLI::Range(1, 3600));
     cup->add_option("--timeout", up->timeout, "Seconds to wait for each step (default 120)")->check(CLI::Range(1.0, 3600.0));
     cup->add_option("--opensm-template", up->opensm_template, "OpenSM config template (default config/templates/opensm.conf)")
@@ -450,6 +544,8 @@ void register_lab(CLI::App& app, Runner& run) {
                 "  ibfabric lab up config/examples/small-plan.yaml\n"
                 "  ibfabric lab up config/examples/fat-tree-2tier-324.yaml --fault cross:leaf01/19,leaf01/20\n"
                 "  ibfabric lab up --fabric ibnetdiscover.txt\n"
+                "  ibfabric lab up config/examples/small-plan.yaml --sms 2            # master + standby, ibfabric HA\n"
+                "  ibfabric lab up config/examples/small-plan.yaml --sms 2 --ha native --sm-polling 1000,2\n"
                 "\nExit status: 0 no findings, 1 findings, 2 bad input, 3 a lab process failed to start\n"
                 "(the tail of its log is printed).");
     cup->callback([&run, up] { run = [up] { return run_up(*up); }; });
@@ -461,8 +557,13 @@ void register_lab(CLI::App& app, Runner& run) {
         "  unlink <node>/<port>            pull the cable (both ends go down)\n"
         "  relink <node>/<port>            plug it back\n"
         "  move <node>/<port> <node>/<q>   move the cable at the first port to free port q\n"
-        "  errors <node>/<port> <Counter>=<n>   set a PortCounters value (e.g. SymbolErrorCounter=55)");
-    cfault->add_option("action", fa->words, "unlink|relink|move|errors and its arguments")->required()->expected(1, 3);
+        "  errors <node>/<port> <Counter>=<n>   set a PortCounters value (e.g. SymbolErrorCounter=55)\n"
+        "SM faults (lab up --sms N; TARGET is master, standby, sm<i> or a port GUID; prints the time in unix ms):\n"
+        "  kill-sm TARGET      kill -9 that OpenSM\n"
+        "  freeze-sm TARGET    SIGSTOP (a hung SM); thaw-sm TARGET: SIGCONT\n"
+        "  restart-sm TARGET   start a killed OpenSM again with the same config (its stale ibsim client is freed)");
+    cfault->add_option("action", fa->words, "unlink|relink|move|errors|kill-sm|freeze-sm|thaw-sm|restart-sm and its arguments")
+        ->required()->expected(1, 3);
     cfault->add_option("--dir", fa->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
     cfault->add_flag("--no-wait", fa->no_wait, "Return once ibsim took the command (no sweep wait, no report)");
     cfault->add_option("--timeout", fa->timeout, "Seconds to wait for the sweep and the findings (default 60)");

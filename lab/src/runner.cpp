@@ -1,6 +1,7 @@
 #include "ibf/lab_runner.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
@@ -21,6 +22,7 @@
 
 #include "ibf/error.h"
 #include "ibf/lab_process.h"
+#include "lab_internal.h"
 
 namespace fs = std::filesystem;
 
@@ -28,7 +30,7 @@ namespace ibf {
 
 using namespace lab_detail;
 
-namespace {
+namespace lab_detail {
 
 std::string read_file(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
@@ -48,6 +50,10 @@ int64_t unix_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
+
+}  // namespace lab_detail
+
+namespace {
 
 bool abstract_socket_listed(const std::string& name) {
     std::ifstream f("/proc/net/unix");
@@ -124,7 +130,88 @@ std::string default_lab_dir() {
     return "/tmp/ibfabric-lab-" + user;
 }
 
-void lab_save_state(const LabState& s) {
+namespace {
+
+nlohmann::json sm_to_json(const LabSm& m) {
+    return {{"host", m.host},       {"port_guid", m.port_guid},   {"lid", m.lid},         {"priority", m.priority},
+            {"pid", m.pid},         {"log", m.log},               {"daemon_pid", m.daemon_pid}, {"api_port", m.api_port},
+            {"tcp_port", m.tcp_port}, {"dir", m.dir},             {"conf", m.conf},       {"out", m.out},
+            {"cache", m.cache},     {"daemon_log", m.daemon_log}, {"ingest_socket", m.ingest_socket}};
+}
+
+LabSm sm_from_json(const nlohmann::json& j) {
+    LabSm m;
+    m.host = j.at("host").get<std::string>();
+    m.port_guid = j.value("port_guid", "");
+    m.lid = j.value("lid", 0);
+    m.priority = j.value("priority", 15);
+    m.pid = j.at("pid").get<int>();
+    m.log = j.at("log").get<std::string>();
+    m.daemon_pid = j.value("daemon_pid", 0);
+    m.api_port = j.value("api_port", 0);
+    m.tcp_port = j.value("tcp_port", 0);
+    m.dir = j.value("dir", "");
+    m.conf = j.value("conf", "");
+    m.out = j.value("out", "");
+    m.cache = j.value("cache", "");
+    m.daemon_log = j.value("daemon_log", "");
+    m.ingest_socket = j.value("ingest_socket", "");
+    return m;
+}
+
+// A state written before `sms` existed: its one SM from the single-SM fields.
+LabSm legacy_sm(const LabState& s) {
+    LabSm m;
+    m.host = s.sm_host;
+    m.pid = s.opensm_pid;
+    m.dir = s.path("work");
+    m.conf = s.path("opensm.conf");
+    m.log = s.path("osm.log");
+    m.out = s.path("opensm.out");
+    m.cache = s.path("work");
+    m.daemon_pid = s.daemon_pid;
+    m.api_port = s.api_port;
+    m.daemon_log = s.path("ibfabricd.log");
+    m.ingest_socket = s.ingest_socket;
+    return m;
+}
+
+// The single-SM fields mean SM 1.
+void mirror_sm1(LabState& s) {
+    if (s.sms.empty()) return;
+    const LabSm& m = s.sms.front();
+    s.sm_host = m.host;
+    s.opensm_pid = m.pid;
+    s.daemon_pid = m.daemon_pid;
+    s.api_port = m.api_port;
+    s.ingest_socket = m.ingest_socket;
+}
+
+}  // namespace
+
+namespace lab_detail {
+
+void save_state(LabState& s) {
+    mirror_sm1(s);
+    lab_save_state(s);
+}
+
+}  // namespace lab_detail
+
+void lab_save_state(const LabState& in) {
+    LabState s = in;
+    // The single-SM fields are SM 1's: when set, they win (callers written before `sms` existed
+    // change those, e.g. a test that restarts the daemon); lab/ itself keeps both in step.
+    if (!s.sms.empty()) {
+        LabSm& m = s.sms.front();
+        if (!s.sm_host.empty()) m.host = s.sm_host;
+        if (s.opensm_pid) m.pid = s.opensm_pid;
+        if (s.daemon_pid) m.daemon_pid = s.daemon_pid;
+        if (s.api_port) m.api_port = s.api_port;
+        if (!s.ingest_socket.empty()) m.ingest_socket = s.ingest_socket;
+    }
+    nlohmann::json sms = nlohmann::json::array();
+    for (const auto& m : s.sms) sms.push_back(sm_to_json(m));
     nlohmann::json j{{"dir", s.dir},
                      {"ibsim_sockname", s.sockname},
                      {"sm_host", s.sm_host},
@@ -136,7 +223,12 @@ void lab_save_state(const LabState& s) {
                      {"expected", s.expected},
                      {"source", s.source},
                      {"faults", s.faults},
-                     {"started_unix_ms", s.started_unix_ms}};
+                     {"started_unix_ms", s.started_unix_ms},
+                     {"sms", sms},
+                     {"ha", std::string(to_string(s.ha))},
+                     {"key_file", s.key_file},
+                     {"plugin_dir", s.plugin_dir},
+                     {"umad2sim", s.umad2sim}};
     std::string tmp = s.path("state.json.tmp");
     write_file(tmp, j.dump(2) + "\n");
     fs::rename(tmp, s.path("state.json"));
@@ -163,6 +255,15 @@ std::optional<LabState> lab_load_state(const std::string& dir) {
         s.source = j.value("source", "");
         s.faults = j.value("faults", std::vector<std::string>{});
         s.started_unix_ms = j.value("started_unix_ms", int64_t{0});
+        if (j.contains("sms"))
+            for (const auto& m : j.at("sms")) s.sms.push_back(sm_from_json(m));
+        if (s.sms.empty()) s.sms.push_back(legacy_sm(s));
+        const std::string ha = j.value("ha", "single");
+        s.ha = ha == "native" ? LabHa::Native : ha == "ibfabric" ? LabHa::Ibfabric : LabHa::Single;
+        s.key_file = j.value("key_file", "");
+        s.plugin_dir = j.value("plugin_dir", "");
+        s.umad2sim = j.value("umad2sim", "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so");
+        mirror_sm1(s);
         return s;
     } catch (const nlohmann::json::exception& e) {
         throw InputError(path, 0, 0, std::string("unreadable lab state: ") + e.what());
@@ -170,16 +271,28 @@ std::optional<LabState> lab_load_state(const std::string& dir) {
 }
 
 std::vector<LabProcessStatus> lab_status(const LabState& s) {
-    return {{"ibsim", s.ibsim_pid, alive(s.ibsim_pid, "ibsim"), s.path("ibsim.log")},
-            {"opensm", s.opensm_pid, alive(s.opensm_pid, "opensm"), s.path("osm.log")},
-            {"ibfabricd", s.daemon_pid, s.daemon_pid > 0 && alive(s.daemon_pid, "ibfabricd"), s.path("ibfabricd.log")}};
+    std::vector<LabProcessStatus> out{{"ibsim", s.ibsim_pid, alive(s.ibsim_pid, "ibsim"), s.path("ibsim.log")}};
+    for (size_t i = 0; i < s.sms.size(); ++i) {
+        const LabSm& m = s.sms[i];
+        const std::string n = i == 0 ? "" : std::to_string(i + 1);
+        out.push_back({"opensm" + n, m.pid, alive(m.pid, "opensm"), m.log});
+        out.push_back({"ibfabricd" + n, m.daemon_pid, m.daemon_pid > 0 && alive(m.daemon_pid, "ibfabricd"),
+                       m.daemon_log.empty() ? s.path("ibfabricd.log") : m.daemon_log});
+    }
+    return out;
 }
 
 std::vector<std::string> lab_down(const LabState& s, double grace_s) {
     std::vector<std::string> stopped;
-    // Clients first: OpenSM and the daemon, then the simulator they talk to.
-    if (stop(s.opensm_pid, "opensm", grace_s)) stopped.push_back("opensm");
-    if (s.daemon_pid > 0 && stop(s.daemon_pid, "ibfabricd", grace_s)) stopped.push_back("ibfabricd");
+    // Clients first: the OpenSMs and the daemons, then the simulator they talk to. A frozen
+    // (SIGSTOPped) OpenSM gets SIGCONT so it can take the SIGTERM.
+    for (size_t i = 0; i < s.sms.size(); ++i) {
+        const LabSm& m = s.sms[i];
+        const std::string n = i == 0 ? "" : std::to_string(i + 1);
+        if (m.pid > 0 && alive(m.pid, "opensm")) kill(m.pid, SIGCONT);
+        if (stop(m.pid, "opensm", grace_s)) stopped.push_back("opensm" + n);
+        if (m.daemon_pid > 0 && stop(m.daemon_pid, "ibfabricd", grace_s)) stopped.push_back("ibfabricd" + n);
+    }
     if (stop(s.ibsim_pid, "ibsim", grace_s)) stopped.push_back("ibsim");
     if (s.watchdog_pid > 0 && s.watchdog_pid != getpid() && !s.watchdog_exe.empty())
         stop(s.watchdog_pid, s.watchdog_exe, 0.5);
@@ -190,11 +303,16 @@ std::vector<std::string> lab_down(const LabState& s, double grace_s) {
 }
 
 int lab_subnet_up_count(const LabState& s) {
-    std::ifstream f(s.path("osm.log"));
-    std::string line;
     int n = 0;
-    while (std::getline(f, line))
-        if (line.find("SUBNET UP") != std::string::npos) ++n;
+    std::vector<std::string> logs;
+    for (const auto& m : s.sms) logs.push_back(m.log);
+    if (logs.empty()) logs.push_back(s.path("osm.log"));
+    for (const auto& log : logs) {
+        std::ifstream f(log);
+        std::string line;
+        while (std::getline(f, line))
+            if (line.find("SUBNET UP") != std::string::npos) ++n;
+    }
     return n;
 }
 
@@ -202,7 +320,9 @@ bool lab_wait_subnet_up(const LabState& s, int more_than, double timeout_s) {
     const double deadline = now_s() + timeout_s;
     while (now_s() < deadline) {
         if (lab_subnet_up_count(s) > more_than) return true;
-        if (!alive(s.opensm_pid, "opensm")) return false;
+        bool any = alive(s.opensm_pid, "opensm");
+        for (const auto& m : s.sms) any = any || alive(m.pid, "opensm");
+        if (!any) return false;
         sleep_s(0.02);
     }
     return false;
@@ -231,12 +351,12 @@ std::string lab_console(const LabState& s, const std::string& line, double wait_
 }
 
 std::string lab_run_client(const LabState& s, const std::vector<std::string>& argv, double timeout_s,
-                           const std::string& umad2sim) {
+                           const std::string& umad2sim, const std::string& host) {
     SpawnSpec sp;
     sp.argv = argv;
     sp.cwd = s.path("work");
     fs::create_directories(sp.cwd);
-    sp.env = {{"IBSIM_SOCKNAME", s.sockname}, {"SIM_HOST", s.sm_host}, {"LD_PRELOAD", umad2sim}};
+    sp.env = {{"IBSIM_SOCKNAME", s.sockname}, {"SIM_HOST", host.empty() ? s.sm_host : host}, {"LD_PRELOAD", umad2sim}};
     sp.out_path = s.path("client.log");  // the client's stderr
     std::string out;
     int rc = run_capture(sp, timeout_s, out);
@@ -352,57 +472,43 @@ std::string unique_sockname() {
 
 }  // namespace
 
-LabState lab_up(const Net& net, const LabOptions& o) {
-    if (o.dir.empty()) throw LabError("no lab directory");
-    fs::create_directories(o.dir);
-    const std::string dir = fs::canonical(o.dir).string();
-    if (auto old = lab_load_state(dir)) {
-        for (auto& p : lab_status(*old))
-            if (p.alive)
-                throw LabError("a lab is already running in " + dir + " (" + p.name + " pid " + std::to_string(p.pid) +
-                               "): run `ibfabric lab down` first");
-    }
-    LabState s;
-    s.dir = dir;
-    s.sockname = unique_sockname();
-    s.source = net.source;
-    s.expected = o.expected;
-    s.started_unix_ms = unix_ms();
-    if (!o.sm_host.empty()) {
-        auto i = net.find(o.sm_host);
-        if (!i || net.nodes[*i].type != NodeType::CA) throw LabError("--sm-host '" + o.sm_host + "' is not a CA of the lab fabric");
-        s.sm_host = net.nodes[*i].id;
-    } else {
-        auto i = net.default_sm_host();
-        if (!i) throw LabError("the fabric has no CA with a cable: OpenSM needs one to attach to");
-        s.sm_host = net.nodes[*i].id;
-    }
-    fs::create_directories(s.path("work"));
-    for (const char* f : {"ibsim.log", "osm.log", "opensm.out", "ibfabricd.log", "ibfabricd.port", "net-current.txt"}) {
-        std::error_code ec;
-        fs::remove(s.path(f), ec);
-    }
+namespace {
 
-    // 1. files
-    write_file(s.path("net.txt"), write_net(net));
-    const bool with_daemon = !o.ibfabricd.empty();
-    const bool with_plugin = with_daemon && !o.plugin_dir.empty();
-    s.ingest_socket = with_daemon ? s.path("ingest.sock") : "";
-    std::string tmpl = read_file(o.opensm_template);
-    if (tmpl.empty()) throw LabError("cannot read the OpenSM template " + o.opensm_template);
-    std::string conf = fill_template(
-        tmpl,
-        {{"LOG_FILE", s.path("osm.log")},
-         {"DUMP_DIR", s.path("work")},
-         {"SWEEP_INTERVAL", std::to_string(o.sweep_interval_s)},
-         {"EVENT_PLUGIN_NAME", with_plugin ? "ibfabric_osm" : "(null)"},
-         {"EVENT_PLUGIN_OPTIONS", with_plugin ? "socket=" + s.ingest_socket + (o.plugin_options.empty() ? "" : " " + o.plugin_options) : "(null)"},
-         {"PARTITION_FILE", s.path("partitions.conf")}},
-        o.opensm_template);
-    write_file(s.path("opensm.conf"), conf);
-    write_file(s.path("partitions.conf"), "Default=0x7fff, ipoib, defmember=full : ALL, ALL_SWITCHES=full;\n");
+// The SM nodes' paths, hosts and priorities: one SM keeps today's files in the lab directory.
+std::vector<LabSm> plan_sms(const LabState& s, const Net& net, const LabOptions& o) {
+    LabSmOptions so = o.sms;
+    if (so.count < 1) so.count = 1;
+    std::vector<std::string> given = so.hosts;
+    if (given.empty() && !o.sm_host.empty()) given.push_back(o.sm_host);
+    const auto hosts = choose_sm_hosts(net, so.count, given);
+    const auto prio = sm_priorities(so.count, so.priorities);
+    std::vector<LabSm> out;
+    for (int i = 0; i < so.count; ++i) {
+        LabSm m;
+        m.host = net.nodes[hosts[static_cast<size_t>(i)]].id;
+        m.priority = prio[static_cast<size_t>(i)];
+        if (so.count == 1) {
+            m = legacy_sm(s);
+            m.host = net.nodes[hosts[0]].id;
+            m.priority = prio[0];
+            m.daemon_log = s.path("ibfabricd.log");
+            m.ingest_socket = s.path("ingest.sock");
+        } else {
+            const std::string d = s.path("sm" + std::to_string(i + 1));
+            m.dir = d;
+            m.conf = d + "/opensm.conf";
+            m.log = d + "/osm.log";
+            m.out = d + "/opensm.out";
+            m.cache = d + "/cache";
+            m.daemon_log = d + "/ibfabricd.log";
+            m.ingest_socket = d + "/ingest.sock";
+        }
+        out.push_back(m);
+    }
+    return out;
+}
 
-    // 2. ibsim with a console FIFO
+void start_ibsim(LabState& s, const Net& net, const LabOptions& o) {
     std::error_code ec;
     fs::remove(s.path("console"), ec);
     if (mkfifo(s.path("console").c_str(), 0600) != 0) throw LabError("mkfifo " + s.path("console") + ": " + std::strerror(errno));
@@ -426,76 +532,311 @@ LabState lab_up(const Net& net, const LabOptions& o) {
     } catch (const std::exception& e) {
         throw LabError(e.what());
     }
-    lab_save_state(s);
-    {
-        const double deadline = now_s() + o.start_timeout_s;
-        while (!abstract_socket_listed(s.sockname + ":ctl")) {
-            if (!alive(s.ibsim_pid, "ibsim")) fail(s, "ibsim exited while loading the net file", s.path("ibsim.log"));
-            if (now_s() > deadline) fail(s, "ibsim did not come up within the timeout", s.path("ibsim.log"));
-            sleep_s(0.02);
-        }
+    save_state(s);
+    const double deadline = now_s() + o.start_timeout_s;
+    while (!abstract_socket_listed(s.sockname + ":ctl")) {
+        if (!alive(s.ibsim_pid, "ibsim")) fail(s, "ibsim exited while loading the net file", s.path("ibsim.log"));
+        if (now_s() > deadline) fail(s, "ibsim did not come up within the timeout", s.path("ibsim.log"));
+        sleep_s(0.02);
     }
+}
 
-    // 3. ibfabricd (before OpenSM, so the plugin finds its socket at create())
-    if (with_daemon) {
-        std::string yaml = "# generated by `ibfabric lab up`\n";
-        yaml += "socket: \"" + s.ingest_socket + "\"\n";
-        yaml += "socket_mode: 0600\n";
-        yaml += "http: \"127.0.0.1:0\"\n";
-        if (!o.expected.empty()) yaml += "topology: \"" + o.expected + "\"\n";
-        yaml += "log_level: info\n";
-        // ibsim reports every port as able to run 12xHDR: "slower than it could" is noise here.
-        yaml += "checks:\n  rate_below_capability: false\n";
-        write_file(s.path("ibfabricd.yaml"), yaml);
-        SpawnSpec d;
-        d.argv = {o.ibfabricd, "--config", s.path("ibfabricd.yaml"), "--port-file", s.path("ibfabricd.port")};
-        d.cwd = s.dir;
-        d.out_path = s.path("ibfabricd.log");
-        progress(o, "starting ibfabricd");
-        try {
-            s.daemon_pid = spawn(d);
-        } catch (const std::exception& e) {
-            fail(s, e.what(), "");
+// The port GUID umad2sim gives a client at `host` (ibstat -p lists the CA's ports).
+std::string port_guid_of(const LabState& s, const Net& net, const std::string& host) {
+    std::string out = lab_run_client(s, {"ibstat", "-p"}, 30, s.umad2sim, host);
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string l; std::getline(in, l);)
+        if (!l.empty()) lines.push_back(l);
+    size_t want = 0;
+    if (auto i = net.find(host); i && !net.nodes[*i].ports.empty())
+        want = static_cast<size_t>(net.nodes[*i].ports.begin()->first - 1);
+    if (want >= lines.size()) throw LabError("ibstat -p at \"" + host + "\" printed no GUID for its cabled port");
+    auto g = parse_guid(lines[want]);
+    if (!g) throw LabError("ibstat -p at \"" + host + "\" printed '" + lines[want] + "', not a GUID");
+    return guid_hex(*g);
+}
+
+// Free TCP ports on 127.0.0.1 (all held open until every one is chosen, so they differ).
+std::vector<int> free_tcp_ports(size_t n) {
+    std::vector<int> fds, ports;
+    for (size_t i = 0; i < n; ++i) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+            if (fd >= 0) close(fd);
+            for (int f : fds) close(f);
+            throw LabError(std::string("cannot find a free TCP port: ") + std::strerror(errno));
         }
-        lab_save_state(s);
-        const double deadline = now_s() + o.start_timeout_s;
-        for (;;) {
-            std::string p = read_file(s.path("ibfabricd.port"));
-            if (!p.empty() && p.back() == '\n') {
-                s.api_port = std::atoi(p.c_str());
-                if (s.api_port > 0) break;
+        fds.push_back(fd);
+        ports.push_back(ntohs(a.sin_port));
+    }
+    for (int f : fds) close(f);
+    return ports;
+}
+
+// 32 random bytes as 64 hex digits, mode 0600.
+void write_key_file(const std::string& path) {
+    std::ifstream r("/dev/urandom", std::ios::binary);
+    unsigned char b[32];
+    if (!r.read(reinterpret_cast<char*>(b), sizeof b)) throw LabError("cannot read /dev/urandom");
+    static const char* hex = "0123456789abcdef";
+    std::string key;
+    for (unsigned char c : b) key += {hex[c >> 4], hex[c & 15]};
+    std::error_code ec;
+    fs::remove(path, ec);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) throw LabError("cannot create " + path + ": " + std::strerror(errno));
+    key += "\n";
+    bool ok = write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size());
+    close(fd);
+    if (!ok) throw LabError("cannot write " + path);
+}
+
+// TCP ingest and HTTP ports for every daemon, the shared ingest key and the API token (several SMs).
+void prepare_sm_ports(LabState& s) {
+    const auto ports = free_tcp_ports(2 * s.sms.size());
+    for (size_t i = 0; i < s.sms.size(); ++i) {
+        s.sms[i].tcp_port = ports[2 * i];
+        s.sms[i].api_port = ports[2 * i + 1];
+    }
+    s.key_file = s.path("ingest.key");
+    write_key_file(s.key_file);
+    write_key_file(s.path("api.token"));
+}
+
+// opensm.conf (and ibfabricd.yaml) of every SM. `peers`: each plugin also sends to the other
+// daemons' TCP ports with the shared key (several SMs).
+void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool with_plugin, bool peers) {
+    const bool multi = s.sms.size() > 1;
+    const std::string tmpl = read_file(o.opensm_template);
+    if (tmpl.empty()) throw LabError("cannot read the OpenSM template " + o.opensm_template);
+    std::vector<std::pair<std::string, int>> expect;
+    for (const auto& m : s.sms) expect.emplace_back(m.port_guid, m.priority);
+    for (size_t i = 0; i < s.sms.size(); ++i) {
+        LabSm& m = s.sms[i];
+        fs::create_directories(m.dir);
+        fs::create_directories(m.cache);
+        std::vector<int> peer_tcp, peer_http;
+        for (size_t k = 0; k < s.sms.size(); ++k)
+            if (k != i) {
+                if (peers) peer_tcp.push_back(s.sms[k].tcp_port);
+                peer_http.push_back(s.sms[k].api_port);
             }
-            if (!alive(s.daemon_pid, "ibfabricd")) fail(s, "ibfabricd exited at start", s.path("ibfabricd.log"));
-            if (now_s() > deadline) fail(s, "ibfabricd did not write its port file in time", s.path("ibfabricd.log"));
-            sleep_s(0.02);
+        std::string plugin_opts =
+            multi ? lab_plugin_options(m.ingest_socket, peer_tcp, peers ? s.key_file : "", o.ha_heartbeat_ms,
+                                       "backoff_max_ms=200" + (o.plugin_options.empty() ? "" : " " + o.plugin_options))
+                  : "socket=" + m.ingest_socket + (o.plugin_options.empty() ? "" : " " + o.plugin_options);
+        write_file(m.conf, fill_template(tmpl,
+                                         {{"LOG_FILE", m.log},
+                                          {"DUMP_DIR", m.cache},
+                                          {"SWEEP_INTERVAL", std::to_string(o.sweep_interval_s)},
+                                          {"EVENT_PLUGIN_NAME", with_plugin ? "ibfabric_osm" : "(null)"},
+                                          {"EVENT_PLUGIN_OPTIONS", with_plugin ? plugin_opts : "(null)"},
+                                          {"PARTITION_FILE", s.path("partitions.conf")},
+                                          {"SM_PRIORITY", std::to_string(m.priority)},
+                                          {"SMINFO_POLLING_TIMEOUT", std::to_string(o.sms.polling_ms)},
+                                          {"POLLING_RETRY_NUMBER", std::to_string(o.sms.polling_retries)},
+                                          {"HONOR_GUID2LID", s.ha == LabHa::Ibfabric ? "TRUE" : "FALSE"}},
+                                         o.opensm_template));
+        if (!with_daemon) continue;
+        LabDaemonConfig dc;
+        dc.socket = m.ingest_socket;
+        dc.expected = o.expected;
+        dc.ha = s.ha;
+        if (multi) {
+            dc.http_port = m.api_port;
+            dc.tcp_port = peers ? m.tcp_port : 0;
+            dc.key_file = peers ? s.key_file : "";
+            dc.token_file = s.path("api.token");
+            dc.local_sm_guid = m.port_guid;
+            dc.guid2lid_file = m.cache + "/guid2lid";
+            dc.track_file = m.dir + "/sm-state";
+            dc.opensm_conf = m.conf;
+            dc.agent_ports = peer_http;
+            dc.expect = expect;
         }
-        lab_save_state(s);
+        write_file(multi ? m.dir + "/ibfabricd.yaml" : s.path("ibfabricd.yaml"), lab_daemon_yaml(dc));
     }
+    write_file(s.path("partitions.conf"), "Default=0x7fff, ipoib, defmember=full : ALL, ALL_SWITCHES=full;\n");
+}
 
-    // 4. OpenSM under umad2sim
-    SpawnSpec sm;
-    sm.argv = {"opensm", "-F", s.path("opensm.conf"), "-f", s.path("osm.log"), "-e"};
-    sm.env = {{"IBSIM_SOCKNAME", s.sockname}, {"SIM_HOST", s.sm_host}, {"OSM_TMP_DIR", s.path("work")},
-              {"OSM_CACHE_DIR", s.path("work")}, {"LD_PRELOAD", o.umad2sim}};
-    if (with_plugin) {
-        std::string ld = o.plugin_dir;
-        if (const char* old = getenv("LD_LIBRARY_PATH"); old && *old) ld += std::string(":") + old;
-        sm.env.emplace_back("LD_LIBRARY_PATH", ld);
+// Every SM's daemon. One SM: before OpenSM, so the plugin finds its socket at create(). Several:
+// after the OpenSMs are up, because umad2sim gives a client the port state and LID of the moment
+// it attaches (a daemon attached before SUBNET UP would see its own port INIT forever); the
+// plugins reconnect within backoff_max_ms. A daemon built before TCP ingest had a key
+// (`tcp_key_file`) refuses the peers' config: then the lab says so and runs each daemon without
+// TCP ingest (SMInfo is its only view of the others).
+void start_daemons(LabState& s, const LabOptions& o, bool with_plugin) {
+    const bool multi = s.sms.size() > 1;
+    bool peers = multi;
+    for (size_t i = 0; i < s.sms.size(); ++i) {
+        LabSm& m = s.sms[i];
+        progress(o, "starting ibfabricd" + (multi ? " for \"" + m.host + "\" (" + std::string(to_string(s.ha)) + ")" : ""));
+        try {
+            start_daemon(s, m, o.ibfabricd, o.start_timeout_s);
+        } catch (const LabError& e) {
+            if (!(peers && i == 0 && e.log_tail().find("unknown key 'tcp_key_file'") != std::string::npos)) {
+                lab_down(s, 1.0);
+                throw;
+            }
+            progress(o, "WARNING: this ibfabricd has no authenticated TCP ingest (tcp_key_file): each daemon sees only "
+                        "its own SM's plugin");
+            peers = false;
+            write_sm_files(s, o, true, with_plugin, peers);
+            for (auto& x : s.sms) x.tcp_port = 0;
+            s.key_file.clear();
+            --i;
+            continue;
+        }
+        save_state(s);
     }
-    sm.cwd = s.path("work");
-    sm.out_path = s.path("opensm.out");
-    progress(o, "starting OpenSM on \"" + s.sm_host + "\"");
+}
+
+// Each daemon has heard of every SM (its own plugin and, over TCP, the others'), so the first
+// findings judge the whole HA pair, not a standby that had not connected yet.
+void wait_daemons_see_every_sm(LabState& s, const LabOptions& o) {
+    progress(o, "waiting for every ibfabricd to see all " + std::to_string(s.sms.size()) + " SMs");
+    const double deadline = now_s() + o.start_timeout_s;
+    for (const auto& m : s.sms) {
+        size_t seen = 0;
+        while (now_s() < deadline) {
+            try {
+                auto j = nlohmann::json::parse(http_get(m.api_port, "/api/v1/sm", 2).body, nullptr, false);
+                seen = j.is_object() && j.contains("sms") && j["sms"].is_array() ? j["sms"].size() : 0;
+            } catch (const LabError&) {
+                seen = 0;
+            }
+            if (seen >= s.sms.size()) break;
+            sleep_s(0.05);
+        }
+        if (seen < s.sms.size())
+            fail(s, "ibfabricd of \"" + m.host + "\" sees " + std::to_string(seen) + " of " + std::to_string(s.sms.size()) +
+                        " SMs", m.daemon_log);
+    }
+}
+
+// The plugin refused its options (an OpenSM without it would leave the daemon waiting forever).
+void check_plugin_loaded(LabState& s, const LabSm& m) {
+    if (s.plugin_dir.empty()) return;
+    const std::string log = read_file(m.log);
+    const auto at = log.find("ibfabric_osm: refusing to load");
+    if (at == std::string::npos) return;
+    const auto eol = log.find('\n', at);
+    fail(s, "the ibfabric plugin did not load in OpenSM on \"" + m.host + "\": " + log.substr(at, eol - at), m.log);
+}
+
+// OpenSM i (0-based) up: SM 1 waits for SUBNET UP, the others for STANDBY (or MASTER).
+void start_sm(LabState& s, size_t i, const LabOptions& o) {
+    LabSm& m = s.sms[i];
+    progress(o, "starting OpenSM on \"" + m.host + "\"" +
+                    (s.sms.size() > 1 ? " (sm" + std::to_string(i + 1) + ", priority " + std::to_string(m.priority) + ")" : ""));
     try {
-        s.opensm_pid = spawn(sm);
+        m.pid = spawn_opensm(s, m);
     } catch (const std::exception& e) {
         fail(s, e.what(), "");
     }
-    lab_save_state(s);
-    if (!lab_wait_subnet_up(s, 0, o.start_timeout_s)) {
-        std::string log = fs::exists(s.path("osm.log")) ? s.path("osm.log") : s.path("opensm.out");
-        fail(s, alive(s.opensm_pid, "opensm") ? "OpenSM did not reach SUBNET UP in time" : "OpenSM exited before SUBNET UP", log);
+    save_state(s);
+    const std::string tail_of = fs::exists(m.log) ? m.log : m.out;
+    if (i == 0) {
+        if (!lab_wait_subnet_up(s, 0, o.start_timeout_s))
+            fail(s, alive(m.pid, "opensm") ? "OpenSM did not reach SUBNET UP in time" : "OpenSM exited before SUBNET UP",
+                 fs::exists(m.log) ? m.log : m.out);
+        check_plugin_loaded(s, m);
+        progress(o, "OpenSM: SUBNET UP");
+        return;
     }
-    progress(o, "OpenSM: SUBNET UP");
+    const double deadline = now_s() + o.start_timeout_s;
+    for (;;) {
+        const std::string st = osm_log_state(read_file(m.log));
+        if (st == "STANDBY" || st == "MASTER") {
+            check_plugin_loaded(s, m);
+            progress(o, "OpenSM sm" + std::to_string(i + 1) + ": " + st);
+            return;
+        }
+        if (!alive(m.pid, "opensm")) fail(s, "OpenSM sm" + std::to_string(i + 1) + " exited at start", tail_of);
+        if (now_s() > deadline) fail(s, "OpenSM sm" + std::to_string(i + 1) + " did not enter STANDBY in time", m.log);
+        sleep_s(0.02);
+    }
+}
+
+// Base LIDs of the SM ports from the master's guid2lid (OpenSM writes it as the sweep ends).
+void read_sm_lids(LabState& s) {
+    const double deadline = now_s() + 3;
+    for (;;) {
+        const auto map = parse_guid2lid(read_file(s.sms[0].cache + "/guid2lid"));
+        bool all = true;
+        for (auto& m : s.sms) {
+            auto g = parse_guid(m.port_guid);
+            for (auto& [guid, lid] : map)
+                if (g && guid == *g) m.lid = lid;
+            all = all && m.lid > 0;
+        }
+        if (all || now_s() > deadline) return;
+        sleep_s(0.02);
+    }
+}
+
+}  // namespace
+
+LabState lab_up(const Net& net, const LabOptions& o) {
+    if (o.dir.empty()) throw LabError("no lab directory");
+    fs::create_directories(o.dir);
+    const std::string dir = fs::canonical(o.dir).string();
+    if (auto old = lab_load_state(dir)) {
+        for (auto& p : lab_status(*old))
+            if (p.alive)
+                throw LabError("a lab is already running in " + dir + " (" + p.name + " pid " + std::to_string(p.pid) +
+                               "): run `ibfabric lab down` first");
+    }
+    LabState s;
+    s.dir = dir;
+    s.sockname = unique_sockname();
+    s.source = net.source;
+    s.expected = o.expected;
+    s.started_unix_ms = unix_ms();
+    s.umad2sim = o.umad2sim;
+    const bool with_daemon = !o.ibfabricd.empty();
+    const bool with_plugin = with_daemon && !o.plugin_dir.empty();
+    s.plugin_dir = with_plugin ? o.plugin_dir : "";
+    s.sms = plan_sms(s, net, o);
+    const bool multi = s.sms.size() > 1;
+    s.ha = multi ? (o.sms.ha == LabHa::Single ? LabHa::Ibfabric : o.sms.ha) : LabHa::Single;
+    if (s.ha == LabHa::Ibfabric && !with_daemon) throw LabError("--ha ibfabric needs ibfabricd (use --ha native with --no-daemon)");
+    fs::create_directories(s.path("work"));
+    for (const char* f : {"ibsim.log", "osm.log", "opensm.out", "ibfabricd.log", "ibfabricd.port", "net-current.txt"}) {
+        std::error_code ec;
+        fs::remove(s.path(f), ec);
+    }
+    for (size_t i = 0; multi && i < s.sms.size(); ++i) {
+        std::error_code ec;
+        fs::remove_all(s.sms[i].dir, ec);  // an earlier lab's logs would fake states
+    }
+    write_file(s.path("net.txt"), write_net(net));
+    start_ibsim(s, net, o);
+    try {
+        for (auto& m : s.sms) m.port_guid = port_guid_of(s, net, m.host);
+    } catch (const LabError& e) {
+        if (multi) fail(s, e.what(), s.path("client.log"));
+    }
+    if (multi && with_daemon) prepare_sm_ports(s);
+    write_sm_files(s, o, with_daemon, with_plugin, multi && with_daemon);
+    if (with_daemon && !multi) start_daemons(s, o, with_plugin);
+    for (size_t i = 0; i < s.sms.size(); ++i) {
+        start_sm(s, i, o);
+        mirror_sm1(s);
+    }
+    if (with_daemon && multi) {
+        start_daemons(s, o, with_plugin);
+        wait_daemons_see_every_sm(s, o);
+    }
+    read_sm_lids(s);
+    mirror_sm1(s);
+    save_state(s);
     return s;
 }
 

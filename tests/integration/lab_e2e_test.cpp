@@ -21,93 +21,14 @@
 #include "ibf/lab_process.h"
 #include "ibf/lab_report.h"
 #include "ibf/lab_runner.h"
+#include "lab_cli.h"
 
 namespace fs = std::filesystem;
 using namespace ibf;
 using lab_detail::now_s;
 using lab_detail::sleep_s;
 using nlohmann::json;
-
-namespace {
-
-const std::string kBin = IBF_BIN_DIR;
-const std::string kSmall = std::string(IBF_SOURCE_DIR) + "/config/examples/small-plan.yaml";
-const std::string k324 = std::string(IBF_SOURCE_DIR) + "/config/examples/fat-tree-2tier-324.yaml";
-
-bool have_daemon() {
-    return fs::exists(kBin + "/ibfabricd") && fs::exists(kBin + "/../lib/libibfabric_osm.so");
-}
-
-struct Cli {
-    int rc = -1;
-    std::string out;  // stdout
-    std::string err;  // stderr
-    json j;           // stdout parsed when it is JSON
-};
-
-// A lab directory of its own; whatever runs in it is stopped at the end of the test.
-class LabDir {
-public:
-    LabDir() {
-        char tmpl[] = "/tmp/ibf-lab-it-XXXXXX";
-        char* d = mkdtemp(tmpl);
-        if (!d) throw std::runtime_error("mkdtemp failed");
-        path = d;
-    }
-    ~LabDir() {
-        try {
-            if (auto s = lab_load_state(path)) lab_down(*s, 1.0);
-        } catch (...) {
-        }
-        for (int pid : extra_pids) lab_detail::stop(pid, "", 1.0);
-        std::error_code ec;
-        if (!::testing::Test::HasFailure()) fs::remove_all(path, ec);  // keep logs of a failure
-    }
-    LabDir(const LabDir&) = delete;
-    LabDir& operator=(const LabDir&) = delete;
-
-    Cli cli(std::vector<std::string> args, double timeout_s = 120) const {
-        lab_detail::SpawnSpec s;
-        s.argv = {kBin + "/ibfabric"};
-        s.argv.insert(s.argv.end(), args.begin(), args.end());
-        // A lab never outlives this test for long, even if the test process is killed.
-        if (args.size() >= 2 && args[0] == "lab" && args[1] == "up" &&
-            std::find(args.begin(), args.end(), "--ttl") == args.end()) {
-            s.argv.push_back("--ttl");
-            s.argv.push_back("300");
-        }
-        s.argv.push_back("--dir");
-        s.argv.push_back(path);
-        s.out_path = path + "/cli.err";
-        std::error_code ec;
-        fs::remove(s.out_path, ec);
-        Cli c;
-        c.rc = lab_detail::run_capture(s, timeout_s, c.out);
-        std::ifstream e(s.out_path);
-        c.err.assign(std::istreambuf_iterator<char>(e), {});
-        if (!c.out.empty() && c.out[0] == '{') c.j = json::parse(c.out, nullptr, false);
-        return c;
-    }
-    LabState state() const {
-        auto s = lab_load_state(path);
-        if (!s) throw std::runtime_error("no lab state in " + path);
-        return *s;
-    }
-
-    std::string path;
-    std::vector<int> extra_pids;
-};
-
-std::map<std::string, int> summary(const Cli& c) {
-    std::map<std::string, int> m;
-    if (c.j.is_object() && c.j.contains("summary"))
-        for (auto& [k, v] : c.j["summary"].items()) m[k] = v.get<int>();
-    return m;
-}
-
-std::string describe(const Cli& c) { return "rc=" + std::to_string(c.rc) + "\nstdout:\n" + c.out + "\nstderr:\n" + c.err; }
-
-}  // namespace
+using namespace ibf::test;
 
 TEST(LabE2E, CleanFabricHasNoFindingsAndDownStopsEverything) {
     LabDir lab;

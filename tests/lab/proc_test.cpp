@@ -48,12 +48,18 @@ TEST(LabProc, TheShippedOpenSMTemplateFillsAndAsksForThePlugin) {
     std::string conf = fill_template(t,
                                      {{"LOG_FILE", "/l/osm.log"}, {"DUMP_DIR", "/l/work"}, {"SWEEP_INTERVAL", "2"},
                                       {"EVENT_PLUGIN_NAME", "ibfabric_osm"}, {"EVENT_PLUGIN_OPTIONS", "socket=/l/s"},
-                                      {"PARTITION_FILE", "/l/p.conf"}},
+                                      {"PARTITION_FILE", "/l/p.conf"}, {"SM_PRIORITY", "14"},
+                                      {"SMINFO_POLLING_TIMEOUT", "1000"}, {"POLLING_RETRY_NUMBER", "2"},
+                                      {"HONOR_GUID2LID", "TRUE"}},
                                      "opensm.conf");
     EXPECT_NE(conf.find("\nevent_plugin_name ibfabric_osm\n"), std::string::npos);
     EXPECT_NE(conf.find("\nevent_plugin_options socket=/l/s\n"), std::string::npos);
     EXPECT_NE(conf.find("\nforce_log_flush TRUE\n"), std::string::npos);
     EXPECT_NE(conf.find("\nlog_file /l/osm.log\n"), std::string::npos);
+    EXPECT_NE(conf.find("\nsm_priority 14\n"), std::string::npos);
+    EXPECT_NE(conf.find("\nsminfo_polling_timeout 1000\n"), std::string::npos);
+    EXPECT_NE(conf.find("\npolling_retry_number 2\n"), std::string::npos);
+    EXPECT_NE(conf.find("\nhonor_guid2lid_file TRUE\n"), std::string::npos);
     EXPECT_EQ(conf.find("{{"), std::string::npos);
 }
 
@@ -82,6 +88,47 @@ TEST(LabProc, StateFileRoundTrip) {
     EXPECT_FALSE(lab_load_state(t.path + "/nope"));
     std::ofstream(t.path + "/state.json") << "{not json";
     EXPECT_THROW(lab_load_state(t.path), InputError);
+}
+
+TEST(LabProc, StateFileKeepsEverySmAndTheSingleSmFieldsMeanSm1) {
+    Tmp t;
+    LabState s;
+    s.dir = t.path;
+    s.sockname = "ibflab1x3";
+    s.ha = LabHa::Native;
+    s.key_file = t.path + "/ingest.key";
+    for (int i = 1; i <= 2; ++i) {
+        LabSm m;
+        m.host = "node00" + std::to_string(i);
+        m.port_guid = "0x000000000010000" + std::to_string(i);
+        m.lid = i + 1;
+        m.priority = 16 - i;
+        m.pid = 100 + i;
+        m.log = t.path + "/sm" + std::to_string(i) + "/osm.log";
+        m.daemon_pid = 200 + i;
+        m.api_port = 3000 + i;
+        m.tcp_port = 4000 + i;
+        m.dir = t.path + "/sm" + std::to_string(i);
+        s.sms.push_back(m);
+    }
+    lab_save_state(s);
+    auto r = lab_load_state(t.path);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->sms.size(), 2u);
+    EXPECT_EQ(r->ha, LabHa::Native);
+    EXPECT_EQ(r->key_file, s.key_file);
+    EXPECT_EQ(r->sms[1].host, "node002");
+    EXPECT_EQ(r->sms[1].port_guid, "0x0000000000100002");
+    EXPECT_EQ(r->sms[1].lid, 3);
+    EXPECT_EQ(r->sms[1].priority, 14);
+    EXPECT_EQ(r->sms[1].pid, 102);
+    EXPECT_EQ(r->sms[1].tcp_port, 4002);
+    EXPECT_EQ(r->sms[1].log, s.sms[1].log);
+    // compat: the old single-SM fields are SM 1
+    EXPECT_EQ(r->sm_host, "node001");
+    EXPECT_EQ(r->opensm_pid, 101);
+    EXPECT_EQ(r->daemon_pid, 201);
+    EXPECT_EQ(r->api_port, 3001);
 }
 
 TEST(LabProc, RunCaptureTakesAnArgvNotAShellLine) {

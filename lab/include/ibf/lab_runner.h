@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "ibf/lab_ha.h"
 #include "ibf/lab_net.h"
 
 namespace ibf {
@@ -43,10 +44,29 @@ struct LabOptions {
     std::string expected;             // plan or dump the daemon checks against ("" = none)
     std::string plugin_options;       // extra event_plugin_options (e.g. "log=debug"), after socket=
     std::string sm_host;              // ibsim node id OpenSM attaches to; "" = net.default_sm_host()
+    LabSmOptions sms;                 // --sms N (> 1: SMs in <dir>/sm<i>/, lab_ha.h); hosts[0]
+                                      // overrides sm_host
+    int ha_heartbeat_ms = 100;        // plugin heartbeat_ms with several SMs
     int sweep_interval_s = 2;         // OpenSM light sweep period
     double start_timeout_s = 60;      // per step
     std::string umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
     std::function<void(const std::string&)> progress;  // one line per step, may be empty
+};
+
+// One SM node of the lab: OpenSM on a CA and (with a daemon) the ibfabricd acting as its agent.
+// With one SM its files are the lab's own (osm.log, ibfabricd.yaml, work/ in <dir>); with several,
+// each has <dir>/sm<i>/ (opensm.conf, osm.log, opensm.out, cache/, ibfabricd.*, ingest.sock,
+// sm-state).
+struct LabSm {
+    std::string host;          // ibsim node id (SIM_HOST)
+    std::string port_guid;     // "0x..." ("" when not known)
+    int lid = 0;               // base LID after the first SUBNET UP (0 = not known)
+    int priority = 15;
+    int pid = 0;               // opensm
+    std::string dir;           // working directory of its processes (umad2sim's sys-<pid>)
+    std::string conf, log, out, cache;  // opensm.conf, OpenSM's log, its stdout/stderr, OSM_CACHE_DIR
+    int daemon_pid = 0, api_port = 0, tcp_port = 0;  // 0 = none
+    std::string daemon_log, ingest_socket;
 };
 
 struct LabState {
@@ -62,6 +82,11 @@ struct LabState {
     std::string source;       // plan or dump the lab was built from
     std::vector<std::string> faults;  // --fault specs applied at generation
     int64_t started_unix_ms = 0;
+    std::vector<LabSm> sms;   // SM 1 first; the single-SM fields above mirror SM 1
+    LabHa ha = LabHa::Single;
+    std::string key_file;     // shared TCP ingest key (several SMs with daemons)
+    std::string plugin_dir;   // LD_LIBRARY_PATH for OpenSM ("" = no plugin)
+    std::string umad2sim;     // LD_PRELOAD of OpenSM and clients
 
     std::string path(const std::string& name) const { return dir + "/" + name; }
 };
@@ -100,14 +125,46 @@ std::vector<std::string> lab_down(const LabState& s, double grace_s = 3.0);
 // answer within `wait_s` (read from ibsim.log).
 std::string lab_console(const LabState& s, const std::string& line, double wait_s = 0.3);
 
-// Count of "SUBNET UP" lines in OpenSM's log (osm.log), and waiting for it to grow.
+// Count of "SUBNET UP" lines in the SMs' logs (all of them: whichever is master sweeps), and
+// waiting for it to grow.
 int lab_subnet_up_count(const LabState& s);
 bool lab_wait_subnet_up(const LabState& s, int more_than, double timeout_s);
 
-// Runs a diagnostic client (e.g. {"ibnetdiscover"}) attached at the lab's SM host under
-// umad2sim, in <dir>/work; returns its stdout. LabError on timeout or non-zero exit.
+// Runs a diagnostic client (e.g. {"ibnetdiscover"}) attached at the lab's SM host (or at `host`)
+// under umad2sim, in <dir>/work; returns its stdout. LabError on timeout or non-zero exit.
 std::string lab_run_client(const LabState& s, const std::vector<std::string>& argv, double timeout_s = 30,
-                           const std::string& umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so");
+                           const std::string& umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so",
+                           const std::string& host = "");
+
+// ---- several SMs (lab/src/sms.cpp) ----
+
+// What one SM is doing now. `state` comes from its own daemon (GET /api/v1/sm, `state_from`
+// "ibfabricd") or else from the last "Entering ... state" line of its log ("log"); "" unknown.
+struct LabSmStatus {
+    std::string state;
+    std::string state_from;   // "ibfabricd" | "log" | ""
+    bool alive = false;       // the process exists
+    bool frozen = false;      // stopped (SIGSTOP)
+};
+std::vector<LabSmStatus> lab_sm_status(const LabState& s, bool ask_daemons = true);
+
+// `lab fault kill-sm|freeze-sm|thaw-sm|restart-sm TARGET` (TARGET as pick_sm() in lab_ha.h:
+// master, standby, sm<i>, a port GUID). kill = SIGKILL, freeze = SIGSTOP, thaw = SIGCONT, restart
+// = the dead OpenSM's ibsim client slot freed (console `X <n>`; ibsim may have dropped it already),
+// its log kept as <log>.1, then the same opensm command again.
+// Updates and saves the state (new PID). LabError when the target cannot be found or acted on.
+struct LabSmFault {
+    size_t index = 0;          // which SM (0-based)
+    int pid = 0;               // the PID signalled (restart: the new one)
+    int64_t unix_ms = 0;       // when the signal was sent / the new OpenSM was spawned
+    std::vector<int> freed_clients;  // ibsim client numbers freed before a restart
+};
+LabSmFault lab_sm_fault(LabState& s, const std::string& action, const std::string& target);
+
+// Waits until exactly one running (alive, not frozen) SM has MASTER as the last state in its log
+// and that stays so for `stable_s`; returns its index, nullopt on timeout. (No SUBNET UP is
+// required: an SM that became MASTER by a handover logs none.)
+std::optional<size_t> lab_wait_one_master(const LabState& s, double timeout_s, double stable_s = 0);
 
 // GET http://127.0.0.1:<port><target>: {status, body}. LabError when nothing answers.
 struct HttpReply {
