@@ -124,6 +124,19 @@ std::string read_token(const SmOptions& o) {
     return t;
 }
 
+// True once `agent` reports SM `sm` with `priority` (its plugin's heartbeats carry it).
+bool wait_priority(const std::string& agent, const std::string& sm, int priority, double timeout_s) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < deadline) {
+        json j = call(agent, "GET", "/api/v1/sm");
+        if (j["ha"].is_object())
+            for (const json& x : j["ha"].value("sms", json::array()))
+                if (s(x, "port_guid") == sm && x.value("priority", -1) == priority) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+}
+
 int run_switchover(const SmOptions& o) {
     const std::string base = resolve(o.url);
     const std::string token = read_token(o);
@@ -156,6 +169,11 @@ int run_switchover(const SmOptions& o) {
             throw std::runtime_error("no HA agent runs SM " + guid_hex(st.sm) + ": list it in ha.agents of " + base);
         call(it->second, "POST", "/api/v1/sm/priority", json{{"priority", st.priority}}.dump(), token);
         std::cout << "  " << guid_hex(st.sm) << ": sm_priority " << st.priority << " (via " << it->second << ")\n";
+        // OpenSM applies a SIGHUP asynchronously: the next step (the target's trap 144) must find
+        // this priority in effect, or the master compares with its old one and keeps mastership.
+        if (!wait_priority(base, guid_hex(st.sm), st.priority, o.timeout))
+            throw std::runtime_error(guid_hex(st.sm) + " does not report sm_priority " + std::to_string(st.priority) +
+                                     " after " + std::to_string(o.timeout) + " s");
     }
     for (;;) {
         json now = call(base, "GET", "/api/v1/sm");

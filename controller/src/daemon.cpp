@@ -135,7 +135,7 @@ struct Daemon::Impl {
     std::map<uint64_t, std::weak_ptr<IngestBase>> ingest_conns;  // the ingest part of `open`
     std::string tcp_key;              // tcp_key_file's key; "" = TCP Hellos need no MAC
     wire::NonceWindow nonces;         // authenticated Hellos seen within the window (replays)
-    LogLimiter refusal_log;           // ingest refusals and drops: a few lines, then a count
+    LogLimit refusal_log{10000, 5};   // ingest refusals and drops: a few lines, then a count
     // HTTP sessions waiting for (the headers of) a request, and since when: the oldest gives way
     // when every session is taken, so /healthz always gets one.
     std::map<uint64_t, steady::time_point> http_idle;
@@ -606,10 +606,7 @@ std::string Daemon::Impl::check_hello(bool is_tcp, const wire::Hello& h) {
 }
 
 void Daemon::Impl::refusal(const std::string& line) {
-    uint64_t skipped = 0;
-    if (!refusal_log.allow(steady_ms(), &skipped)) return;
-    if (skipped) spdlog::warn("{} ({} more ingest refusals since the last line, not logged)", line, skipped);
-    else spdlog::warn("{}", line);
+    if (auto held = refusal_log.allow(steady_ms())) spdlog::warn("{}{}", line, LogLimit::suffix(*held));
 }
 
 void Daemon::Impl::accept_unix() {

@@ -22,20 +22,5 @@ std::optional<uint64_t> ingest_victim(const std::vector<IngestSlot>& open, int64
     return std::nullopt;
 }
 
-bool LogLimiter::allow(int64_t now_ms, uint64_t* skipped) {
-    if (!started_ || now_ms - window_start_ >= window_ms_) {
-        started_ = true;
-        window_start_ = now_ms;
-        in_window_ = 0;
-    }
-    if (in_window_ >= burst_) {
-        ++suppressed_;
-        return false;
-    }
-    ++in_window_;
-    if (skipped) *skipped = suppressed_;
-    suppressed_ = 0;
-    return true;
-}
 
 }  // namespace ibf

@@ -84,7 +84,9 @@ void HaEngine::say(const std::string& key, const std::string& text) {
 
 void HaEngine::track_master(int64_t now_ms) {
     const std::optional<Guid> m = master();
-    if (m == last_master_) return;
+    // No SM says MASTER (an isolated master re-sweeping its island says DISCOVERING): the last
+    // master stays the one watched.
+    if (!m || m == last_master_) return;
     const std::optional<Guid> prev = last_master_;
     last_master_ = m;
     if (!m) return;
@@ -167,7 +169,8 @@ std::vector<Action> HaEngine::step(int64_t now_ms) {
 }
 
 std::vector<Action> HaEngine::watch(int64_t now_ms) {
-    const std::optional<Guid> m = master();
+    if (auto heal = heal_split_brain(now_ms); !heal.empty()) return heal;
+    const std::optional<Guid> m = master() ? master() : last_master_;
     if (!m || *m == local_ || local_ == 0) {
         phase_ = Phase::watching;
         return {};
@@ -199,6 +202,34 @@ std::vector<Action> HaEngine::watch(int64_t now_ms) {
         return {};
     }
     return start_attempt(*m, ev, now_ms);
+}
+
+// Two live masters of one subnet that reach each other over InfiniBand again (a partition healed):
+// OpenSM resolves that on a heavy sweep of the lower one, which then hands over to the higher one
+// (C14-60.2.1), but nothing may trigger that sweep. The lower master's agent forces it with a
+// SubnSet(SMInfo) HANDOVER to its own SM (legal in MASTER state: "force a heavy sweep").
+std::vector<Action> HaEngine::heal_split_brain(int64_t now_ms) {
+    auto lit = sms_.find(local_);
+    if (lit == sms_.end() || lit->second.info.state != SmState::Master || !alive(lit->second, now_ms)) return {};
+    if (heal_ms_ && now_ms - heal_ms_ < cfg_.retry_after_ms) return {};
+    const SmView& me = lit->second;
+    for (const auto& [g, v] : sms_) {
+        if (g == local_ || v.info.state != SmState::Master || group_of(g) != group_of(local_)) continue;
+        const bool answers_as_master = v.probe_failures == 0 && v.answer_ms && now_ms - v.answer_ms <= 5LL * cfg_.poll_ms +
+                                       cfg_.mad_timeout_ms && v.answered_state == SmState::Master;
+        if (!answers_as_master || !sm_outranks(v.info.priority, g, me.info.priority, local_)) continue;
+        heal_ms_ = now_ms;
+        Action p;
+        p.kind = Action::Kind::promote;
+        p.target = local_;
+        p.lid = me.info.lid;
+        p.attr_mod = kSmInfoHandover;
+        p.text = "split brain: " + guid_hex(g) + " (priority " + std::to_string(v.info.priority) +
+                 ") answers SMInfo as MASTER and outranks this node's master SM " + guid_hex(local_) +
+                 ": SubnSet(SMInfo) HANDOVER to it forces a heavy sweep, after which OpenSM hands over";
+        return {log_action(p.text), p};
+    }
+    return {};
 }
 
 std::vector<Action> HaEngine::start_attempt(Guid master, const Evidence& ev, int64_t now_ms) {

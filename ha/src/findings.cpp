@@ -87,6 +87,31 @@ void configuration(const HaEngine& e, const Snapshot* s, std::vector<Finding>& o
     }
 }
 
+// Ports of the master's own sweep that were told another master SM LID (left over from a split
+// brain, or a port that refused the new master's PortInfo Set): one finding per node.
+void master_lid(const Snapshot* s, std::vector<Finding>& out) {
+    if (!s || s->self.state != SmState::Master || s->self.lid == 0) return;
+    for (const Node& n : s->fabric.nodes()) {
+        std::string ports, seen;
+        for (const Port& p : n.ports)
+            if (p.valid && p.master_sm_lid && p.master_sm_lid != s->self.lid && p.state == PortState::Active) {
+                ports += (ports.empty() ? "" : ",") + std::to_string(p.num);
+                seen = std::to_string(p.master_sm_lid);
+            }
+        if (ports.empty()) continue;
+        Finding f;
+        f.kind = FindingKind::sm_master_lid_mismatch;
+        f.severity = default_severity(f.kind);
+        f.a = {n.name, n.guid, 0};
+        f.expected = "MasterSMLID " + std::to_string(s->self.lid);
+        f.actual = "MasterSMLID " + seen;
+        f.message = n.name + " port(s) " + ports + " point at SM LID " + seen + ", the master " +
+                    guid_hex(s->self.port_guid) + " is LID " + std::to_string(s->self.lid) +
+                    ": its traps and SA queries go astray; a heavy sweep (or re-plugging the port) resets it";
+        out.push_back(std::move(f));
+    }
+}
+
 // SMs of one subnet must share sm_key: OpenSM ignores SMInfo from an SM with another key, and two
 // masters with different keys never resolve.
 void keys(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
@@ -134,6 +159,7 @@ void lids(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
 std::vector<Finding> ha_findings(const HaEngine& e, const Snapshot* current, int64_t now_ms) {
     std::vector<Finding> out;
     split_brain(e, current, now_ms, out);
+    master_lid(current, out);
     activity(e, current, now_ms, out);
     configuration(e, current, out);
     keys(e, current, out);

@@ -226,32 +226,6 @@ std::optional<OsmLogHit> find_osm_log_line(std::string_view log, size_t from, st
     return std::nullopt;
 }
 
-std::vector<std::pair<Guid, int>> parse_guid2lid(std::string_view text) {
-    std::vector<std::pair<Guid, int>> out;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t eol = text.find('\n', pos);
-        if (eol == std::string_view::npos) eol = text.size();
-        std::string_view line = text.substr(pos, eol - pos);
-        pos = eol + 1;
-        size_t sp = line.find(' ');
-        if (sp == std::string_view::npos || line.empty() || line[0] == '#') continue;
-        auto g = parse_guid(line.substr(0, sp));
-        size_t sp2 = line.find(' ', sp + 1);
-        std::string_view l = line.substr(sp + 1, sp2 == std::string_view::npos ? std::string_view::npos : sp2 - sp - 1);
-        std::optional<long long> lid;
-        if (l.size() > 2 && l[0] == '0' && (l[1] == 'x' || l[1] == 'X')) {
-            long long v = 0;
-            auto [p, ec] = std::from_chars(l.data() + 2, l.data() + l.size(), v, 16);
-            if (ec == std::errc() && p == l.data() + l.size()) lid = v;
-        } else {
-            lid = to_int(l);
-        }
-        if (g && lid) out.emplace_back(*g, static_cast<int>(*lid));
-    }
-    return out;
-}
-
 std::vector<SimClient> parse_attached(std::string_view text) {
     std::vector<SimClient> out;
     static constexpr std::string_view kClient = "Client ", kPid = ": pid ", kAt = " connected at \"";

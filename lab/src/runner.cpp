@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "ibf/error.h"
+#include "ibf/guid2lid.h"
 #include "ibf/lab_process.h"
 #include "lab_internal.h"
 
@@ -768,12 +769,15 @@ void start_sm(LabState& s, size_t i, const LabOptions& o) {
 void read_sm_lids(LabState& s) {
     const double deadline = now_s() + 3;
     for (;;) {
-        const auto map = parse_guid2lid(read_file(s.sms[0].cache + "/guid2lid"));
+        ha::Guid2Lid map;
+        try {  // OpenSM writes it to a .tmp and renames it; an empty or missing file means "not yet"
+            map = ha::parse_guid2lid(read_file(s.sms[0].cache + "/guid2lid"), s.sms[0].cache + "/guid2lid");
+        } catch (const InputError&) {
+        }
         bool all = true;
         for (auto& m : s.sms) {
             auto g = parse_guid(m.port_guid);
-            for (auto& [guid, lid] : map)
-                if (g && guid == *g) m.lid = lid;
+            if (auto it = g ? map.find(*g) : map.end(); it != map.end()) m.lid = it->second.first;
             all = all && m.lid > 0;
         }
         if (all || now_s() > deadline) return;

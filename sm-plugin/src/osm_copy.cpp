@@ -65,6 +65,7 @@ void copy_port(const osm_physp_t* p, bool ext, bool is_switch, Port& out) {
     if (!is_switch || p->port_num == 0) {
         out.lid = cl_ntoh16(pi.base_lid);
         out.lmc = ib_port_info_get_lmc(&pi);
+        out.master_sm_lid = cl_ntoh16(pi.master_sm_base_lid);
     }
     unsigned st = ib_port_info_get_port_state(&pi);
     out.state = st <= 4 ? static_cast<PortState>(st) : PortState::Unknown;

@@ -170,6 +170,53 @@ TEST(HaEngine, SmInfoAloneTakesTheSlowPath) {
     EXPECT_EQ(p.e.history().size(), 0u);  // recorded when it completes or fails
 }
 
+TEST(HaEngine, AnIsolatedMasterSweepingItsIslandIsStillTheOneWatched) {
+    Pair p;  // cut off, the master's OpenSM re-sweeps an empty island: its plugin says DISCOVERING
+    int64_t promoted_at = 0;
+    for (int64_t t = 1100; t <= 4000 && !promoted_at; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 15, SmState::Discovering, 1000), false, t);
+        p.e.on_probe(kMaster, 1, lost(), t);
+        p.local_alive(t);
+        if (!of_kind(p.e.tick(t), Action::Kind::promote).empty()) promoted_at = t;
+    }
+    EXPECT_EQ(promoted_at, 3100) << "the slow path, as if it still said MASTER";
+}
+
+TEST(HaEngine, AHealedSplitBrainIsResolvedByTheLowerMastersAgent) {
+    HaConfig c = act_config();
+    HaEngine e(c);
+    e.on_local_port(active_port(), 0);
+    Snapshot s;
+    s.self = sm(kMaster, 1, 15, SmState::Master);
+    s.other_sms = {sm(kLocal, 2, 14, SmState::Master)};
+    e.on_snapshot(s, 0);
+    // Both are MASTER; this node's (priority 14) is the lower one.
+    e.on_plugin(sm(kLocal, 2, 14, SmState::Master), true, 0);
+    e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, 10);
+    e.on_probe(kMaster, 1, lost(), 20);  // still partitioned: nothing to do
+    EXPECT_TRUE(of_kind(e.tick(20), Action::Kind::promote).empty());
+    e.on_plugin(sm(kLocal, 2, 14, SmState::Master), true, 100);
+    e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), 100);  // the partition healed
+    auto pr = of_kind(e.tick(100), Action::Kind::promote);
+    ASSERT_EQ(pr.size(), 1u);
+    EXPECT_EQ(pr[0].lid, 2);
+    EXPECT_EQ(pr[0].attr_mod, kSmInfoHandover);
+    e.on_plugin(sm(kLocal, 2, 14, SmState::Master), true, 500);
+    e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), 500);
+    EXPECT_TRUE(of_kind(e.tick(500), Action::Kind::promote).empty()) << "at most once per retry_after_ms";
+
+    // The higher master's agent never forces anything.
+    HaConfig hc = act_config();
+    hc.local_sm = kMaster;
+    HaEngine h(hc);
+    h.on_local_port(active_port(), 0);
+    h.on_snapshot(s, 0);
+    h.on_plugin(sm(kMaster, 1, 15, SmState::Master), true, 100);
+    h.on_plugin(sm(kLocal, 2, 14, SmState::Master), false, 100);
+    h.on_probe(kLocal, 2, answer(kLocal, 14, SmState::Master), 100);
+    EXPECT_TRUE(of_kind(h.tick(100), Action::Kind::promote).empty());
+}
+
 TEST(HaEngine, SlowPathThresholdsAreConfigurable) {
     HaConfig c = act_config();
     c.slow_failures = 3;

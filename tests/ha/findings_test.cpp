@@ -102,3 +102,35 @@ TEST(HaFindings, UnknownSmAndPriorityMismatch) {
 
 }  // namespace
 }  // namespace ibf::ha
+
+namespace ibf::ha {
+namespace {
+
+TEST(HaFindings, PortsPointingAtAnotherMasterLid) {
+    HaEngine e(HaConfig{});
+    Snapshot s;
+    s.self = {0x0002c90300000001, 1, 15, SmState::Master, 5};
+    for (int i = 0; i < 3; ++i) {
+        Node n;
+        n.type = NodeType::CA;
+        n.guid = 0x100 + i;
+        n.description = "h" + std::to_string(i) + " HCA-1";
+        NodeId id = s.fabric.add_node(n, 1);
+        Port& p = s.fabric.node(id).ports[1];
+        p.guid = 0x200 + i;
+        p.lid = static_cast<uint16_t>(10 + i);
+        p.state = PortState::Active;
+        p.master_sm_lid = i == 1 ? 7 : (i == 2 ? 0 : 1);  // h1 points at LID 7; h2 does not say
+    }
+    s.fabric.finalize();
+    auto f = ha_findings(e, &s, 0);
+    ASSERT_EQ(count(f, FindingKind::sm_master_lid_mismatch), 1u);
+    EXPECT_EQ(f[0].a.name, "h1");
+    EXPECT_EQ(f[0].expected, "MasterSMLID 1");
+    EXPECT_EQ(f[0].actual, "MasterSMLID 7");
+    s.self.state = SmState::Standby;  // a standby's view is not the master's: nothing to say
+    EXPECT_EQ(count(ha_findings(e, &s, 0), FindingKind::sm_master_lid_mismatch), 0u);
+}
+
+}  // namespace
+}  // namespace ibf::ha

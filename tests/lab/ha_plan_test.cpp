@@ -164,13 +164,7 @@ TEST(LabHa, FindsLogLinesInOrderAndTheLastState) {
     EXPECT_FALSE(find_osm_log_line(log, up->end, "SUBNET UP", 2026));  // no newline yet
 }
 
-TEST(LabHa, Guid2lidAndAttachedClients) {
-    auto g = parse_guid2lid("0x0000000000100001 0x0001 0x0001\n\n0x0000000000200000 4 4\nbad line\n"
-                            "0x0000000000200010 0x001a 0x001a\n");
-    ASSERT_EQ(g.size(), 3u);
-    EXPECT_EQ(g[2], (std::pair<Guid, int>{Guid{0x200010}, 26}));
-    EXPECT_EQ(g[0], (std::pair<Guid, int>{Guid{0x100001}, 1}));
-    EXPECT_EQ(g[1], (std::pair<Guid, int>{Guid{0x200000}, 4}));
+TEST(LabHa, AttachedClients) {
     auto c = parse_attached(
         "sim> Client 0: pid 8490 connected at \"h1\" port 0x100001, lid 1, qp 0 SM\n"
         "Client 3: pid 77 connected at \"node01 mlx5_0\" port 0x100003, lid 2, qp 0\nsim> ");

@@ -201,6 +201,24 @@ TEST(Wire, LftAndConfiguredEngineAreOptionalKeys) {
     EXPECT_EQ(back2.lfts[0].port_by_lid.size(), 9u);
 }
 
+TEST(Wire, MasterSmLidIsAnOptionalTrailingPortElement) {
+    Snapshot s = sample_snapshot();
+    auto ca = s.fabric.find(0x100001).value();
+    s.fabric.node(ca).ports[1].master_sm_lid = 7;
+    auto back = std::get<Snapshot>(decode_one(encode(s)));
+    EXPECT_EQ(back.fabric.node(back.fabric.find(0x100001).value()).port(1)->master_sm_lid, 7);
+    // A 14-element port (a plugin from before index 14) decodes with 0 = unknown.
+    json j = json::parse(encode_payload(s));
+    for (auto& n : j["n"])
+        for (auto& p : n["p"]) p.erase(14);
+    auto old = std::get<Snapshot>(decode_payload(MsgType::Snapshot, j.dump()));
+    EXPECT_EQ(old.fabric.node(old.fabric.find(0x100001).value()).port(1)->master_sm_lid, 0);
+    // Out of range is refused like every other element.
+    json bad = json::parse(encode_payload(s));
+    bad["n"][0]["p"][0][14] = 65536;
+    EXPECT_THROW(decode_payload(MsgType::Snapshot, bad.dump()), Error);
+}
+
 TEST(Wire, EmptySnapshotRoundTrips) {
     Snapshot s;
     auto back = std::get<Snapshot>(decode_one(encode(s)));

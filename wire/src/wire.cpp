@@ -111,7 +111,8 @@ void write_port(Writer& w, const Port& p) {
     w.num(p.speed_enabled); w.ch(',');
     w.num(p.speed_supported); w.ch(',');
     w.num(p.mtu_cap); w.ch(',');
-    w.num(p.mtu_active);
+    w.num(p.mtu_active); w.ch(',');
+    w.num(p.master_sm_lid);  // index 14: optional (a decoder from before it ignores it)
     w.ch(']');
 }
 
@@ -554,7 +555,7 @@ private:
         SmInfo* sm = nullptr; // Ctx::Sm: where the values go
     };
     struct PortRow {
-        uint64_t v[14] = {};
+        uint64_t v[15] = {};  // index 14 (MasterSMLID) is optional: 0 when absent
     };
     struct NodeBuf {
         Node n;
@@ -692,7 +693,7 @@ private:
             case Ctx::Sm:
             case Ctx::Port:
             case Ctx::Links:
-                if ((p.ctx == Ctx::Sm && p.count < 5) || (p.ctx == Ctx::Port && p.count < 14) || p.ctx == Ctx::Links)
+                if ((p.ctx == Ctx::Sm && p.count < 5) || (p.ctx == Ctx::Port && p.count < 15) || p.ctx == Ctx::Links)
                     scalar(container_val(obj));
                 if (p.count >= 64 && p.ctx != Ctx::Links) fail(cont(), "array has more than 64 elements");
                 break;
@@ -784,7 +785,7 @@ private:
                 break;
             }
             case Ctx::Port: {
-                if (f.count >= 14) {
+                if (f.count >= 15) {
                     if (f.count >= 64) fail(cont(), "array has more than 64 elements");
                     break;
                 }
@@ -800,6 +801,7 @@ private:
                     case 7: x = as_u64(v, w, static_cast<uint64_t>(Speed::XDR)); break;
                     case 8: case 9: x = as_u64(v, w, 31); break;
                     case 10: case 11: x = as_speed_mask(v, w); break;
+                    case 14: x = as_u64(v, w, 0xFFFF); break;
                     default: x = static_cast<uint64_t>(as_mtu(v, w)); break;  // 12, 13
                 }
                 node_.ports.back().v[f.count] = x;
@@ -877,6 +879,7 @@ private:
             p.speed_supported = static_cast<SpeedMask>(r.v[11]);
             p.mtu_cap = static_cast<int>(r.v[12]);
             p.mtu_active = static_cast<int>(r.v[13]);
+            p.master_sm_lid = static_cast<uint16_t>(r.v[14]);
         }
     }
 

@@ -1,8 +1,9 @@
 // LogLimit: rate-limits one kind of repeated log line (a refused connection, a full queue), so a
-// burst of 1000 refusals writes one line, and the next line written says how many were held
-// back. Pure: the caller passes the time (steady milliseconds); one LogLimit per kind of line.
+// burst of 1000 refusals writes `burst` lines per interval, and the next line written says how
+// many were held back. Pure: the caller passes the time (steady milliseconds); one LogLimit per
+// kind of line.
 //
-//   LogLimit refused;                                   // at most one line per 10 s
+//   LogLimit refused;                                   // at most one line per 10 s (LogLimit(10000, 5): five)
 //   if (auto held = refused.allow(now_ms))
 //       spdlog::warn("http: refusing a connection{}", LogLimit::suffix(*held));
 //   // -> "http: refusing a connection (37 more like this since the last one were not logged)"
@@ -16,17 +17,22 @@ namespace ibf {
 
 class LogLimit {
 public:
-    explicit LogLimit(int64_t interval_ms = 10000) : interval_ms_(interval_ms) {}
+    explicit LogLimit(int64_t interval_ms = 10000, uint64_t burst = 1) : interval_ms_(interval_ms), burst_(burst) {}
 
     // nullopt: hold this line back (counted). Otherwise write it; the value is how many lines
-    // were held back since the last one written.
+    // were held back since the last one written. A window of `interval_ms` opens with the first
+    // line written after the previous window ended and lets `burst` lines through.
     std::optional<uint64_t> allow(int64_t now_ms) {
-        if (written_ && now_ms - last_ms_ < interval_ms_) {
+        if (!written_ || now_ms - window_ms_ >= interval_ms_) {
+            written_ = true;
+            window_ms_ = now_ms;
+            in_window_ = 0;
+        }
+        if (in_window_ >= burst_) {
             ++held_;
             return std::nullopt;
         }
-        written_ = true;
-        last_ms_ = now_ms;
+        ++in_window_;
         const uint64_t held = held_;
         held_ = 0;
         return held;
@@ -42,7 +48,9 @@ public:
 
 private:
     int64_t interval_ms_;
-    int64_t last_ms_ = 0;
+    uint64_t burst_;
+    int64_t window_ms_ = 0;
+    uint64_t in_window_ = 0;
     bool written_ = false;
     uint64_t held_ = 0;
 };

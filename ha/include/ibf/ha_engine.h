@@ -19,7 +19,9 @@
 //   only for its own SM, and only while its own port is Active (an isolated standby never
 //   promotes itself into an island);
 // - a configured fence command must succeed before the promotion;
-// - every decision is a FailoverRecord with its evidence.
+// - every decision is a FailoverRecord with its evidence;
+// - a split brain that heals (two masters of one subnet answering each other over InfiniBand) is
+//   resolved by forcing a heavy sweep of the lower master, after which OpenSM hands over.
 #pragma once
 
 #include <cstdint>
@@ -181,6 +183,7 @@ private:
     void track_master(int64_t now_ms);
     std::vector<Action> step(int64_t now_ms);
     std::vector<Action> watch(int64_t now_ms);
+    std::vector<Action> heal_split_brain(int64_t now_ms);
     std::vector<Action> start_attempt(Guid master, const Evidence& ev, int64_t now_ms);
     std::vector<Action> promote_now(int64_t now_ms);
     void complete(int64_t now_ms);
@@ -204,6 +207,7 @@ private:
     std::string fence_detail_;
     std::vector<Action> pending_;             // log actions produced by on_*(), returned by tick()
     std::string said_;                        // key of the last repeated log line (no repeats)
+    int64_t heal_ms_ = 0;                     // last split-brain healing Set (rate limit)
 
     std::optional<Guid> last_master_;         // for master-change records
     std::vector<FailoverRecord> history_;

@@ -15,8 +15,8 @@ namespace ibf::ha {
 
 // `current` may be null (no fabric yet). Findings are sorted by kind, then SM GUID.
 //  - sm_split_brain: two or more live SMs in one subnet group say MASTER;
-//  - sm_master_lid_mismatch: ports of `current` whose MasterSMLID is known and is not the master's
-//    LID (one finding per node, the ports listed) - only when the snapshot carries MasterSMLID;
+//  - sm_master_lid_mismatch: Active ports of `current` (a master's sweep) whose MasterSMLID is known
+//    and is not that master's LID (one finding per node, the ports listed);
 //  - sm_stalled: the live master's ActCount has not moved for `stall_ms`;
 //  - sm_standby_not_polling: a live STANDBY whose ActCount has not moved for `stall_ms`;
 //  - sm_unknown: an SM whose GUID is not in `expect.sms` (when that list is given);

@@ -93,9 +93,6 @@ struct OsmLogHit {
 std::optional<OsmLogHit> find_osm_log_line(std::string_view log, size_t from, std::string_view needle, int year,
                                            long utc_offset_s = 0);
 
-// OpenSM's guid2lid cache file ("0x0000000000100001 0x0001 0x0001" per line: GUID, min and max
-// LID, hex or decimal; blank lines skipped): port GUID -> base LID.
-std::vector<std::pair<Guid, int>> parse_guid2lid(std::string_view text);
 
 // ibsim's console answer to `Attached`: "Client 0: pid 8490 connected at "h1" port 0x100001, ...".
 struct SimClient {

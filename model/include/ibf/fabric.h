@@ -56,6 +56,7 @@ struct Port {
 
     int mtu_cap = 0;        // bytes, 0 = not known
     int mtu_active = 0;     // NeighborMTU in bytes, 0 = not known
+    uint16_t master_sm_lid = 0;  // PortInfo.MasterSMLID (CA ports, switch port 0), 0 = not known
 
     NodeId peer = kNoNode;  // linked node, or kNoNode
     uint8_t peer_port = 0;
