@@ -59,6 +59,12 @@ void HaEngine::on_plugin(const SmInfo& sm, bool local, int64_t now_ms) {
     if (sm.port_guid == 0) return;
     if (local && local_ == 0) local_ = sm.port_guid;
     SmView& v = view(sm.port_guid, now_ms);
+    // An SM whose port was in the last master sweep is of that master's subnet; a STANDBY's plugin
+    // reports LID 0, the sweep has its port's LID.
+    if (auto it = last_lids_.find(sm.port_guid); it != last_lids_.end()) {
+        if (last_lids_from_) unite(last_lids_from_, sm.port_guid);
+        if (!sm.lid && !v.info.lid) v.info.lid = it->second;
+    }
     v.plugin_seen = v.plugin_connected = true;
     v.plugin_ms = now_ms;
     v.plugin_closed_ms = 0;
@@ -111,7 +117,10 @@ void HaEngine::on_snapshot(const Snapshot& s, int64_t now_ms) {
     for (const Node& n : s.fabric.nodes())
         for (const Port& p : n.ports) {
             if (!p.valid || p.guid == 0) continue;
-            if (sms_.count(p.guid)) unite(self, p.guid);
+            if (auto sv = sms_.find(p.guid); sv != sms_.end()) {
+                unite(self, p.guid);
+                if (!sv->second.info.lid && p.lid) sv->second.info.lid = p.lid;
+            }
             if (p.lid && (n.type != NodeType::Switch || p.num == 0)) lids[p.guid] = p.lid;
         }
     if (s.self.state == SmState::Master) {
@@ -125,6 +134,7 @@ void HaEngine::on_snapshot(const Snapshot& s, int64_t now_ms) {
             pending_lid_compare_ = false;
         }
         last_lids_ = std::move(lids);
+        last_lids_from_ = self;
     }
 }
 

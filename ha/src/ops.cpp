@@ -1,4 +1,5 @@
 // Switchover plans and keepalived notify arguments (ha_ops.h). Pure.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 
@@ -10,10 +11,15 @@ namespace ibf::ha {
 std::variant<SwitchoverPlan, std::string> switchover_plan(SmPriority master, SmPriority target) {
     if (master.sm == target.sm) return std::string("the target " + guid_hex(target.sm) + " is already the master");
     SwitchoverPlan p;
-    int new_master = target.priority, new_target = master.priority;
-    if (new_master == new_target && !sm_outranks(new_target, target.sm, new_master, master.sm)) {
-        if (new_target < 15) ++new_target;
-        else --new_master;
+    int new_master = master.priority, new_target = target.priority;
+    // Raise the target just above the master (a tie is won by the lower GUID). Only when that
+    // cannot work (the master is at 15 and outranks the target at 15) is the master lowered.
+    const int needed = target.sm < master.sm ? master.priority : master.priority + 1;
+    if (needed <= 15) {
+        new_target = std::max(target.priority, needed);
+    } else {
+        new_target = 15;
+        new_master = 14;
     }
     if (new_master != master.priority) p.steps.push_back({master.sm, new_master});
     if (new_target != target.priority) p.steps.push_back({target.sm, new_target});

@@ -57,6 +57,26 @@ TEST(HaFindings, TwoLiveMastersOfOneSubnetAreSplitBrainTwoOfTwoSubnetsAreNot) {
     EXPECT_EQ(count(ha_findings(e, nullptr, 300), FindingKind::sm_split_brain), 0u);
 }
 
+TEST(HaFindings, AStandbyThatStartsAfterTheMastersSweepIsItsStandby) {
+    HaEngine e(monitor());
+    Snapshot s;  // the master's sweep: kB's port is in the fabric (LID 8), kB not yet an SM
+    s.self = sm(kA, 1, 15, SmState::Master, 1);
+    Node n;
+    n.type = NodeType::CA;
+    n.guid = kB - 1;
+    n.description = "h2 HCA-1";
+    NodeId id = s.fabric.add_node(n, 1);
+    s.fabric.node(id).ports[1].guid = kB;
+    s.fabric.node(id).ports[1].lid = 8;
+    s.fabric.finalize();
+    e.on_plugin(sm(kA, 1, 15, SmState::Master, 1), false, 0);
+    e.on_snapshot(s, 0);
+    e.on_plugin(sm(kB, 0, 14, SmState::Standby, 1), true, 10);  // a STANDBY's plugin says LID 0
+    EXPECT_EQ(e.group_of(kA), e.group_of(kB));
+    EXPECT_EQ(e.sms().at(kB).info.lid, 8);
+    EXPECT_EQ(count(ha_findings(e, nullptr, 20), FindingKind::sm_no_standby), 0u);
+}
+
 TEST(HaFindings, NoStandbyAndStalls) {
     HaConfig c = monitor();
     c.stall_ms = 5000;

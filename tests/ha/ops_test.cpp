@@ -22,35 +22,38 @@ void expect_target_wins(SmPriority m, SmPriority t, const SwitchoverPlan& p) {
     EXPECT_TRUE(sm_outranks(uint8_t(t.priority), t.sm, uint8_t(m.priority), m.sm)) << p.summary;
 }
 
-TEST(HaOps, SwitchoverSwapsPrioritiesMasterFirst) {
-    auto p = plan({kM, 15}, {kT, 14});
+TEST(HaOps, SwitchoverRaisesTheTargetJustEnough) {
+    // kT (0x10) has the lower GUID: a tie is enough.
+    auto p = plan({kM, 13}, {kT, 12});
+    ASSERT_EQ(p.steps.size(), 1u);
+    EXPECT_EQ(p.steps[0].sm, kT);
+    EXPECT_EQ(p.steps[0].priority, 13);
+    expect_target_wins({kM, 13}, {kT, 12}, p);
+    // kHi (0x30) has the higher GUID: one above the master.
+    auto q = plan({kM, 13}, {kHi, 12});
+    ASSERT_EQ(q.steps.size(), 1u);
+    EXPECT_EQ(q.steps[0].priority, 14);
+    expect_target_wins({kM, 13}, {kHi, 12}, q);
+    // Already outranking (a higher priority than needed) is kept as it is: no step lowers it.
+    auto r = plan({kM, 3}, {kHi, 9});
+    EXPECT_TRUE(r.steps.empty());
+}
+
+TEST(HaOps, SwitchoverAtTheTopLowersTheMasterFirst) {
+    // The master at 15 outranks a target at 15 with a higher GUID: master 14, then target 15.
+    auto p = plan({kM, 15}, {kHi, 14});
     ASSERT_EQ(p.steps.size(), 2u);
     EXPECT_EQ(p.steps[0].sm, kM);
     EXPECT_EQ(p.steps[0].priority, 14);
-    EXPECT_EQ(p.steps[1].sm, kT);
+    EXPECT_EQ(p.steps[1].sm, kHi);
     EXPECT_EQ(p.steps[1].priority, 15);
-    expect_target_wins({kM, 15}, {kT, 14}, p);
-    // And back: the same command with the roles exchanged restores the original priorities.
-    auto back = plan({kT, 15}, {kM, 14});
-    ASSERT_EQ(back.steps.size(), 2u);
-    EXPECT_EQ(back.steps[0].priority, 14);
-    EXPECT_EQ(back.steps[1].priority, 15);
-}
-
-TEST(HaOps, SwitchoverWithEqualPriorities) {
-    // Equal priorities: the lower GUID wins. Target kT (0x10) already outranks kHi (0x30) then,
-    // but a master with the lower GUID needs a priority step.
-    expect_target_wins({kHi, 7}, {kT, 7}, plan({kHi, 7}, {kT, 7}));
-    auto up = plan({kT, 7}, {kHi, 7});
-    ASSERT_EQ(up.steps.size(), 1u);
-    EXPECT_EQ(up.steps[0].sm, kHi);
-    EXPECT_EQ(up.steps[0].priority, 8);
-    expect_target_wins({kT, 7}, {kHi, 7}, up);
-    auto down = plan({kT, 15}, {kHi, 15});
-    ASSERT_EQ(down.steps.size(), 1u);
-    EXPECT_EQ(down.steps[0].sm, kT);
-    EXPECT_EQ(down.steps[0].priority, 14);
-    expect_target_wins({kT, 15}, {kHi, 15}, down);
+    expect_target_wins({kM, 15}, {kHi, 14}, p);
+    // And back: kM (0x20) has the lower GUID, a tie at 15 is enough.
+    auto back = plan({kHi, 15}, {kM, 14});
+    ASSERT_EQ(back.steps.size(), 1u);
+    EXPECT_EQ(back.steps[0].sm, kM);
+    EXPECT_EQ(back.steps[0].priority, 15);
+    expect_target_wins({kHi, 15}, {kM, 14}, back);
 }
 
 TEST(HaOps, SwitchoverToTheMasterIsRefused) {

@@ -162,9 +162,14 @@ int main(int argc, char** argv) {
         std::cout << j.dump() << std::endl;
     }
     if (!asio) return 0;
+    // The Asio side must still advance after the MADs: wait for both counters to move (up to 2 s,
+    // for a loaded machine where the 5 ms timer's thread may wait for a core), not a fixed sleep.
     const int t0 = side.ticks, e0 = side.echoes;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const bool alive = side.ticks > t0 && side.echoes > e0;
+    bool alive = false;
+    for (int i = 0; i < 400 && !alive; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        alive = side.ticks > t0 && side.echoes > e0;
+    }
     std::cout << json{{"asio", alive}, {"ticks", side.ticks.load()}, {"echoes", side.echoes.load()}}.dump() << std::endl;
     side.stop();
     return alive ? 0 : 4;

@@ -213,6 +213,7 @@ private:
     std::vector<FailoverRecord> history_;
     uint64_t master_changes_ = 0, failovers_by_us_ = 0;
     std::map<Guid, uint16_t> last_lids_, lids_before_;  // port GUID -> LID of master snapshots
+    Guid last_lids_from_ = 0;                 // the master whose sweep last_lids_ is
     bool pending_lid_compare_ = false;
     std::vector<LidChange> lid_changes_;
 };

@@ -1,8 +1,8 @@
 // Administrative HA operations as pure plans: the priority changes that make a switchover, and
 // the validation of keepalived's notify arguments. The CLI (tools/cmd_sm.cpp) carries them out.
 //
-//   auto plan = ibf::ha::switchover_plan({master, 15}, {standby, 14});
-//   // plan->steps: [{master, 14}, {standby, 15}]: lower the master first, then raise the target
+//   auto plan = ibf::ha::switchover_plan({master, 13}, {standby, 12});
+//   // plan->steps: [{standby, 14}] (or 13 when the standby's GUID is the lower one)
 //   auto n = ibf::ha::parse_notify({"MASTER"});       // or keepalived's {"INSTANCE","SM_HA","MASTER","150"}
 #pragma once
 
@@ -26,10 +26,11 @@ struct SwitchoverPlan {
 };
 
 // The priority changes after which `target` outranks `master` (OpenSM's rule: priority, then the
-// lower GUID) with as little change as possible: the two priorities are swapped; when they are
-// equal, the target is raised by one (or, at 15, the master lowered by one). The master is
-// changed first, so that the target's change (which makes OpenSM send trap 144) finds the final
-// ranking. Error text when master == target.
+// lower GUID): the target is raised just enough; only when that is impossible (the master at 15
+// outranks a target at 15) the master goes to 14 and the target to 15, the master first, so that
+// the target's change (OpenSM sends trap 144) finds the final ranking. The target is raised, not
+// the master lowered, where possible: an OpenSM that became master by a handover ignores a new
+// sm_priority on SIGHUP (measured, docs/ha.md). Error text when master == target.
 std::variant<SwitchoverPlan, std::string> switchover_plan(SmPriority master, SmPriority target);
 
 // keepalived's notify arguments: either `STATE` alone (notify_master "ibfabric ha notify MASTER")
