@@ -420,7 +420,10 @@ TEST(WireErrors, SnapshotSchemaViolations) {
         {"port num > np", [](json& j) { j["n"][0]["p"][1][0] = 9; }, "beyond np"},
         {"port order", [](json& j) { j["n"][0]["p"][2][0] = 1; }, "increasing order"},
         {"CA port 0", [](json& j) { j["n"][1]["p"][0][0] = 0; }, "only for switches"},
-        {"port short", [](json& j) { j["n"][0]["p"][1].erase(13); }, "needs 14"},
+        {"port short", [](json& j) {
+             auto& p = j["n"][0]["p"][1];  // 13 elements: one below the required 14 (index 14 is optional)
+             while (p.size() > 13) p.erase(p.size() - 1);
+         }, "needs 14"},
         {"port state", [](json& j) { j["n"][0]["p"][1][4] = 5; }, "out of range"},
         {"phys state", [](json& j) { j["n"][0]["p"][1][5] = 8; }, "out of range"},
         {"lmc", [](json& j) { j["n"][0]["p"][1][3] = 8; }, "out of range"},
