@@ -182,7 +182,7 @@ TEST(HaEngine, AnIsolatedMasterSweepingItsIslandIsStillTheOneWatched) {
     EXPECT_EQ(promoted_at, 3100) << "the slow path, as if it still said MASTER";
 }
 
-TEST(HaEngine, AHealedSplitBrainIsResolvedByTheLowerMastersAgent) {
+TEST(HaEngine, AHealedSplitBrainMakesEachMastersAgentForceASweep) {
     HaConfig c = act_config();
     HaEngine e(c);
     e.on_local_port(active_port(), 0);
@@ -190,7 +190,7 @@ TEST(HaEngine, AHealedSplitBrainIsResolvedByTheLowerMastersAgent) {
     s.self = sm(kMaster, 1, 15, SmState::Master);
     s.other_sms = {sm(kLocal, 2, 14, SmState::Master)};
     e.on_snapshot(s, 0);
-    // Both are MASTER; this node's (priority 14) is the lower one.
+    // Both are MASTER.
     e.on_plugin(sm(kLocal, 2, 14, SmState::Master), true, 0);
     e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, 10);
     e.on_probe(kMaster, 1, lost(), 20);  // still partitioned: nothing to do
@@ -199,13 +199,16 @@ TEST(HaEngine, AHealedSplitBrainIsResolvedByTheLowerMastersAgent) {
     e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), 100);  // the partition healed
     auto pr = of_kind(e.tick(100), Action::Kind::promote);
     ASSERT_EQ(pr.size(), 1u);
-    EXPECT_EQ(pr[0].lid, 2);
+    EXPECT_EQ(pr[0].lid, 2) << "its own SM";
     EXPECT_EQ(pr[0].attr_mod, kSmInfoHandover);
     e.on_plugin(sm(kLocal, 2, 14, SmState::Master), true, 500);
     e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), 500);
     EXPECT_TRUE(of_kind(e.tick(500), Action::Kind::promote).empty()) << "at most once per retry_after_ms";
+    e.on_plugin(sm(kLocal, 2, 14, SmState::Master), true, 2200);
+    e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), 2200);
+    EXPECT_EQ(of_kind(e.tick(2200), Action::Kind::promote).size(), 1u) << "again while it lasts";
 
-    // The higher master's agent never forces anything.
+    // The other master's agent does the same for its own SM.
     HaConfig hc = act_config();
     hc.local_sm = kMaster;
     HaEngine h(hc);
@@ -214,7 +217,17 @@ TEST(HaEngine, AHealedSplitBrainIsResolvedByTheLowerMastersAgent) {
     h.on_plugin(sm(kMaster, 1, 15, SmState::Master), true, 100);
     h.on_plugin(sm(kLocal, 2, 14, SmState::Master), false, 100);
     h.on_probe(kLocal, 2, answer(kLocal, 14, SmState::Master), 100);
-    EXPECT_TRUE(of_kind(h.tick(100), Action::Kind::promote).empty());
+    auto hp = of_kind(h.tick(100), Action::Kind::promote);
+    ASSERT_EQ(hp.size(), 1u);
+    EXPECT_EQ(hp[0].lid, 1);
+    // A master whose peer only heartbeats (no SMInfo answer: still partitioned) forces nothing.
+    HaEngine q(hc);
+    q.on_local_port(active_port(), 0);
+    q.on_snapshot(s, 0);
+    q.on_plugin(sm(kMaster, 1, 15, SmState::Master), true, 100);
+    q.on_plugin(sm(kLocal, 2, 14, SmState::Master), false, 100);
+    q.on_probe(kLocal, 2, lost(), 100);
+    EXPECT_TRUE(of_kind(q.tick(100), Action::Kind::promote).empty());
 }
 
 TEST(HaEngine, SlowPathThresholdsAreConfigurable) {

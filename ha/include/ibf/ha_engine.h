@@ -21,7 +21,8 @@
 // - a configured fence command must succeed before the promotion;
 // - every decision is a FailoverRecord with its evidence;
 // - a split brain that heals (two masters of one subnet answering each other over InfiniBand) is
-//   resolved by forcing a heavy sweep of the lower master, after which OpenSM hands over.
+//   resolved by forcing a heavy sweep of each master (each agent its own), in which OpenSM's
+//   arbitration leaves one.
 #pragma once
 
 #include <cstdint>
