@@ -28,13 +28,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string read_all(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 int current_year() {
     std::time_t t = std::time(nullptr);
     std::tm tm{};

@@ -25,13 +25,6 @@ using lab_detail::sleep_s;
 
 namespace {
 
-std::string read_all(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 // `ip ARGS` (never a shell); its exit status.
 int ip(const std::vector<std::string>& args, std::string* out = nullptr) {
     lab_detail::SpawnSpec s;

@@ -116,6 +116,12 @@ inline std::map<std::string, int> summary(const Cli& c) {
     return m;
 }
 
+// A whole file ("" when it cannot be read).
+inline std::string read_all(const std::string& path) {
+    std::ifstream f(path);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
 inline std::string describe(const Cli& c) { return "rc=" + std::to_string(c.rc) + "\nstdout:\n" + c.out + "\nstderr:\n" + c.err; }
 
 }  // namespace ibf::test
