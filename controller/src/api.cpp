@@ -10,6 +10,7 @@
 #include <map>
 
 #include "ibf/error.h"
+#include "ibf/ha_engine.h"
 #include "ibf/history.h"
 #include "ibf/metrics.h"
 #include "ibf/report.h"
@@ -333,7 +334,14 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
         if (path == "/api/v1/ha/history") {
             if (!method_is("GET", r) || !no_query(r)) return r;
             if (!ctx.ha) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
-            return ok_json(ha_history_json(*ctx.ha));
+            json j = ha_history_json(*ctx.ha);
+            if (ctx.ha_history) {  // durable: survives restarts (the engine keeps this run's only)
+                j["history"] = ctx.ha_history(ha::HaEngine::kMaxHistory);
+                j["source"] = "history database";
+            } else {
+                j["source"] = "memory (this run)";
+            }
+            return ok_json(j);
         }
         if (path == "/api/v1/sm/priority") {
             if (!method_is("POST", r) || !no_query(r)) return r;

@@ -126,6 +126,7 @@ struct Daemon::Impl {
     asio::steady_timer ha_timer{io};
     std::vector<HaTarget> ha_targets;        // as last given to the agent
     std::string ha_track;                    // track_file content last written
+    uint64_t ha_persisted = 0;               // engine records already handed to the history database
     // What the agent last wrote into the local guid2lid (touched only by its producers, which run
     // one at a time on the agent thread).
     std::shared_ptr<ha::Guid2Lid> guid2lid_written = std::make_shared<ha::Guid2Lid>();
@@ -913,6 +914,7 @@ ApiContext Daemon::Impl::api_context() {
         c.ha = &*ha;
         c.ha_agents = opt.config.ha_agents;
         c.sm_priority = [this](const nlohmann::json& body) { return set_local_priority(body); };
+        if (history) c.ha_history = [h = history.get()](int limit) { return h->recent_ha_events(limit); };
     }
     c.reload = [this] { return reload(); };
     return c;
@@ -1016,7 +1018,19 @@ void Daemon::Impl::ha_closed(Guid sm) {
 void Daemon::Impl::ha_step() {
     if (!ha || stopping) return;
     const int64_t now = now_ms();
-    for (ha::Action& a : ha->tick(now)) {
+    std::vector<ha::Action> actions = ha->tick(now);
+    if (history && ha->records_total() > ha_persisted) {  // new records: into SQLite, off the io thread
+        const auto& h = ha->history();
+        const size_t fresh = std::min<uint64_t>(ha->records_total() - ha_persisted, h.size());
+        for (size_t i = h.size() - fresh; i < h.size(); ++i) {
+            const int64_t at = h[i].decided_ms;
+            ha_agent->run_task([store = history.get(), at, text = json_text(ha_record_json(h[i]))] {
+                store->append_ha_event(at, text);
+            });
+        }
+        ha_persisted = ha->records_total();
+    }
+    for (ha::Action& a : actions) {
         if (a.kind == ha::Action::Kind::log) {
             spdlog::info("ha: {}", a.text);
             continue;

@@ -69,13 +69,23 @@ void HaAgent::write_file(std::string path, FileText make) {
     cv_.notify_all();
 }
 
+void HaAgent::run_task(std::function<void()> task) {
+    {
+        std::lock_guard lk(mu_);
+        tasks_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+}
+
 void HaAgent::do_jobs(ha::SmpPort* port) {
     std::deque<ha::Action> acts;
     std::deque<std::pair<std::string, FileText>> files;
+    std::deque<std::function<void()>> tasks;
     {
         std::lock_guard lk(mu_);
         acts.swap(actions_);
         files.swap(files_);
+        tasks.swap(tasks_);
     }
     for (auto& a : acts) {
         if (a.kind == ha::Action::Kind::promote) {
@@ -90,6 +100,13 @@ void HaAgent::do_jobs(ha::SmpPort* port) {
         } else if (a.kind == ha::Action::Kind::fence) {
             if (fence_thread_.joinable()) fence_thread_.join();  // one fence at a time
             fence_thread_ = std::thread([this, argv = a.argv] { fence(argv); });
+        }
+    }
+    for (auto& t : tasks) {
+        try {
+            t();
+        } catch (const std::exception& e) {
+            if (hooks_.log_warn) hooks_.log_warn(std::string("ha: ") + e.what());
         }
     }
     for (auto& [path, make] : files) {
@@ -158,7 +175,7 @@ void HaAgent::run() {
         // probe anyway; a live one answers in microseconds, hence the 10 ms floor).
         const auto wait = std::chrono::milliseconds(urgent ? std::min(10, cfg_.poll_ms) : cfg_.poll_ms);
         cv_.wait_for(lk, wait, [&] {
-            if (stop_ || !actions_.empty() || !files_.empty()) return true;
+            if (stop_ || !actions_.empty() || !files_.empty() || !tasks_.empty()) return true;
             for (const auto& t : targets_)
                 if (t.urgent) return !urgent;  // became urgent while we slept
             return false;

@@ -12,7 +12,9 @@ using json = nlohmann::json;
 
 json when(int64_t ms) { return ms ? json(iso_time(ms)) : json(nullptr); }
 
-json record_json(const ha::FailoverRecord& r) {
+}  // namespace
+
+json ha_record_json(const ha::FailoverRecord& r) {
     return json{{"from", guid_hex(r.from)},
                 {"to", guid_hex(r.to)},
                 {"cause", r.cause},
@@ -27,6 +29,8 @@ json record_json(const ha::FailoverRecord& r) {
                 {"master_unix_ms", r.master_ms ? json(r.master_ms) : json(nullptr)},
                 {"duration_ms", r.master_ms && r.detected_ms ? json(r.duration_ms()) : json(nullptr)}};
 }
+
+namespace {
 
 json sm_view_json(const ha::HaEngine& e, const ha::SmView& v, int64_t now) {
     return json{{"port_guid", guid_hex(v.info.port_guid)},
@@ -66,7 +70,7 @@ json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::strin
     json last = json(nullptr);
     for (auto it = h.rbegin(); it != h.rend(); ++it)
         if (it->from && it->to) {
-            last = record_json(*it);
+            last = ha_record_json(*it);
             break;
         }
     const ha::HaConfig& c = e.config();
@@ -93,7 +97,7 @@ json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::strin
 json ha_history_json(const ha::HaEngine& e) {
     json arr = json::array();
     const auto& h = e.history();
-    for (auto it = h.rbegin(); it != h.rend(); ++it) arr.push_back(record_json(*it));  // newest first
+    for (auto it = h.rbegin(); it != h.rend(); ++it) arr.push_back(ha_record_json(*it));  // newest first
     return json{{"history", arr}, {"master_changes", e.master_changes()},
                 {"failovers_by_this_node", e.failovers_by_this_node()}};
 }

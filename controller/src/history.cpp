@@ -98,6 +98,9 @@ HistoryStore::HistoryStore(const std::string& path) : path_(path) {
              " sm_guid TEXT NOT NULL, nodes INTEGER NOT NULL, switches INTEGER NOT NULL, cas INTEGER NOT NULL,"
              " links INTEGER NOT NULL, findings_count INTEGER NOT NULL, checked INTEGER NOT NULL,"
              " check_ms REAL NOT NULL, findings_json TEXT NOT NULL)");
+        exec(writer_, path,
+             "CREATE TABLE IF NOT EXISTS ha_events ("
+             " id INTEGER PRIMARY KEY AUTOINCREMENT, unix_ms INTEGER NOT NULL, record_json TEXT NOT NULL)");
         reader_ = open(path, SQLITE_OPEN_READONLY);
     } catch (...) {
         sqlite3_close(writer_);
@@ -209,6 +212,26 @@ size_t HistoryStore::count() const {
     Stmt st(reader_, path_, "SELECT COUNT(*) FROM sweeps");
     if (sqlite3_step(st.s) != SQLITE_ROW) fail(reader_, path_, "count");
     return static_cast<size_t>(sqlite3_column_int64(st.s, 0));
+}
+
+void HistoryStore::append_ha_event(int64_t unix_ms, const std::string& record_json) {
+    std::lock_guard lk(wmu_);
+    Stmt st(writer_, path_, "INSERT INTO ha_events (unix_ms, record_json) VALUES (?,?)");
+    sqlite3_bind_int64(st.s, 1, unix_ms);
+    sqlite3_bind_text(st.s, 2, record_json.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st.s) != SQLITE_DONE) fail(writer_, path_, "insert");
+}
+
+nlohmann::json HistoryStore::recent_ha_events(int limit) const {
+    std::lock_guard lk(rmu_);
+    Stmt st(reader_, path_, "SELECT record_json FROM ha_events ORDER BY id DESC LIMIT ?");
+    sqlite3_bind_int(st.s, 1, limit);
+    nlohmann::json out = nlohmann::json::array();
+    while (sqlite3_step(st.s) == SQLITE_ROW) {
+        nlohmann::json j = nlohmann::json::parse(column_text(st.s, 0), nullptr, false);
+        if (!j.is_discarded()) out.push_back(std::move(j));
+    }
+    return out;
 }
 
 }  // namespace ibf

@@ -219,6 +219,7 @@ bool HaEngine::local_is_master(int64_t now_ms) const {
 }
 
 void HaEngine::record(FailoverRecord r) {
+    ++records_total_;
     if (history_.size() >= kMaxHistory) history_.erase(history_.begin());
     history_.push_back(std::move(r));
 }

@@ -230,6 +230,23 @@ TEST(ControllerApi, ReloadNeedsTheToken) {
     EXPECT_EQ(json::parse(ok.body)["reloaded"], true);
 }
 
+TEST(ControllerHistory, FailoverEventsNewestFirstAndSurviveReopen) {
+    TempDir dir;
+    const std::string db = dir.file("h.db");
+    {
+        HistoryStore h(db);
+        h.append_ha_event(1000, json{{"from", "0x1"}, {"to", "0x2"}, {"outcome", "promoted"}}.dump());
+        h.append_ha_event(2000, json{{"from", "0x2"}, {"to", "0x1"}, {"outcome", "observed"}}.dump());
+    }
+    HistoryStore h(db);  // a daemon restart keeps them
+    json ev = h.recent_ha_events(10);
+    ASSERT_EQ(ev.size(), 2u);
+    EXPECT_EQ(ev[0]["outcome"], "observed");
+    EXPECT_EQ(ev[1]["outcome"], "promoted");
+    EXPECT_EQ(h.recent_ha_events(1).size(), 1u);
+    EXPECT_EQ(h.count(), 0u) << "failover events are not sweep rows";
+}
+
 TEST(ControllerHistory, RowsNewestFirstAndSurviveReopen) {
     TempDir dir;
     const std::string db = dir.file("h.db");

@@ -29,6 +29,7 @@
 namespace ibf {
 namespace ha {
 class HaEngine;
+struct FailoverRecord;
 }
 
 struct ApiRequest {
@@ -63,6 +64,8 @@ struct ApiContext {
     const ha::HaEngine* ha = nullptr;
     std::vector<std::string> ha_agents;
     std::function<nlohmann::json(const nlohmann::json& body)> sm_priority;
+    // The durable failover history (the history database), newest first; null = the engine's.
+    std::function<nlohmann::json(int limit)> ha_history;
 };
 
 ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx);
@@ -82,6 +85,7 @@ nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch
 // HA parts (controller/src/ha_api.cpp, docs/api.md "SM high availability").
 nlohmann::json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents);
 nlohmann::json ha_history_json(const ha::HaEngine& e);
+nlohmann::json ha_record_json(const ha::FailoverRecord& r);
 std::string ha_metrics_text(const ha::HaEngine& e, int64_t now_ms);
 // "2026-11-30T02:00:00.123Z"; "" for 0.
 std::string iso_time(int64_t unix_ms);

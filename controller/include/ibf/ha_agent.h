@@ -72,6 +72,8 @@ public:
     // The newest producer per path wins; it runs on the agent thread; nullopt = leave the file.
     using FileText = std::function<std::optional<std::string>()>;
     void write_file(std::string path, FileText make);
+    // Any other slow work (a history row): run on the agent thread, in order.
+    void run_task(std::function<void()> task);
 
 private:
     void run();
@@ -87,6 +89,7 @@ private:
     std::vector<HaTarget> targets_;
     std::deque<ha::Action> actions_;
     std::deque<std::pair<std::string, FileText>> files_;
+    std::deque<std::function<void()>> tasks_;
     std::thread thread_, fence_thread_;
 };
 

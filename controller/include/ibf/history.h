@@ -62,6 +62,11 @@ public:
     size_t count() const;
     const std::string& path() const { return path_; }
 
+    // SM master changes and failover attempts (docs/ha.md), one JSON object each (the shape of
+    // GET /api/v1/ha/history's records), so they outlive a daemon restart. Newest first.
+    void append_ha_event(int64_t unix_ms, const std::string& record_json);
+    nlohmann::json recent_ha_events(int limit) const;
+
 private:
     std::string path_;
     sqlite3* writer_ = nullptr;

@@ -154,6 +154,7 @@ public:
     // SMs grouped by subnet (SMs seen in one fabric share a group; sticky).
     int group_of(Guid sm) const;
     const std::vector<FailoverRecord>& history() const { return history_; }
+    uint64_t records_total() const { return records_total_; }  // ever recorded (history() keeps the last kMaxHistory)
     uint64_t master_changes() const { return master_changes_; }
     uint64_t failovers_by_this_node() const { return failovers_by_us_; }
     // "0" / "1" for keepalived's track_file: 0 while the local SM is MASTER and answering.
@@ -212,7 +213,7 @@ private:
 
     std::optional<Guid> last_master_;         // for master-change records
     std::vector<FailoverRecord> history_;
-    uint64_t master_changes_ = 0, failovers_by_us_ = 0;
+    uint64_t master_changes_ = 0, failovers_by_us_ = 0, records_total_ = 0;
     std::map<Guid, uint16_t> last_lids_, lids_before_;  // port GUID -> LID of master snapshots
     Guid last_lids_from_ = 0;                 // the master whose sweep last_lids_ is
     bool pending_lid_compare_ = false;
