@@ -714,6 +714,7 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
             if constexpr (std::is_same_v<T, wire::Hello>) {
                 if (!state.on_hello(id, msg, now)) return false;
                 ha_plugin(id, msg.sm);
+                if (ha && msg.conf) ha->on_conf(msg.sm.port_guid, *msg.conf, now);
                 spdlog::info("ingest: connection {}: SM {} (LID {}, priority {}, {}) says hello: {}, plugin {}, pid {}",
                              id, guid_hex(msg.sm.port_guid), msg.sm.lid, msg.sm.priority, to_string(msg.sm.state),
                              msg.osm_version, msg.plugin_version, msg.pid);

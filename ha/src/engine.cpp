@@ -75,6 +75,10 @@ void HaEngine::on_plugin(const SmInfo& sm, bool local, int64_t now_ms) {
     v.source = Source::plugin;
 }
 
+void HaEngine::on_conf(Guid sm, const SmConf& c, int64_t now_ms) {
+    if (sm) view(sm, now_ms).conf = c;
+}
+
 void HaEngine::on_plugin_closed(Guid sm, int64_t now_ms) {
     auto it = sms_.find(sm);
     if (it == sms_.end()) return;

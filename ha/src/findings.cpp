@@ -130,6 +130,37 @@ void keys(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
     }
 }
 
+// The opensm.conf settings every SM node of a subnet must share, as the plugins' Hellos sent them.
+void drift(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
+    using Field = std::pair<const char*, std::string (*)(const SmConf&)>;
+    static const Field fields[] = {
+        {"routing_engine", [](const SmConf& c) { return c.routing_engine.empty() ? std::string("(default)") : c.routing_engine; }},
+        {"root_guid_file", [](const SmConf& c) { return c.root_guid_file; }},
+        {"cn_guid_file", [](const SmConf& c) { return c.cn_guid_file; }},
+        {"lmc", [](const SmConf& c) { return std::to_string(c.lmc); }},
+        {"honor_guid2lid_file", [](const SmConf& c) { return std::string(c.honor_guid2lid ? "TRUE" : "FALSE"); }},
+        {"sm_key", [](const SmConf& c) { return "digest " + c.sm_key_digest; }},
+    };
+    std::map<int, std::vector<const SmView*>> groups;
+    for (const auto& [g, v] : e.sms())
+        if (v.conf) groups[e.group_of(g)].push_back(&v);
+    for (const auto& [group, vs] : groups)
+        for (const auto& [name, get] : fields) {
+            std::map<std::string, std::vector<Guid>> by;
+            for (const SmView* v : vs) by[get(*v->conf)].push_back(v->info.port_guid);
+            if (by.size() < 2) continue;
+            std::string all;
+            for (const auto& [val, gs] : by)
+                for (Guid g : gs) all += (all.empty() ? "" : ", ") + guid_hex(g) + " " + (val.empty() ? "(none)" : val);
+            for (const auto& [val, gs] : by)
+                for (Guid g : gs)
+                    out.push_back(make(FindingKind::sm_conf_drift, g, s, std::string("one ") + name + " on every SM node",
+                                       std::string(name) + " " + (val.empty() ? "(none)" : val),
+                                       std::string("the SM nodes' opensm.conf disagree on ") + name + " (" + all +
+                                           "): after a failover the fabric would be run differently; make them equal"));
+        }
+}
+
 void standby(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Finding>& out) {
     if (e.config().mode == Mode::off) return;
     const auto m = e.master();
@@ -163,6 +194,7 @@ std::vector<Finding> ha_findings(const HaEngine& e, const Snapshot* current, int
     activity(e, current, now_ms, out);
     configuration(e, current, out);
     keys(e, current, out);
+    drift(e, current, out);
     standby(e, current, now_ms, out);
     lids(e, current, out);
     std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) { return a.kind < b.kind; });

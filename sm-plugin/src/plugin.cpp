@@ -70,8 +70,20 @@ void* plugin_create(osm_opensm_t* osm) {
         }
         Plugin* raw = p.get();
         SenderHooks hooks;
-        hooks.hello = [raw] {
-            return wire::Hello{OSM_VERSION, IBF_VERSION, poll_self(raw->osm), static_cast<uint32_t>(::getpid())};
+        // The opensm.conf settings that must agree across SM nodes (sm_conf_drift), read once here
+        // on OpenSM's main thread, before any sweep.
+        const osm_subn_opt_t& opt = osm->subn.opt;
+        SmConf conf;
+        conf.routing_engine = opt.routing_engine_names ? opt.routing_engine_names : "";
+        conf.root_guid_file = opt.root_guid_file ? opt.root_guid_file : "";
+        conf.cn_guid_file = opt.cn_guid_file ? opt.cn_guid_file : "";
+        conf.lmc = opt.lmc;
+        conf.honor_guid2lid = opt.honor_guid2lid_file;
+        conf.sm_key_digest = wire::sm_key_digest(cl_ntoh64(opt.sm_key));
+        hooks.hello = [raw, conf] {
+            wire::Hello h{OSM_VERSION, IBF_VERSION, poll_self(raw->osm), static_cast<uint32_t>(::getpid())};
+            h.conf = conf;
+            return h;
         };
         hooks.heartbeat = [raw] { return wire::Heartbeat{poll_self(raw->osm), raw->seq.load(), unix_ms()}; };
         hooks.log = [raw](LogLevel l, const std::string& m) { osm_say(raw->osm, l, m); };

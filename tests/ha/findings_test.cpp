@@ -126,6 +126,28 @@ TEST(HaFindings, UnknownSmAndPriorityMismatch) {
 namespace ibf::ha {
 namespace {
 
+TEST(HaFindings, OpensmConfDriftBetweenTheSmNodes) {
+    HaEngine e(HaConfig{});
+    Snapshot s;
+    s.self = {kA, 1, 15, SmState::Master, 1};
+    s.other_sms = {{kB, 2, 14, SmState::Standby, 1}};
+    e.on_snapshot(s, 0);
+    SmConf a{"ftree", "/etc/opensm/roots", "/etc/opensm/cns", 0, true, "00112233aabbccdd"};
+    SmConf b = a;
+    e.on_conf(kA, a, 0);
+    e.on_conf(kB, b, 0);
+    EXPECT_EQ(count(ha_findings(e, nullptr, 0), FindingKind::sm_conf_drift), 0u);
+    b.routing_engine = "minhop";
+    b.sm_key_digest = "ffffffffffffffff";
+    e.on_conf(kB, b, 0);
+    auto f = ha_findings(e, nullptr, 0);
+    EXPECT_EQ(count(f, FindingKind::sm_conf_drift), 4u) << "two settings, one finding per SM each";
+    bool engine_named = false;
+    for (const auto& x : f)
+        if (x.kind == FindingKind::sm_conf_drift && x.actual == "routing_engine minhop") engine_named = true;
+    EXPECT_TRUE(engine_named);
+}
+
 TEST(HaFindings, PortsPointingAtAnotherMasterLid) {
     HaEngine e(HaConfig{});
     Snapshot s;

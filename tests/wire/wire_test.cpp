@@ -1,5 +1,6 @@
 // ibf_wire: round trips, incremental feeding, every malformation, and a seeded fuzz loop.
 #include "ibf/wire.h"
+#include "ibf/wire_auth.h"
 
 #include <gtest/gtest.h>
 
@@ -199,6 +200,27 @@ TEST(Wire, LftAndConfiguredEngineAreOptionalKeys) {
     auto back2 = std::get<Snapshot>(decode_payload(MsgType::Snapshot, k.dump()));
     ASSERT_EQ(back2.lfts.size(), 1u);
     EXPECT_EQ(back2.lfts[0].port_by_lid.size(), 9u);
+}
+
+TEST(Wire, HelloCarriesTheSmsConfSettingsOptionally) {
+    Hello h{"OpenSM 3.3.23", "0.1.0", {0x10, 1, 15, SmState::Master, 3}, 42};
+    auto plain = std::get<Hello>(decode_one(encode(h)));
+    EXPECT_FALSE(plain.conf.has_value()) << "absent: an older plugin";
+    h.conf = SmConf{"ftree,minhop", "/etc/opensm/roots", "", 2, true, sm_key_digest(1)};
+    auto back = std::get<Hello>(decode_one(encode(h)));
+    ASSERT_TRUE(back.conf);
+    EXPECT_EQ(*back.conf, *h.conf);
+    EXPECT_EQ(h.conf->sm_key_digest.size(), 16u);
+    EXPECT_NE(sm_key_digest(1), sm_key_digest(2));
+    // Signed with the rest of the Hello: changing a setting breaks the MAC.
+    const std::string key(40, 'k');
+    sign_hello(h, key, 1000, std::string(32, 'a'));
+    Hello forged = h;
+    forged.conf->lmc = 0;
+    EXPECT_NE(hello_auth_text(forged, 1000, std::string(32, 'a')), hello_auth_text(h, 1000, std::string(32, 'a')));
+    json bad = json::parse(encode_payload(h));
+    bad["cf"]["lmc"] = 8;
+    EXPECT_THROW(decode_payload(MsgType::Hello, bad.dump()), Error);
 }
 
 TEST(Wire, MasterSmLidIsAnOptionalTrailingPortElement) {

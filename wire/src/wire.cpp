@@ -122,6 +122,17 @@ void write_payload(Writer& w, const Hello& h) {
     w.key("pv"); w.str(h.plugin_version); w.ch(',');
     w.key("sm"); write_sm(w, h.sm); w.ch(',');
     w.key("pid"); w.num(h.pid);
+    if (h.conf) {
+        w.ch(',');
+        w.key("cf"); w.ch('{');
+        w.key("re"); w.str(h.conf->routing_engine); w.ch(',');
+        w.key("rf"); w.str(h.conf->root_guid_file); w.ch(',');
+        w.key("cf"); w.str(h.conf->cn_guid_file); w.ch(',');
+        w.key("lmc"); w.num(h.conf->lmc); w.ch(',');
+        w.key("hg"); w.num(h.conf->honor_guid2lid ? 1 : 0); w.ch(',');
+        w.key("kh"); w.str(h.conf->sm_key_digest);
+        w.ch('}');
+    }
     if (h.auth) {
         w.ch(',');
         w.key("au"); w.ch('{');
@@ -444,6 +455,18 @@ HelloAuth read_hello_auth(const json& j, const Path& w) {
     return a;
 }
 
+SmConf read_sm_conf(const json& j, const Path& w) {
+    if (!j.is_object()) fail(w, std::string("expected an object, got ") + j.type_name());
+    SmConf c;
+    c.routing_engine = as_str(IBF_FIELD(j, w, "re"));
+    c.root_guid_file = as_str(IBF_FIELD(j, w, "rf"));
+    c.cn_guid_file = as_str(IBF_FIELD(j, w, "cf"));
+    c.lmc = static_cast<uint8_t>(as_u64(IBF_FIELD(j, w, "lmc"), 7));
+    c.honor_guid2lid = as_u64(IBF_FIELD(j, w, "hg"), 1) != 0;
+    c.sm_key_digest = as_str(IBF_FIELD(j, w, "kh"));
+    return c;
+}
+
 Hello read_hello(const json& j) {
     const Path w{nullptr, "Hello"};
     require_object(j, w.key);
@@ -453,6 +476,7 @@ Hello read_hello(const json& j) {
     h.sm = read_sm(IBF_FIELD(j, w, "sm"));
     h.pid = static_cast<uint32_t>(as_u64(IBF_FIELD(j, w, "pid"), UINT32_MAX));
     if (auto it = j.find("au"); it != j.end()) h.auth = read_hello_auth(*it, w.child("au"));
+    if (auto it = j.find("cf"); it != j.end()) h.conf = read_sm_conf(*it, w.child("cf"));
     return h;
 }
 

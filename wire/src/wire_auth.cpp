@@ -51,6 +51,10 @@ std::string hello_auth_text(const Hello& h, int64_t t_ms, std::string_view nonce
                         std::to_string(h.sm.priority) + "," + std::to_string(static_cast<int>(h.sm.state)) + "," +
                         std::to_string(h.sm.act_count));
     line(out, "pid", std::to_string(h.pid));
+    if (h.conf)  // covered too when sent (docs/wire.md): a peer cannot fake another node's settings
+        line(out, "cf", sized(h.conf->routing_engine) + sized(h.conf->root_guid_file) + sized(h.conf->cn_guid_file) +
+                            std::to_string(h.conf->lmc) + "," + (h.conf->honor_guid2lid ? "1" : "0") + "," +
+                            sized(h.conf->sm_key_digest));
     line(out, "t", std::to_string(t_ms));
     line(out, "n", nonce_hex);
     return out;
@@ -70,6 +74,14 @@ void sign_hello(Hello& h, std::string_view key, int64_t t_ms, std::string_view n
 }
 
 std::string nonce_hex_of(const unsigned char (&bytes)[16]) { return hex_of(bytes, 16); }
+
+std::string sm_key_digest(uint64_t sm_key) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    const std::string text = std::to_string(sm_key);
+    if (!EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr)) throw Error("SHA-256 failed (OpenSSL)");
+    return hex_of(md, 8);
+}
 
 KeyCheck check_key_file(std::string_view content, unsigned mode) {
     KeyCheck r;

@@ -94,6 +94,7 @@ struct SmView {
     int64_t act_count_changed_ms = 0;
     int64_t master_since_ms = 0;  // when it was last seen becoming MASTER (0 = not master)
     uint64_t sm_key = 0;          // as its SMInfo answered (OpenSM 3.3.23 gives it to anyone), 0 = unknown
+    std::optional<SmConf> conf;   // its opensm.conf settings, as its plugin's Hello sent them
 };
 
 enum class Phase : uint8_t { watching, suspecting, fencing, promoting, cooldown };
@@ -130,6 +131,7 @@ public:
     // An SM's plugin said something (Hello, Heartbeat, Snapshot.self); `local` = over the Unix socket.
     void on_plugin(const SmInfo& sm, bool local, int64_t now_ms);
     void on_plugin_closed(Guid sm, int64_t now_ms);  // its last plugin connection closed
+    void on_conf(Guid sm, const SmConf& c, int64_t now_ms);  // its opensm.conf settings (Hello)
     // A master's snapshot: the SMs it knows and the port GUIDs of its fabric (subnet grouping).
     void on_snapshot(const Snapshot& s, int64_t now_ms);
     // A SubnGet(SMInfo) probe to the SM believed to be at `lid` (`guid`) came back (or did not).

@@ -21,6 +21,8 @@ namespace ibf::ha {
 //  - sm_standby_not_polling: a live STANDBY whose ActCount has not moved for `stall_ms`;
 //  - sm_unknown: an SM whose GUID is not in `expect.sms` (when that list is given);
 //  - sm_config_mismatch: an SM whose priority differs from `expect.priorities`;
+//  - sm_conf_drift: SMs of one subnet whose plugins sent different opensm.conf settings (routing
+//    engine, guid files, lmc, honor_guid2lid_file, sm_key digest): one finding per SM and setting;
 //  - sm_no_standby: HA is configured (mode monitor/act) and the master's group has no live STANDBY;
 //  - lid_changed: a port whose LID differs across the latest master change.
 std::vector<Finding> ha_findings(const HaEngine& e, const Snapshot* current, int64_t now_ms);

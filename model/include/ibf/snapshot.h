@@ -16,6 +16,16 @@ namespace ibf {
 enum class SmState : uint8_t { NotActive = 0, Discovering = 1, Standby = 2, Master = 3 };
 std::string_view to_string(SmState s);  // "NOTACTIVE", "DISCOVERING", "STANDBY", "MASTER"
 
+// The opensm.conf settings that must agree on every SM node of one subnet (sm_conf_drift).
+struct SmConf {
+    std::string routing_engine;             // routing_engine as configured ("" = OpenSM's default)
+    std::string root_guid_file, cn_guid_file;
+    uint8_t lmc = 0;
+    bool honor_guid2lid = false;
+    std::string sm_key_digest;              // 16 hex digits of SHA-256 of the sm_key (never the key)
+    friend bool operator==(const SmConf&, const SmConf&) = default;
+};
+
 struct SmInfo {
     Guid port_guid = 0;
     uint16_t lid = 0;

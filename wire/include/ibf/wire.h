@@ -51,6 +51,7 @@ struct Hello {
     SmInfo sm;                   // this SM: port GUID, LID, priority, state
     uint32_t pid = 0;            // opensm's pid
     std::optional<HelloAuth> auth = std::nullopt;  // "au", absent = unauthenticated
+    std::optional<SmConf> conf = std::nullopt;     // "cf", absent = not sent (an older plugin)
 };
 
 enum class EventKind : uint8_t { Trap = 1, StateChange = 2, SweepStart = 3, RoutingDone = 4 };

@@ -37,6 +37,9 @@ void sign_hello(Hello& h, std::string_view key, int64_t t_ms, std::string_view n
 
 // 16 random bytes as 32 lowercase hex digits.
 std::string nonce_hex_of(const unsigned char (&bytes)[16]);
+// What the plugin sends in Hello.cf.kh: the first 16 hex digits of SHA-256 of the sm_key's decimal
+// text. Enough to tell two keys apart, not to read the key.
+std::string sm_key_digest(uint64_t sm_key);
 
 // A key file's content and permission bits -> the key (surrounding whitespace trimmed), or why
 // not: shorter than kMinKeyBytes, or a mode with a write bit for group/others or any bit for others
