@@ -77,27 +77,17 @@ public:
         return c;
     }
 
+    // `ibfabric ARGS --dir <this lab>` (and --ttl 300 on `lab up` unless given).
     Cli cli(std::vector<std::string> args, double timeout_s = 120) const {
-        lab_detail::SpawnSpec s;
-        s.argv = {kBin + "/ibfabric"};
-        s.argv.insert(s.argv.end(), args.begin(), args.end());
         // A lab never outlives this test for long, even if the test process is killed.
         if (args.size() >= 2 && args[0] == "lab" && args[1] == "up" &&
             std::find(args.begin(), args.end(), "--ttl") == args.end()) {
-            s.argv.push_back("--ttl");
-            s.argv.push_back("300");
+            args.push_back("--ttl");
+            args.push_back("300");
         }
-        s.argv.push_back("--dir");
-        s.argv.push_back(path);
-        s.out_path = path + "/cli.err";
-        std::error_code ec;
-        lab_cli_fs::remove(s.out_path, ec);
-        Cli c;
-        c.rc = lab_detail::run_capture(s, timeout_s, c.out);
-        std::ifstream e(s.out_path);
-        c.err.assign(std::istreambuf_iterator<char>(e), {});
-        if (!c.out.empty() && c.out[0] == '{') c.j = json::parse(c.out, nullptr, false);
-        return c;
+        args.push_back("--dir");
+        args.push_back(path);
+        return raw(std::move(args), timeout_s);
     }
     LabState state() const {
         auto s = lab_load_state(path);
