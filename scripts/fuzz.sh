@@ -19,7 +19,11 @@ san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBF_FUZZ=ON -DIBF_BUILD_TESTS=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" "${launcher[@]}" >/dev/null
-cmake --build "$BUILD_DIR" -j"$JOBS" --target fuzzers
+all=(ibnetdiscover iblinkinfo ibdiagnet_net node_name_map plan_yaml daemon_config wire_decoder http_api)
+targets=()
+for n in "${all[@]}"; do [[ $n =~ $ONLY ]] && targets+=("fuzz_$n"); done
+[ ${#targets[@]} -gt 0 ] || { echo "fuzz: no target matches '$ONLY' (${all[*]})"; exit 2; }
+cmake --build "$BUILD_DIR" -j"$JOBS" --target "${targets[@]}"
 
 seeds() {  # name -> seed files besides fuzz/corpus/<name>/
   case $1 in
@@ -37,9 +41,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 mkdir -p "$BUILD_DIR/crashes"
 failed=()
 summary=()
-for bin in "$BUILD_DIR"/bin/fuzz_*; do
-  name=$(basename "$bin"); name=${name#fuzz_}
-  [[ $name =~ $ONLY ]] || continue
+for target in "${targets[@]}"; do
+  bin=$BUILD_DIR/bin/$target name=${target#fuzz_}
   corpus=$BUILD_DIR/corpus/$name
   mkdir -p "$corpus"
   [ -d "fuzz/corpus/$name" ] && cp -n fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
