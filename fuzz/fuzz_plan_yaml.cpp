@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "ibf/error.h"
 #include "ibf/plan_yaml.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
