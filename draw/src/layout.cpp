@@ -2,6 +2,8 @@
 // bundles (draw.h).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
@@ -61,6 +63,7 @@ public:
         make_rows();
         place_rows();
         make_edges();
+        place_labels();
         finish();
         return std::move(l_);
     }
@@ -338,6 +341,46 @@ private:
         if (l_.boxes[a].y > l_.boxes[b].y) std::swap(a, b);
         l_.edges.push_back({.from = a, .to = b, .cables = cables});
         return l_.edges.back();
+    }
+
+    void set_geometry(Edge& e) const {
+        const Box &a = l_.boxes[e.from], &b = l_.boxes[e.to];
+        const double dx = e.lane * o_.lane_gap;
+        e.x1 = a.cx() + dx, e.x2 = b.cx() + dx;
+        e.curved = std::abs(a.y - b.y) < 1;
+        e.y1 = a.y + a.h, e.y2 = e.curved ? b.y + b.h : b.y;
+    }
+
+    struct Rect {
+        double x0, y0, x1, y1;
+        bool hits(const Rect& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+    };
+
+    // Each red label goes to the first point along its link (middle first) where it covers no
+    // box and no label placed before it; the least crowded point when there is none.
+    void place_labels() {
+        std::vector<Rect> taken;
+        for (const Box& b : l_.boxes) taken.push_back({b.x, b.y, b.x + b.w, b.y + b.h});
+        static constexpr double kAlong[] = {0.5, 0.35, 0.65, 0.2, 0.8, 0.42, 0.58, 0.27, 0.73, 0.12, 0.88};
+        for (Edge& e : l_.edges) {
+            set_geometry(e);
+            if (!e.fault) continue;
+            const double w = static_cast<double>(e.text.size()) * o_.char_w;
+            Rect best{};
+            size_t best_hits = SIZE_MAX;
+            for (double t : kAlong) {
+                const double x = e.x1 + (e.x2 - e.x1) * t + 4;
+                const double y = e.curved ? e.y1 + 34 + 20 * t : e.y1 + (e.y2 - e.y1) * t + 4;
+                const Rect r{x, y - 10, x + w, y + 3};
+                size_t hits = 0;
+                for (const Rect& o : taken) hits += r.hits(o);
+                if (hits < best_hits) best = r, best_hits = hits;
+                if (hits == 0) break;
+            }
+            e.label_x = best.x0, e.label_y = best.y0 + 10;
+            taken.push_back(best);
+            l_.width = std::max(l_.width, best.x1 + o_.margin);
+        }
     }
 
     void describe_fault(Edge& e, const Fault& x) {

@@ -1,4 +1,5 @@
 // SVG text of a Layout, and the escaping every drawn name goes through (draw.h).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -60,17 +61,12 @@ constexpr const char* kStyle =
     ".ibf-fabric .legend{fill:#17202e}"
     ".ibf-fabric .legend.fault{fill:#b71c1c}";
 
-// The path of an edge between two boxes: bottom of the upper box to top of the lower one,
-// shifted sideways by its lane; a curve below the row between boxes of one row.
-std::string edge_path(const Box& a, const Box& b, int lane) {
-    const double dx = lane * 7.0;
-    const double x1 = a.cx() + dx, x2 = b.cx() + dx;
-    if (std::abs(a.y - b.y) < 1) {
-        const double y = a.y + a.h;
-        return "M" + num(x1) + " " + num(y) + " Q" + num((x1 + x2) / 2) + " " + num(y + 40 + 8.0 * std::abs(lane)) +
-               " " + num(x2) + " " + num(y);
-    }
-    return "M" + num(x1) + " " + num(a.y + a.h) + " L" + num(x2) + " " + num(b.y);
+// The path of an edge (its geometry comes from the layout): a line, or a curve below one row.
+std::string edge_path(const Edge& e) {
+    if (e.curved)
+        return "M" + num(e.x1) + " " + num(e.y1) + " Q" + num((e.x1 + e.x2) / 2) + " " +
+               num(e.y1 + 40 + 8.0 * std::abs(e.lane)) + " " + num(e.x2) + " " + num(e.y2);
+    return "M" + num(e.x1) + " " + num(e.y1) + " L" + num(e.x2) + " " + num(e.y2);
 }
 
 void render_box(std::string& out, const Box& b, const SvgOptions& opt) {
@@ -86,15 +82,12 @@ void render_box(std::string& out, const Box& b, const SvgOptions& opt) {
            num(b.cy() + 4) + "\">" + xml_escape(text) + "</text></g>\n";
 }
 
-void render_fault(std::string& out, const Edge& e, const Box& a, const Box& b, int index) {
+void render_fault(std::string& out, const Edge& e) {
     out += "<g class=\"link fault" + std::string(e.missing ? " missing" : "") + "\" data-kind=\"" + xml_escape(e.kinds) +
            "\" data-a=\"" + xml_escape(e.a) + "\" data-b=\"" + xml_escape(e.b) + "\" data-label=\"" + xml_escape(e.label) +
-           "\"><title>" + xml_escape(e.title) + "</title><path d=\"" + edge_path(a, b, e.lane) + "\"/>";
-    // Labels of several red links spread along their lines so they overlap less.
-    const double t = 0.3 + 0.2 * (index % 3);
-    const double x = a.cx() + e.lane * 7.0 + (b.cx() - a.cx()) * t + 4;
-    const double y = std::abs(a.y - b.y) < 1 ? a.y + a.h + 30 : (a.y + a.h) + (b.y - a.y - a.h) * t;
-    out += "<text class=\"fault-label\" x=\"" + num(x) + "\" y=\"" + num(y) + "\">" + xml_escape(e.text) + "</text></g>\n";
+           "\"><title>" + xml_escape(e.title) + "</title><path d=\"" + edge_path(e) + "\"/>";
+    out += "<text class=\"fault-label\" x=\"" + num(e.label_x) + "\" y=\"" + num(e.label_y) + "\">" + xml_escape(e.text) +
+           "</text></g>\n";
 }
 
 void render_legend(std::string& out, const Layout& l) {
@@ -118,10 +111,11 @@ void render_legend(std::string& out, const Layout& l) {
 }  // namespace
 
 std::string render_svg(const Layout& l, const SvgOptions& opt) {
+    const double width = std::max(l.width, 40 + 6.7 * static_cast<double>(opt.title.size()));  // the title fits
     std::string out;
     out.reserve(256 + l.boxes.size() * 260 + l.edges.size() * 80);
-    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ibf-fabric\" width=\"" + num(l.width) + "\" height=\"" +
-           num(l.height) + "\" viewBox=\"0 0 " + num(l.width) + " " + num(l.height) + "\" data-findings=\"" +
+    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ibf-fabric\" width=\"" + num(width) + "\" height=\"" +
+           num(l.height) + "\" viewBox=\"0 0 " + num(width) + " " + num(l.height) + "\" data-findings=\"" +
            std::to_string(l.findings) + "\" data-faults=\"" + std::to_string(l.faults) +
            "\" font-family=\"DejaVu Sans Mono,monospace\" font-size=\"11\">\n<style>" + kStyle + "</style>\n";
     out += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
@@ -132,7 +126,7 @@ std::string render_svg(const Layout& l, const SvgOptions& opt) {
     for (const Edge& e : l.edges) {
         if (e.fault) continue;
         const Box &a = l.boxes[e.from], &b = l.boxes[e.to];
-        out += "<path class=\"bundle\" d=\"" + edge_path(a, b, 0) + "\"";
+        out += "<path class=\"bundle\" d=\"" + edge_path(e) + "\"";
         if (e.cables > 1) out += " stroke-width=\"" + num(std::min(1.0 + 0.5 * (e.cables - 1), 4.0)) + "\"";
         out += "/>";
         if (e.cables > 1)
@@ -143,9 +137,8 @@ std::string render_svg(const Layout& l, const SvgOptions& opt) {
     out += "</g>\n<g class=\"nodes\">\n";
     for (const Box& b : l.boxes) render_box(out, b, opt);
     out += "</g>\n<g class=\"faults\">\n";
-    int index = 0;
     for (const Edge& e : l.edges)
-        if (e.fault) render_fault(out, e, l.boxes[e.from], l.boxes[e.to], index++);
+        if (e.fault) render_fault(out, e);
     out += "</g>\n";
     render_legend(out, l);
     out += "</svg>\n";

@@ -63,6 +63,12 @@ struct Edge {
     std::string text;            // the red label drawn next to the link
     std::string title;           // tooltip: the findings' messages
     int lane = 0;                // 0, 1, -1, 2, ...: offset of parallel red links between two boxes
+    // Geometry: from the bottom of the upper box to the top of the lower one, shifted by the lane
+    // (boxes of one row: from bottom to bottom, curved below). The red label's start (baseline),
+    // placed where it overlaps no box and no other label when there is such a place.
+    double x1 = 0, y1 = 0, x2 = 0, y2 = 0;
+    bool curved = false;
+    double label_x = 0, label_y = 0;
 };
 
 struct Row {
@@ -86,6 +92,8 @@ struct LayoutOptions {
     double row_gap = 170;            // between tier rows
     double host_gap = 70;            // from a switch row down to its host boxes
     double margin = 20, label_w = 70;  // around the picture; the row names' column on the left
+    double lane_gap = 7;             // between parallel red links
+    double char_w = 6.7;             // width of one character of a label (11px monospace, bold)
 };
 
 Layout layout(const DrawInput& in, const LayoutOptions& opt = {});
