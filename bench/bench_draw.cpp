@@ -2,9 +2,11 @@
 // fat-trees, and the size of the SVG and the HTML page (a program, not a test; docs/benchmarks.md).
 //
 //   build/bin/bench_draw            # prints one line per fabric
+//   build/bin/bench_draw /tmp/out   # and writes /tmp/out/draw-2tier.html, draw-3tier.html
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,7 @@ std::vector<ibf::Finding> some_findings(const ibf::Fabric& f) {
     return out;
 }
 
-void run(const char* what, const ibf::FatTreeSpec& spec) {
+void run(const char* what, const ibf::FatTreeSpec& spec, const std::string& out_path) {
     const ibf::Fabric f = ibf::synth_fat_tree(spec);
     const std::vector<ibf::Finding> fs = some_findings(f);
     auto t0 = Clock::now();
@@ -69,12 +71,14 @@ void run(const char* what, const ibf::FatTreeSpec& spec) {
                 "svg %.1f ms (%zu KiB), page %.1f ms (%zu KiB)\n",
                 what, f.size(), f.link_count(), l.boxes.size(), l.edges.size(), l.faults, l.width, l.height, analyze_ms,
                 median(layout_ms), median(svg_ms), svg.size() / 1024, median(page_ms), html.size() / 1024);
+    if (!out_path.empty()) std::ofstream(out_path) << html;
 }
 
 }  // namespace
 
-int main() {
-    run("2-tier radix 64 (2048 hosts)", {.levels = 2, .radix = 64, .hosts = 0});
-    run("3-tier radix 40 (1600 hosts)", {.levels = 3, .radix = 40, .hosts = 1600});
+int main(int argc, char** argv) {
+    const std::string dir = argc > 1 ? argv[1] : "";
+    run("2-tier radix 64 (2048 hosts)", {.levels = 2, .radix = 64, .hosts = 0}, dir.empty() ? "" : dir + "/draw-2tier.html");
+    run("3-tier radix 40 (1600 hosts)", {.levels = 3, .radix = 40, .hosts = 1600}, dir.empty() ? "" : dir + "/draw-3tier.html");
     return 0;
 }

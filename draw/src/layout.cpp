@@ -216,17 +216,26 @@ private:
     }
 
     // The lowest row with switches is placed in columns wide enough for their host boxes; every
-    // row above is ordered by where its links go below and spread over the full width.
+    // row above is ordered by where its links go below and spread over the same width, wrapped
+    // into several lines when it has more switches than fit (400 cores over 80 leaves: 5 lines).
     void place_rows() {
-        const double left = o_.margin + o_.label_w, top = o_.margin + 24;
-        for (size_t r = 0; r < l_.rows.size(); ++r) l_.rows[r].y = top + static_cast<double>(r) * o_.row_gap;
+        const double left = o_.margin + o_.label_w, top = o_.margin + 24, pitch = o_.box_w + o_.gap;
         int& base = base_;
         for (int r = hosts_row_ - 1; r >= 0 && base < 0; --r)
             if (!row_members_[r].empty()) base = r;
+        const double base_w = base >= 0 ? base_width(base) : 0;
+        const size_t per_line = static_cast<size_t>(std::max(1.0, std::floor((std::max(base_w, o_.min_width) + o_.gap) / pitch)));
+        double width = base_w, y = top;
+        lines_.assign(l_.rows.size(), 1);
+        for (int r = 0; r < hosts_row_; ++r) {
+            const size_t n = row_members_[r].size();
+            if (r != base) lines_[r] = static_cast<int>((n + per_line - 1) / per_line);
+            if (r != base) width = std::max(width, static_cast<double>(std::min(n, per_line)) * pitch - o_.gap);
+            l_.rows[r].y = y;
+            y += o_.row_gap + std::max(0, lines_[r] - 1) * (o_.box_h + o_.line_gap);
+        }
         l_.rows[hosts_row_].y = (base >= 0 ? l_.rows[base].y : top) + o_.host_gap;
-        double width = 0;
-        for (const auto& m : row_members_) width = std::max(width, static_cast<double>(m.size()) * (o_.box_w + o_.gap) - o_.gap);
-        if (base >= 0) width = std::max(width, place_base(base, left, width));
+        if (base >= 0) place_base(base, left, width, base_w);
         for (int r = base - 1; r >= 0; --r) place_spread(r, left, width);
         for (NodeId n = 0; n < f_.size(); ++n)
             if (sw_box_[n] >= 0) place_hosts_under(n);
@@ -240,25 +249,28 @@ private:
         l_.height = l_.rows[hosts_row_].y + o_.box_h + legend + o_.margin;
     }
 
-    // Returns the row's width.
-    double place_base(int r, double left, double width) {
+    // Column of a base-row switch: wide enough for its host boxes.
+    double column(int b) const { return std::max(o_.box_w, hosts_width(l_.boxes[b].node)); }
+
+    // Sorts the base row by name and returns its width.
+    double base_width(int r) {
         auto& m = row_members_[r];
         std::sort(m.begin(), m.end(), [&](int a, int b) { return natural_less(l_.boxes[a].name, l_.boxes[b].name); });
-        std::vector<double> col;
-        double total = 0;
-        for (int b : m) {
-            col.push_back(std::max(o_.box_w, hosts_width(l_.boxes[b].node)));
-            total += col.back() + o_.gap;
-        }
-        total -= o_.gap;
+        double total = -o_.gap;
+        for (int b : m) total += column(b) + o_.gap;
+        return total;
+    }
+
+    void place_base(int r, double left, double width, double total) {
+        const auto& m = row_members_[r];
         const double extra = total < width ? (width - total) / static_cast<double>(m.size()) : 0;
         double x = left;
-        for (size_t i = 0; i < m.size(); ++i) {
-            Box& b = l_.boxes[m[i]];
-            b.x = x + (col[i] + extra - b.w) / 2, b.y = l_.rows[r].y;
-            x += col[i] + extra + o_.gap;
+        for (int i : m) {
+            Box& b = l_.boxes[i];
+            const double col = column(i) + extra;
+            b.x = x + (col - b.w) / 2, b.y = l_.rows[r].y;
+            x += col + o_.gap;
         }
-        return std::max(total, width);
     }
 
     void place_spread(int r, double left, double width) {
@@ -270,10 +282,14 @@ private:
             if (x.first != y.first) return x.first < y.first;
             return natural_less(l_.boxes[x.second].name, l_.boxes[y.second].name);
         });
-        const double slot = width / static_cast<double>(m.size());
+        // Neighbours in that order stack on top of each other, so each line spans the width.
+        const size_t lines = static_cast<size_t>(lines_[r]);
+        const size_t per = (m.size() + lines - 1) / lines;
+        const double slot = width / static_cast<double>(per);
         for (size_t i = 0; i < order.size(); ++i) {
             Box& b = l_.boxes[order[i].second];
-            b.x = left + static_cast<double>(i) * slot + (slot - b.w) / 2, b.y = l_.rows[r].y;
+            b.x = left + static_cast<double>(i / lines) * slot + (slot - b.w) / 2;
+            b.y = l_.rows[r].y + static_cast<double>(i % lines) * (o_.box_h + o_.line_gap);
             m[i] = order[i].second;
         }
     }
@@ -454,6 +470,7 @@ private:
     std::map<NodeId, int> group_box_;
     std::map<std::pair<NodeId, NodeId>, int> own_box_;
     std::map<NodeId, std::vector<int>> under_;           // switch -> its host boxes, left to right
+    std::vector<int> lines_;                             // lines per row (> 1: wrapped)
     int hosts_row_ = 0, unattached_box_ = -1, base_ = -1;  // base_: the lowest row with switches
 };
 

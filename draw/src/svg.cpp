@@ -90,12 +90,15 @@ void render_fault(std::string& out, const Edge& e) {
            "</text></g>\n";
 }
 
+std::string summary_line(const Layout& l) {
+    return std::to_string(l.switches) + " switches, " + std::to_string(l.hosts) + " hosts, " + std::to_string(l.links) +
+           " links; " + std::to_string(l.findings) + " findings, " + std::to_string(l.faults) +
+           " drawn in red (grey lines: cable bundles, xN = N cables)";
+}
+
 void render_legend(std::string& out, const Layout& l) {
     double y = l.height - 20 - 14.0 * static_cast<double>(std::min<size_t>(l.not_drawn.size(), 20));
-    out += "<g class=\"legend-box\"><text class=\"legend\" x=\"20\" y=\"" + num(y) + "\">" + std::to_string(l.switches) +
-           " switches, " + std::to_string(l.hosts) + " hosts, " + std::to_string(l.links) + " links; " +
-           std::to_string(l.findings) + " findings, " + std::to_string(l.faults) +
-           " drawn in red (grey lines: cable bundles, xN = N cables)</text>\n";
+    out += "<g class=\"legend-box\"><text class=\"legend\" x=\"20\" y=\"" + num(y) + "\">" + summary_line(l) + "</text>\n";
     for (size_t i = 0; i < l.not_drawn.size() && i < 20; ++i) {
         const Finding& f = l.not_drawn[i];
         y += 14;
@@ -111,7 +114,9 @@ void render_legend(std::string& out, const Layout& l) {
 }  // namespace
 
 std::string render_svg(const Layout& l, const SvgOptions& opt) {
-    const double width = std::max(l.width, 40 + 6.7 * static_cast<double>(opt.title.size()));  // the title fits
+    // The title and the summary line fit (not-drawn lines may run over: their text is in the DOM).
+    const double width = std::max({l.width, 40 + 6.7 * static_cast<double>(opt.title.size()),
+                                   40 + 6.7 * static_cast<double>(summary_line(l).size())});
     std::string out;
     out.reserve(256 + l.boxes.size() * 260 + l.edges.size() * 80);
     out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ibf-fabric\" width=\"" + num(width) + "\" height=\"" +

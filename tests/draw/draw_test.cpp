@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
 
 #include "ibf/analysis.h"
 #include "ibf/draw.h"
@@ -319,4 +320,26 @@ TEST(DrawPage, FindingsTablesAndNoDataAreShownEscaped) {
     const std::string e = render_page(empty);
     EXPECT_NE(e.find("<p class=\"nodata\">no fabric yet</p>"), std::string::npos);
     EXPECT_NE(e.find("<p class=\"nodata\" id=\"findings\">no findings</p>"), std::string::npos);
+}
+
+TEST(DrawLayout, ARowWiderThanTheLeavesWrapsIntoLines) {
+    // 3 levels, radix 40, 1600 hosts: 80 leaves, 80 spines, 400 cores.
+    Fabric f = synth_fat_tree({.levels = 3, .radix = 40, .hosts = 1600});
+    Analysis a = analyze(f);
+    Layout l = layout({.fabric = &f, .tier_of = a.tier_of, .names = a.names});
+    ASSERT_EQ(l.rows[0].name, "core");
+    std::set<double> core_y;
+    double leaf_right = 0, right = 0;
+    for (const Box& b : l.boxes) {
+        if (b.kind != BoxKind::Switch) continue;
+        if (b.row == 0) core_y.insert(b.y);
+        if (b.row == 2) leaf_right = std::max(leaf_right, b.x + b.w);
+        right = std::max(right, b.x + b.w);
+    }
+    EXPECT_EQ(core_y.size(), 5u);  // 400 cores in lines of 80
+    EXPECT_DOUBLE_EQ(*core_y.begin(), l.rows[0].y);
+    EXPECT_LE(right, leaf_right + 1);
+    // The spine row starts below the core row's last line.
+    EXPECT_GT(l.rows[1].y, *core_y.rbegin() + 22);
+    EXPECT_LT(l.width, 8000);
 }

@@ -12,7 +12,9 @@
 // ("18 hosts"); a host with a faulty link gets a box of its own next to that group (listed by
 // name). Switches of tier 0 (no path to hosts) get a row of their own on top. Leaves are in
 // natural name order ("leaf2" < "leaf10"); each higher row is ordered by the mean position of
-// its links below (so a pod's spines sit over the pod's leaves) and spread over the full width.
+// its links below (so a pod's spines sit over the pod's leaves) and spread over the full width;
+// a row with more switches than fit in that width wraps into several lines (neighbours in that
+// order stacked over each other), so 400 cores over 80 leaves do not make the picture 40k wide.
 //
 // Findings are placed by their endpoints (GUID first, then name): an end whose port is cabled
 // marks that cable red ("fault"); two ends with no cable between them (missing_link) give a
@@ -91,6 +93,8 @@ struct LayoutOptions {
     double gap = 10;                 // between boxes of a row
     double row_gap = 170;            // between tier rows
     double host_gap = 70;            // from a switch row down to its host boxes
+    double line_gap = 14;            // between the lines of a wrapped row
+    double min_width = 1200;         // rows wrap at max(this, the lowest row's width)
     double margin = 20, label_w = 70;  // around the picture; the row names' column on the left
     double lane_gap = 7;             // between parallel red links
     double char_w = 6.7;             // width of one character of a label (11px monospace, bold)
