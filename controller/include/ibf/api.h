@@ -6,7 +6,8 @@
 //   ApiResponse r = handle_api({.method = "GET", .target = "/api/v1/findings"}, ctx);
 //
 // Routes: GET /api/v1/fabric, /api/v1/findings, /api/v1/analysis[?switches=1], /api/v1/sm,
-// /api/v1/history?limit=N[&before=ID], /healthz, /metrics; POST /api/v1/reload (Authorization:
+// /api/v1/history?limit=N[&before=ID], /healthz, /metrics, the page / and /ui (HTML) and
+// /ui/fabric.svg (ui_page.h); POST /api/v1/reload (Authorization:
 // Bearer <token>; with token_for_reads every path but /healthz needs it). Unknown path 404, wrong
 // method 405, bad or unknown query parameter 400, missing/wrong token 401, no token configured 403.
 // Errors are {"error": "..."}.
