@@ -86,7 +86,7 @@ struct SweepRow {
 class HistoryStore {
 public:
     static constexpr int kSchemaVersion = 2;
-    static constexpr int kKeyframeEvery = 32;  // changed sweeps between two full fabric states
+    static constexpr int kKeyframeEvery = 256;  // changed sweeps between two full fabric states
     static constexpr int kPruneEvery = 64;     // records between two retention passes
 
     explicit HistoryStore(const std::string& path, HistoryRetention retention = {});
