@@ -1,8 +1,11 @@
 // The history through ibfabricd (in-process, real sockets): per-sweep change rows, GET
 // /api/v1/history/changes and /diff, POST /api/v1/accept with its token and scope, and the change
 // list continuing across a daemon restart.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
@@ -136,6 +139,91 @@ TEST_F(HistoryDaemon, ChangesDiffAcceptAndRestart) {
     json s3 = get("/api/v1/history/changes?limit=1&detail=1")["sweeps"][0];
     EXPECT_EQ(s3["summary"], "1 link added: leaf0001/5 -- spine0001/1 added (4xHDR MTU 4096)");
     EXPECT_EQ(s3["closed"], json({"missing_link leaf0001/5 spine0001/1"}));
+}
+
+struct CliRun {
+    int code = -1;
+    std::string out, err;
+};
+
+// Runs build/bin/ibfabric with `args` (fork + execv, output to files in `dir`).
+CliRun ibfabric(const TempDir& dir, std::vector<std::string> args) {
+    args.insert(args.begin(), std::string(IBF_BIN_DIR) + "/ibfabric");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string out = dir.file("cli.out"), err = dir.file("cli.err");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        ::dup2(o, 1);
+        ::dup2(e, 2);
+        ::unsetenv("IBFABRIC_TOKEN");
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+}
+
+TEST_F(HistoryDaemon, CliHistoryDiffAcceptTextJsonAndExitCodes) {
+    start();
+    {
+        UnixClient plugin(cfg.socket_path);
+        ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+        ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 1)));
+        ASSERT_TRUE(wait_until([&] { return rows() == 1; }));
+        ASSERT_TRUE(plugin.send(snapshot(without_cable(), kMasterGuid, SmState::Master, 2)));
+        ASSERT_TRUE(wait_until([&] { return rows() == 2; }));
+    }
+    const std::string u = "http://127.0.0.1:" + std::to_string(daemon->http_port());
+    CliRun h = ibfabric(dir, {"history", "--url", u});
+    EXPECT_EQ(h.code, 1) << h.err;
+    EXPECT_NE(h.out.find("#2  "), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find(" findings (+1 -0)  1 link removed: leaf0001/5 -- spine0001/1 removed (was 4xHDR MTU 4096)\n"),
+              std::string::npos) << h.out;
+    CliRun hj = ibfabric(dir, {"history", "--json", "--limit", "1", "--url", u});
+    EXPECT_EQ(hj.code, 1);
+    EXPECT_EQ(json::parse(hj.out)["sweeps"][0]["by_kind"], json({{"link_removed", 1}}));
+    CliRun bad_since = ibfabric(dir, {"history", "--since", "tuesday", "--url", u});
+    EXPECT_EQ(bad_since.code, 2);
+    EXPECT_EQ(bad_since.err, "ibfabric: --since 'tuesday' is not a time: 2026-12-01T03:00:00Z, @unix_ms, or -30m/-2h/-1d\n");
+
+    CliRun d = ibfabric(dir, {"diff", "1", "--url", u});
+    EXPECT_EQ(d.code, 1) << d.err;
+    EXPECT_EQ(d.out.rfind("changes from #1 (sweep 1, ", 0), 0u) << d.out;
+    EXPECT_NE(d.out.find("leaf0001/5 -- spine0001/1 is gone"), std::string::npos) << d.out;
+    CliRun dj = ibfabric(dir, {"diff", "1", "2", "--json", "--url", u});
+    EXPECT_EQ(dj.code, 1);
+    EXPECT_EQ(json::parse(dj.out)["summary"], json({{"missing_link", 1}}));
+    EXPECT_EQ(ibfabric(dir, {"diff", "2", "latest", "--url", u}).code, 0) << "no changes";
+    CliRun missing = ibfabric(dir, {"diff", "99", "--url", u});
+    EXPECT_EQ(missing.code, 2);
+    EXPECT_NE(missing.err.find("from: the history has no row 99"), std::string::npos) << missing.err;
+    EXPECT_EQ(ibfabric(dir, {"diff", "yesterday", "--url", u}).code, 2);
+    EXPECT_EQ(ibfabric(dir, {"diff", "1", "--url", "http://127.0.0.1:1"}).code, 3);
+
+    CliRun no_token = ibfabric(dir, {"accept", "--url", u});
+    EXPECT_EQ(no_token.code, 2);
+    EXPECT_EQ(no_token.err, "ibfabric: accept needs the daemon's token: --token-file F or $IBFABRIC_TOKEN\n");
+    write_file(dir.file("wrong"), "nope\n");
+    EXPECT_EQ(ibfabric(dir, {"accept", "--token-file", dir.file("wrong"), "--url", u}).code, 2);
+    CliRun outside = ibfabric(dir, {"accept", "--scope", "spine*", "--token-file", dir.file("token"), "--url", u});
+    EXPECT_EQ(outside.code, 0) << "the removed cable has an end on spine0001: inside the scope. " << outside.err;
+    EXPECT_NE(outside.out.find("previous plan kept as " + plan_path + ".1"), std::string::npos) << outside.out;
+    CliRun again = ibfabric(dir, {"accept", "--scope", "node*", "--token-file", dir.file("token"), "--url", u, "--json"});
+    EXPECT_EQ(again.code, 0) << again.err;
+    EXPECT_EQ(json::parse(again.out)["backup"], plan_path + ".2");
+    EXPECT_EQ(json::parse(again.out)["differences"], 0);
+
+    for (const char* cmd : {"history", "diff", "accept"}) {
+        CliRun help = ibfabric(dir, {cmd, "--help"});
+        EXPECT_EQ(help.code, 0);
+        EXPECT_NE(help.out.find("Example"), std::string::npos) << cmd;
+        EXPECT_NE(help.out.find("Exit status: 0"), std::string::npos) << cmd;
+    }
 }
 
 }  // namespace

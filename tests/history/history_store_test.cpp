@@ -11,6 +11,8 @@
 
 #include "../controller/fixture.h"
 #include "ibf/change_json.h"
+#include "ibf/daemon_config.h"
+#include "ibf/error.h"
 #include "ibf/history.h"
 #include "ibf/synth.h"
 
@@ -253,6 +255,25 @@ TEST(HistoryCrash, KillDashNineLosesNothingCommitted) {
     Fabric last = f;
     last.node(synth_node(last, "node00001")).ports[1].lid = static_cast<uint16_t>(1000 + committed.size() % 500);
     EXPECT_EQ(*h.state_at(committed.back()), state_of(last));
+}
+
+TEST(HistoryConfig, PathOrMappingWithRetention) {
+    DaemonConfig a = parse_daemon_config("history: h.db\n", "/etc/ibfabric/ibfabricd.yaml");
+    EXPECT_EQ(a.history_db, "/etc/ibfabric/h.db");
+    EXPECT_EQ(a.history_retention_days, 0u);
+    DaemonConfig b = parse_daemon_config("history:\n  path: /var/lib/h.db\n  retention_days: 90\n  max_sweeps: 100000\n",
+                                         "/etc/ibfabric/ibfabricd.yaml");
+    EXPECT_EQ(b.history_db, "/var/lib/h.db");
+    EXPECT_EQ(b.history_retention_days, 90u);
+    EXPECT_EQ(b.history_max_sweeps, 100000u);
+    try {
+        parse_daemon_config("history:\n  path: h.db\n  keep_days: 3\n", "d.yaml");
+        FAIL() << "an unknown key was accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), "d.yaml:3:3: unknown key 'history.keep_days' (expected path, retention_days, max_sweeps)");
+    }
+    EXPECT_THROW(parse_daemon_config("history:\n  retention_days: 3\n", "d.yaml"), InputError);
+    EXPECT_THROW(parse_daemon_config("history:\n  path: h.db\n  retention_days: -1\n", "d.yaml"), InputError);
 }
 
 }  // namespace
