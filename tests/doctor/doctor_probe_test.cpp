@@ -30,7 +30,7 @@ struct Node {
         t::write_file(d + "/opensm.log", "x -> ibfabric_osm: loaded (ibfabric 0.1.0, OpenSM 3.3.23), sending to unix:" + d + "/osm.sock\n");
         t::write_file(d + "/token", "s3cret\n");
         ::chmod((d + "/token").c_str(), 0600);
-        t::write_file(d + "/ibfabricd.yaml", "socket: " + d + "/osm.sock\nhttp: 127.0.0.1:0\nhistory: " + d +
+        t::write_file(d + "/ibfabricd.yaml", "socket: " + d + "/osm.sock\nhttp: \"127.0.0.1:0\"\nhistory: " + d +
                                                  "/history.db\ntoken_file: " + d + "/token\n");
         paths.opensm_conf = d + "/opensm.conf";
         paths.plugin_dirs = {d + "/nowhere", d + "/lib"};
