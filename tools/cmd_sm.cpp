@@ -240,11 +240,14 @@ int run_switchover(const SmOptions& o) {
         const bool ok = run_step(st, base, agent_of, token, o.timeout, now);
         steps.push_back({{"step", st.text}, {"ms", std::lround(ms_since(ts))}, {"done", ok}});
         if (!ok) {
-            // A demotion that led to no handover is undone: the master (still MASTER) gets its
-            // priority back (raising a MASTER's priority sends no trap). Later steps leave one master.
-            const bool handed_over = now[target].state == SmState::Master;
-            if (i <= 1 && !handed_over && now[*master].state == SmState::Master)
-                send_step({ha::SwitchoverStep::Kind::set_priority, *master, master_prio, 0, ""}, agent_of, token);
+            // Before the handover everything is undone: the target polls again, the master (still
+            // MASTER: no trap) gets its priority back. After it the new master is the only master.
+            if (now[target].state != SmState::Master && now[*master].state == SmState::Master) {
+                using K = ha::SwitchoverStep::Kind;
+                if (now[target].state == SmState::NotActive) send_step({K::standby, target, -1, *master, ""}, agent_of, token);
+                if (now[*master].priority != master_prio)
+                    send_step({K::set_priority, *master, master_prio, 0, ""}, agent_of, token);
+            }
             std::fprintf(stderr, "ibfabric: switchover stopped: step %zu (%s) did not take effect within %g s; now: %s\n",
                          i + 1, st.text.c_str(), o.timeout, describe(now).c_str());
             if (o.json) std::cout << json_text(json{{"done", false}, {"steps", steps}}, 2) << "\n";

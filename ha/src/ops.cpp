@@ -53,6 +53,12 @@ std::variant<SwitchoverPlan, std::string> switchover_plan(const SwitchoverSm& ma
     const int top = std::max(master.priority, target.priority);
     const int final_m = std::min(target.priority, just_below(master.sm, target.sm, top));
     SwitchoverPlan p;
+    // 0. The target restarts its polling clock (DISABLE, then STANDBY polls the master at once and
+    // next after sminfo_polling_timeout): no poll of it falls between the master's re-read and
+    // its handover, when it would find itself outranking the master and send trap 144.
+    p.steps.push_back({Kind::disable, target.sm, -1, 0, guid_hex(target.sm) + ": SubnSet(SMInfo) DISABLE"});
+    p.steps.push_back({Kind::standby, target.sm, -1, master.sm,
+                       guid_hex(target.sm) + ": SubnSet(SMInfo) STANDBY, polling " + guid_hex(master.sm) + " afresh"});
     p.steps.push_back(prio_step(master.sm, low, "below the target: the master hands over"));
     p.steps.push_back({Kind::await_master, target.sm, -1, master.sm,
                        "await " + guid_hex(target.sm) + " MASTER and " + guid_hex(master.sm) + " STANDBY"});

@@ -77,32 +77,39 @@ std::vector<std::pair<Kind, int>> kinds(const SwitchoverPlan& p) {
 }
 
 TEST(HaOps, SwitchoverStepsForTheLabPair) {
-    // The lab: sm1 priority 15 with the lower GUID is master, sm2 14 standby. sm1 goes to 13 (14
+    // The lab: sm1 priority 15 with the lower GUID is master, sm2 14 standby. sm2 restarts its
+    // polling (DISABLE, STANDBY naming sm1), sm1 goes to 13 (14
     // would keep it on top: a tie goes to the lower GUID) and hands over; sm2 goes to 15; then sm1
     // is set to 14 while NOT_ACTIVE and told to poll sm2.
     auto p = switchover_plan({kLo, 15, SmState::Master, true}, {kHi, 14, SmState::Standby, true});
     ASSERT_TRUE(std::holds_alternative<SwitchoverPlan>(p)) << std::get<std::string>(p);
     const auto& there = std::get<SwitchoverPlan>(p);
-    const std::vector<std::pair<Kind, int>> want = {{Kind::set_priority, 13}, {Kind::await_master, -1},
+    const std::vector<std::pair<Kind, int>> want = {{Kind::disable, -1},      {Kind::standby, -1},
+                                                    {Kind::set_priority, 13}, {Kind::await_master, -1},
                                                     {Kind::set_priority, 15}, {Kind::disable, -1},
                                                     {Kind::set_priority, 14}, {Kind::standby, -1}};
     EXPECT_EQ(kinds(there), want);
-    EXPECT_EQ(there.steps[0].sm, kLo);
+    EXPECT_EQ(there.steps[0].sm, kHi);  // the target restarts its polling clock first
     EXPECT_EQ(there.steps[1].sm, kHi);
     EXPECT_EQ(there.steps[1].other, kLo);
-    EXPECT_EQ(there.steps[2].sm, kHi);
-    EXPECT_EQ(there.steps[3].sm, kLo);
+    EXPECT_EQ(there.steps[2].sm, kLo);
+    EXPECT_EQ(there.steps[3].sm, kHi);
+    EXPECT_EQ(there.steps[3].other, kLo);
+    EXPECT_EQ(there.steps[4].sm, kHi);
     EXPECT_EQ(there.steps[5].sm, kLo);
-    EXPECT_EQ(there.steps[5].other, kHi);
+    EXPECT_EQ(there.steps[7].sm, kLo);
+    EXPECT_EQ(there.steps[7].other, kHi);
     EXPECT_EQ(there.summary, "master 0x0000000000000010 priority 15 -> 14, target 0x0000000000000030 priority 14 -> 15");
     // And back: sm2 (15) goes to 14 (sm1 at 14 wins the tie) and hands over, sm1 to 15: done.
     auto b = switchover_plan({kHi, 15, SmState::Master, true}, {kLo, 14, SmState::Standby, true});
     ASSERT_TRUE(std::holds_alternative<SwitchoverPlan>(b));
-    const std::vector<std::pair<Kind, int>> back = {{Kind::set_priority, 14}, {Kind::await_master, -1},
+    const std::vector<std::pair<Kind, int>> back = {{Kind::disable, -1}, {Kind::standby, -1},
+                                                    {Kind::set_priority, 14}, {Kind::await_master, -1},
                                                     {Kind::set_priority, 15}};
     EXPECT_EQ(kinds(std::get<SwitchoverPlan>(b)), back);
-    EXPECT_EQ(std::get<SwitchoverPlan>(b).steps[0].sm, kHi);
-    EXPECT_EQ(std::get<SwitchoverPlan>(b).steps[2].sm, kLo);
+    EXPECT_EQ(std::get<SwitchoverPlan>(b).steps[0].sm, kLo);
+    EXPECT_EQ(std::get<SwitchoverPlan>(b).steps[2].sm, kHi);
+    EXPECT_EQ(std::get<SwitchoverPlan>(b).steps[4].sm, kLo);
 }
 
 // Only a target at priority 0 with the higher GUID cannot be given the mastership: nothing ranks

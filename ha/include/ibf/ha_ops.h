@@ -3,8 +3,8 @@
 // notify arguments. The CLI (tools/cmd_sm.cpp) carries the steps out through the SM nodes' agents.
 //
 //   auto plan = ibf::ha::switchover_plan({m, 15, SmState::Master, true}, {t, 14, SmState::Standby, true});
-//   // plan->steps: m priority 13 (m hands over), await t MASTER, t priority 15,
-//   //              DISABLE m, m priority 14, STANDBY m (polling t)   -- docs/ha.md "Graceful switchover"
+//   // plan->steps: DISABLE t, STANDBY t (polling m), m priority 13 (m hands over), await t MASTER,
+//   //              t priority 15, DISABLE m, m priority 14, STANDBY m (polling t)   -- docs/ha.md
 //   bool done = ibf::ha::step_done(plan->steps[0], views);   // views: what SMInfo says now
 //   auto n = ibf::ha::parse_notify({"MASTER"});       // or keepalived's {"INSTANCE","SM_HA","MASTER","150"}
 #pragma once
@@ -50,6 +50,9 @@ struct SwitchoverPlan {
 // The steps that make `target` master instead of `master` without a second master and without a
 // trap 144 from a STANDBY (on ibsim such a trap is never answered and wedges that SM's next
 // sweep as master: docs/ha-facts.md section 5):
+//   0. DISABLE the target, then STANDBY naming the master: it polls the master at once and next
+//      only after sminfo_polling_timeout, so no poll of it falls between steps 1 and 2 (it would
+//      find itself outranking the master and send trap 144);
 //   1. lower the master's sm_priority just below the target's (a MASTER sends no trap; its SIGHUP
 //      sweep finds the target ranking higher and hands over by itself, OpenSM's own handover);
 //   2. wait for the target to be MASTER and the old master STANDBY;
