@@ -192,6 +192,7 @@ struct Daemon::Impl {
     void ha_snapshot(ConnId id, const Snapshot& s);
     void ha_closed(Guid sm);
     nlohmann::json set_local_priority(const nlohmann::json& body);
+    nlohmann::json set_local_sm_state(const nlohmann::json& body);
     template <class Sock>
     void start_ingest(Sock sock, std::string peer);
     bool make_room(const std::string& peer);
@@ -981,6 +982,7 @@ ApiContext Daemon::Impl::api_context() {
         c.ha = &*ha;
         c.ha_agents = opt.config.ha_agents;
         c.sm_priority = [this](const nlohmann::json& body) { return set_local_priority(body); };
+        c.sm_state = [this](const nlohmann::json& body) { return set_local_sm_state(body); };
         if (history) c.ha_history = [h = history.get()](int limit) { return h->recent_ha_events(limit); };
     }
     c.reload = [this] { return reload(); };
@@ -1174,6 +1176,35 @@ nlohmann::json Daemon::Impl::set_local_priority(const nlohmann::json& body) {
                           {"priority", prio},
                           {"opensm_pid", pid},
                           {"opensm_conf", hc.opensm_conf}};
+}
+
+// POST /api/v1/sm/state: {"set": "disable"} or {"set": "standby", "master": GUID}: the HA thread
+// sends this node's SM SubnSet(SMInfo) DISABLE (STANDBY -> NOT_ACTIVE) or STANDBY (NOT_ACTIVE ->
+// STANDBY, polling `master`). Answers at once; the result is logged, and the caller watches the
+// SM's state in GET /api/v1/sm (docs/ha.md "Graceful switchover").
+nlohmann::json Daemon::Impl::set_local_sm_state(const nlohmann::json& body) {
+    const std::string set = body.is_object() && body.contains("set") && body["set"].is_string() ? body["set"].get<std::string>() : "";
+    const bool standby = set == "standby";
+    std::optional<Guid> master;
+    if (standby && body.contains("master") && body["master"].is_string()) master = parse_guid(body["master"].get<std::string>());
+    if (!(set == "disable" || (standby && master)))
+        throw InputError("", 0, 0, "the body must be {\"set\": \"disable\"} or {\"set\": \"standby\", \"master\": GUID}");
+    const Guid local = ha->local_sm();
+    auto v = ha->sms().find(local);
+    if (!local || v == ha->sms().end() || v->second.info.lid == 0)
+        throw InputError("", 0, 0, "this node's SM and its LID are not known yet");
+    const uint16_t lid = v->second.info.lid;
+    const uint32_t mod = standby ? ha::kSmInfoStandby : ha::kSmInfoDisable;
+    ha_agent->run_with_port([lid, mod, set, m = master.value_or(0)](ha::SmpPort* port) {
+        if (!port) return spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM not sent: no MAD port", set);
+        const ha::SmInfoReply r = port->set_sminfo_as(lid, mod, SmState::Master, m);
+        if (r.status == ha::SmpStatus::ok)
+            spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM (LID {}) accepted in {:.1f} ms", set, lid, r.rtt_ms);
+        else
+            spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM (LID {}) failed: {}", set, lid, r.error);
+    });
+    return nlohmann::json{{"sm", guid_hex(local)}, {"lid", lid}, {"set", set},
+                          {"master", master ? nlohmann::json(guid_hex(*master)) : nlohmann::json(nullptr)}, {"queued", true}};
 }
 
 Daemon::Daemon(DaemonOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}

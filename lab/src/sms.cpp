@@ -245,6 +245,29 @@ bool lab_follow_daemons(LabState& s) {
     return changed;
 }
 
+bool lab_sm_sweeps(const LabState& s, size_t i, double timeout_s) {
+    const LabSm& m = s.sms.at(i);
+    const size_t from = read_file(m.log).size();
+    if (kill(m.pid, SIGHUP) != 0) return false;
+    const double deadline = now_s() + timeout_s;
+    while (now_s() < deadline) {
+        if (read_file(m.log).find("SUBNET UP", from) != std::string::npos) return true;
+        sleep_s(0.02);
+    }
+    return false;
+}
+
+void lab_restart_sm(LabState& s, size_t i, double timeout_s) {
+    const std::string name = "sm" + std::to_string(i + 1);
+    lab_sm_fault(s, "kill-sm", s.sms.at(i).port_guid);
+    lab_sm_fault(s, "restart-sm", s.sms.at(i).port_guid);
+    const double deadline = now_s() + timeout_s;
+    while (read_file(s.sms[i].log).find("SUBNET UP") == std::string::npos) {
+        if (now_s() > deadline) throw LabError("OpenSM " + name + " did not reach SUBNET UP after a restart", s.sms[i].log);
+        sleep_s(0.02);
+    }
+}
+
 std::optional<size_t> lab_wait_one_master(const LabState& s, double timeout_s, double stable_s) {
     const double deadline = now_s() + timeout_s;
     double since = -1;

@@ -250,6 +250,8 @@ void Sender::run() {
 void Sender::serve(int fd) {
     const auto hb_period = std::chrono::milliseconds(opts_.heartbeat_ms);
     uint64_t sent_gen = 0;  // snapshot generation sent on this connection
+    auto hello_gen = [this] { return hooks_.hello_generation ? hooks_.hello_generation() : 0; };
+    uint64_t sent_hello = hello_gen();
     bool ok = send_msg(fd, make_hello());
     auto next_hb = Clock::now();
     bool resync = true;  // right after Hello: the kept snapshot goes before any queued event
@@ -292,7 +294,11 @@ void Sender::serve(int fd) {
         if (!resync) send_snap();
         resync = false;
         if (ok && Clock::now() >= next_hb) {
-            ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
+            if (const uint64_t g = hello_gen(); g != sent_hello) {  // the daemon takes a second Hello
+                sent_hello = g;
+                ok = send_msg(fd, make_hello());
+            }
+            if (ok) ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
             if (ok) ok = send_msg(fd, counters());
             next_hb = Clock::now() + hb_period;
         }

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 #include <thread>
 #include <vector>
@@ -535,4 +536,40 @@ TEST(Sender, TrapWaitingWithASnapshotIsSentFirst) {
     }
     using T = wire::MsgType;
     EXPECT_EQ(order, (std::vector<T>{T::Hello, T::Heartbeat, T::Counters, T::Event, T::Snapshot}));
+}
+
+// opensm.conf re-read on SIGHUP: when the Hello's content changes (hello_generation moves), the open
+// connection gets a fresh Hello before its next Heartbeat, without reconnecting.
+TEST(Sender, ChangedConfSendsASecondHelloOnTheSameConnection) {
+    TempDir tmp;
+    WireListener l(tmp / "s.sock");
+    std::atomic<uint64_t> gen{0};
+    std::atomic<int> hellos{0};
+    SenderHooks h = hooks(&hellos);
+    auto base = h.hello;
+    h.hello = [base, &gen] {
+        wire::Hello x = base();
+        x.conf = SmConf{};
+        x.conf->routing_engine = gen.load() ? "ftree" : "minhop";
+        return x;
+    };
+    h.hello_generation = [&gen] { return gen.load(); };
+    Sender s(opts_for(tmp / "s.sock"), h);
+    s.start();
+    ASSERT_TRUE(l.accept(3s));
+    auto first = l.next_of<wire::Hello>(2s);
+    ASSERT_TRUE(first);
+    ASSERT_TRUE(first->conf);
+    EXPECT_EQ(first->conf->routing_engine, "minhop");
+    ASSERT_TRUE(l.next_of<wire::Heartbeat>(2s));
+    gen = 1;
+    std::optional<wire::Message> m;
+    do m = l.next(2s);
+    while (m && wire::type_of(*m) == wire::MsgType::Counters);
+    ASSERT_TRUE(m);
+    ASSERT_EQ(wire::type_of(*m), wire::MsgType::Hello) << "the fresh Hello precedes the next Heartbeat";
+    ASSERT_TRUE(std::get<wire::Hello>(*m).conf);
+    EXPECT_EQ(std::get<wire::Hello>(*m).conf->routing_engine, "ftree");
+    ASSERT_TRUE(l.next_of<wire::Heartbeat>(2s));
+    EXPECT_EQ(s.counters().reconnects, 0u) << "no reconnect";
 }

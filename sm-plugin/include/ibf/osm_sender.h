@@ -26,6 +26,9 @@ namespace ibf::osm {
 
 struct SenderHooks {
     std::function<wire::Hello()> hello;          // called by the sender thread at each connect
+    // When this number changes (opensm.conf re-read on SIGHUP changed what the Hello says), the
+    // next heartbeat slot sends a fresh Hello on the open connection first. May be empty.
+    std::function<uint64_t()> hello_generation;
     std::function<wire::Heartbeat()> heartbeat;  // called by the sender thread every heartbeat_ms
     std::function<void(LogLevel, const std::string&)> log;  // any thread; may be empty
 };
