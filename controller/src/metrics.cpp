@@ -121,14 +121,22 @@ void plugin_counter(const MetricsInput& in, Out& o) {
 template <wire::PortCounter C, bool kBothEnds, uint64_t kScale = 1>
 void link_counter(const MetricsInput& in, Out& o) {
     const PortCounterTracker& t = S(in).port_counters();
-    if (t.ports().empty()) return;
-    constexpr size_t c = static_cast<size_t>(C);
-    per_link(in, o, [&](const LinkRow& r, Out& x) {
-        const PortCounterState* l = t.find(r.local_guid, r.local_port);
-        const PortCounterState* m = kBothEnds ? t.find(r.remote_guid, r.remote_port) : nullptr;
-        if (!l && !m) return;
-        x.count(r.labels, ((l ? l->total[c] : 0) + (m ? m->total[c] : 0)) * kScale);
-    });
+    const auto& links = S(in).links();
+    if (t.ports().empty() || !links) return;
+    // Rendered again only when a row arrived since (perfmgr sweeps are minutes apart, scrapes seconds).
+    auto& [version, text] = links->rendered_counters[o.name];
+    if (version != t.rows_total() || text.empty()) {
+        version = t.rows_total();
+        text.clear();
+        Out x{text, o.name};
+        constexpr size_t c = static_cast<size_t>(C);
+        for (const LinkRow& r : links->rows) {
+            const PortCounterState* l = t.find(r.local_guid, r.local_port);
+            const PortCounterState* m = kBothEnds ? t.find(r.remote_guid, r.remote_port) : nullptr;
+            if (l || m) x.count(r.labels, ((l ? l->total[c] : 0) + (m ? m->total[c] : 0)) * kScale);
+        }
+    }
+    o.s += text;
 }
 
 constexpr int kFirstAnalysisKind = static_cast<int>(FindingKind::missing_uplink);

@@ -93,11 +93,12 @@ void Sender::submit_counters(const CounterEvent& e) {
 
 // Sums the queued perfmgr deltas per port (sender thread; the swap is the only work under mu_).
 void Sender::fold_counters() {
-    std::vector<CounterEvent> in;
+    std::vector<CounterEvent>& in = pc_spare_;
+    in.clear();
     {
         std::lock_guard lk(mu_);
         if (pc_in_.empty()) return;
-        in.swap(pc_in_);
+        in.swap(pc_in_);  // pc_in_ gets the spare's capacity back
     }
     for (const CounterEvent& e : in) {
         auto [it, fresh] = pc_sums_.try_emplace(PortKey{e.node_guid, e.port});

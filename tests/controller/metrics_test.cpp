@@ -2,6 +2,8 @@
 // timestamps, staleness and flapping; naming rules checked over the whole family table.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -255,6 +257,40 @@ TEST(Metrics, PortCountersFromTheMasterAreLinkCountersAndAPortErrorsFinding) {
     // An hour after the growth the finding is gone; the totals stay.
     EXPECT_EQ(l.findings(t + 3600000)["summary"].count("port_errors"), 0u);
     EXPECT_TRUE(has_line(l.metrics(t + 3600000), "ibfabric_link_symbol_errors_total{" + kLeafSpine + "} 57"));
+}
+
+// The scrape budget (<= 50 ms on a 2k-node fabric) with perfmgr counters on every port: the counter
+// families are rendered once per PortCounters batch, then copied.
+TEST(Metrics, ScrapeWithCountersOnEveryPortOfA2kNodeFabric) {
+    Live l;
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 64, .hosts = 1920});
+    l.plan = load_plan(write_ibnetdiscover(f), "golden.ibnetdiscover");
+    l.sweep(f, 1, T0);
+    wire::PortCounters pc{T0, {}};
+    size_t rows = 0;
+    for (const Node& n : f.nodes())
+        for (int p = 1; p <= n.num_ports(); ++p)
+            if (n.port(p) && n.port(p)->linked()) {
+                wire::PortCounterRow r;
+                r.node_guid = n.guid;
+                r.port = static_cast<uint8_t>(p);
+                r.v.fill(1234567);
+                pc.ports.push_back(r);
+                ++rows;
+            }
+    ASSERT_TRUE(l.st.on_port_counters(kConn, pc, T0 + 1000));
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string first = l.metrics(T0 + 1000);
+    const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const auto t1 = std::chrono::steady_clock::now();
+    const std::string again = l.metrics(T0 + 1000);
+    const double again_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+    EXPECT_EQ(first, again);
+    const size_t links = l.st.links()->rows.size();
+    std::printf("%zu nodes, %zu links, %zu port rows: /metrics %zu bytes; first scrape after a batch %.1f ms, then %.1f ms\n",
+                f.size(), links, rows, first.size(), first_ms, again_ms);
+    EXPECT_TRUE(has_line(first, "ibfabric_perfmgr_rows_total{source=\"master\"} " + std::to_string(rows)));
+    EXPECT_LT(again_ms, 200.0);  // generous for a loaded 2-core machine; the figure is in docs/benchmarks.md
 }
 
 TEST(Metrics, EveryFamilyFollowsPrometheusNaming) {

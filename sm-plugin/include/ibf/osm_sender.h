@@ -113,6 +113,7 @@ private:
     };
     std::unordered_map<PortKey, PortSums, PortKeyHash> pc_sums_;
     std::vector<PortKey> pc_dirty_;
+    std::vector<CounterEvent> pc_spare_;  // swapped with pc_in_: its capacity is reused, so report() does not allocate
 
     std::thread thread_;
 };
