@@ -61,6 +61,7 @@ struct UpArgs {
     bool no_color = false;
     bool no_daemon = false;
     int sweep_interval = 2;
+    int perfmgr_sweep = 2;
     double timeout = 120;
     double ttl = 0;
 };
@@ -231,6 +232,7 @@ int run_up(const UpArgs& a) {
     choose_sm_hosts(net, a.sms, a.sm_hosts);
     sm_priorities(a.sms, o.sms.priorities);
     o.sweep_interval_s = a.sweep_interval;
+    o.perfmgr_sweep_s = a.perfmgr_sweep;
     o.start_timeout_s = a.timeout;
     o.progress = progress;
     const std::string bin = exe_dir();
@@ -533,6 +535,9 @@ void register_lab(CLI::App& app, Runner& run) {
                     "With --sms > 1: who fails over. ibfabric (default): each ibfabricd acts for its SM (ha: act);\n"
                     "native: OpenSM's own polling only, the daemons watch (ha: monitor)")->type_name("ibfabric|native");
     cup->add_option("--sweep-interval", up->sweep_interval, "OpenSM sweep_interval in seconds (default 2)")->check(CLI::Range(1, 3600));
+    cup->add_option("--perfmgr-sweep", up->perfmgr_sweep,
+                    "OpenSM perfmgr_sweep_time_s: port counters every N seconds (default 2; 0 = perfmgr off)")
+        ->check(CLI::Range(0, 3600));
     cup->add_option("--timeout", up->timeout, "Seconds to wait for each step (default 120)")->check(CLI::Range(1.0, 3600.0));
     cup->add_option("--opensm-template", up->opensm_template, "OpenSM config template (default config/templates/opensm.conf)")
         ->type_name("FILE");

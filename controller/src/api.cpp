@@ -192,11 +192,11 @@ json sm_json(const ControllerState& st) {
 
 json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured) {
     json j;
-    if (st.flaps().flapping(now_ms).empty() && st.ha_findings().empty()) {
+    if (st.flaps().flapping(now_ms).empty() && st.ha_findings().empty() && st.port_counters().over_threshold(now_ms).empty()) {
         j = st.findings_json();
         if (!j.is_object() || j.empty()) j = json{{"summary", json::object()}, {"findings", json::array()}};
     } else {
-        j = findings_to_json(st.findings_at(now_ms));  // the check's findings plus link_flapping and the SMs' own
+        j = findings_to_json(st.findings_at(now_ms));  // the check's findings plus link_flapping, port_errors and the SMs' own
     }
     j["sweep_seq"] = st.have_findings() ? json(st.findings_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.findings_ms());

@@ -82,6 +82,7 @@ HealthOptions health_options(const DaemonConfig& c) {
     HealthOptions h;
     h.stale_after_ms = int64_t{c.stale_after_s} * 1000;
     h.flap = {static_cast<int>(c.flap_threshold), int64_t{c.flap_window_s} * 1000, int64_t{c.flap_quiet_s} * 1000};
+    h.port_errors = c.port_errors;
     return h;
 }
 
@@ -736,6 +737,8 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
                 return state.on_counters(id, msg, now);
             } else if constexpr (std::is_same_v<T, wire::Event>) {
                 return state.on_event(id, msg, now);
+            } else if constexpr (std::is_same_v<T, wire::PortCounters>) {
+                return state.on_port_counters(id, msg, now);
             } else {
                 const auto received = arrived;
                 const uint64_t seq = msg.sweep_seq;

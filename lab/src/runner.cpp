@@ -636,6 +636,8 @@ void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool wit
                                          {{"LOG_FILE", m.log},
                                           {"DUMP_DIR", m.cache},
                                           {"SWEEP_INTERVAL", std::to_string(o.sweep_interval_s)},
+                                          {"PERFMGR", o.perfmgr_sweep_s > 0 ? "TRUE" : "FALSE"},
+                                          {"PERFMGR_SWEEP_TIME", std::to_string(o.perfmgr_sweep_s > 0 ? o.perfmgr_sweep_s : 180)},
                                           {"EVENT_PLUGIN_NAME", with_plugin ? "ibfabric_osm" : "(null)"},
                                           {"EVENT_PLUGIN_OPTIONS", with_plugin ? plugin_opts : "(null)"},
                                           {"PARTITION_FILE", s.path("partitions.conf")},

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "ibf/osm_copy.h"
+#include "ibf/osm_counters.h"
 #include "ibf/osm_plugin_options.h"
 #include "ibf/osm_sender.h"
 #include "ibf/wire_auth.h"
@@ -216,7 +217,15 @@ void plugin_report(void* data, osm_epi_event_id_t id, void* ev) {
             case OSM_EVENT_ID_UCAST_ROUTING_DONE:
                 p->sender->submit_event({wire::EventKind::RoutingDone, unix_ms(), 0, 0, poll_self(p->osm).state, "unicast routing done"});
                 break;
-            default:  // LFT_CHANGE (caller holds the lock exclusively), counters, SA DB dump: not used
+            // perfmgr (perfmgr TRUE): several MAD receive threads at once, no lock held. A copy of
+            // integers and one bounded push per endpoint; the sender threads sum and send them.
+            case OSM_EVENT_ID_PORT_ERRORS:
+                if (ev && p->opts.counter_queue) p->sender->submit_counters(counter_event(*static_cast<const osm_epi_pe_event_t*>(ev)));
+                break;
+            case OSM_EVENT_ID_PORT_DATA_COUNTERS:
+                if (ev && p->opts.counter_queue) p->sender->submit_counters(counter_event(*static_cast<const osm_epi_dc_event_t*>(ev)));
+                break;
+            default:  // LFT_CHANGE (caller holds the lock exclusively), PORT_SELECT, SA DB dump: not used
                 break;
         }
     } catch (const std::exception& e) {
