@@ -440,6 +440,7 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
     state.configure(health_options(c));
     validate_socket_mode(c.socket_mode, c.source, 0, 0);
     topo = load_topology(c);
+    state.set_waivers(topo.waivers);
     token = load_token(c);
     if (topo.plan)
         spdlog::info("topology {}: {} planned nodes, {} planned links", c.topology, topo.plan->nodes.size(),
@@ -801,8 +802,11 @@ void Daemon::Impl::worker_loop() {
         // The fat-tree analysis of the same fabric (no plan needed): tiers, routing engine, LFTs.
         const auto t1 = steady::now();
         try {
+            std::vector<Link> declared;  // what the plan declares is no anomaly (a host it puts on a spine)
+            for (const LinkMatch& m : matches)
+                declared.push_back({m.a, static_cast<uint8_t>(m.pa), m.b, static_cast<uint8_t>(m.pb)});
             r.analysis = std::make_shared<const LiveAnalysis>(
-                analyze_live(*w.job.snapshot, mapped ? *mapped : w.job.snapshot->fabric));
+                analyze_live(*w.job.snapshot, mapped ? *mapped : w.job.snapshot->fabric, declared));
         } catch (const std::exception& e) {
             spdlog::error("analysis of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
         }
@@ -886,9 +890,11 @@ nlohmann::json Daemon::Impl::reload() {
     }
     state.note_reload(true, now_ms());
     topo = std::move(t);
+    state.set_waivers(topo.waivers);
     token = std::move(new_token);
-    spdlog::info("topology reloaded: {} planned nodes, {} planned links",
-                 topo.plan ? topo.plan->nodes.size() : 0, topo.plan ? topo.plan->links.size() : 0);
+    spdlog::info("topology reloaded: {} planned nodes, {} planned links, {} waivers",
+                 topo.plan ? topo.plan->nodes.size() : 0, topo.plan ? topo.plan->links.size() : 0,
+                 topo.waivers ? topo.waivers->waivers.size() : 0);
     auto job = state.recheck(now_ms());
     if (job) submit(std::move(*job), steady::now(), 0);
     return nlohmann::json{{"reloaded", true},

@@ -61,9 +61,11 @@ std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric&
     return fd;
 }
 
-LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f) {
+LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<Link>& declared) {
     LiveAnalysis la;
-    const Analysis a = analyze(f);
+    AnalyzeOptions opt;
+    opt.declared = declared;
+    const Analysis a = analyze(f, opt);
     la.findings = a.findings;
     la.tier_of = a.tier_of;
 

@@ -292,3 +292,64 @@ TEST_F(CheckCli, NonUtf8DescriptionStillGivesValidJson) {
     EXPECT_NE(t.out.find("leaf01\\xff"), std::string::npos) << t.out;
     EXPECT_EQ(t.out.find("leaf01\xff"), std::string::npos) << t.out;
 }
+
+// ---- issue 9: standard input, waivers on check, and `findings` finding the lab's daemon ----
+
+TEST_F(CheckCli, StandardInputOnceForActualOrExpected) {
+    const std::string cmd_a = quote(kBin) + " check -e " + quote(kSx6036) + " -a - < " + quote(kSx6036) + " > " +
+                              quote((dir / "out").string());
+    EXPECT_EQ(WEXITSTATUS(std::system(cmd_a.c_str())), 0);
+    EXPECT_EQ(slurp((dir / "out").string()).rfind("checked - (152 nodes, 192 links) against ", 0), 0u);
+    const std::string cmd_e = quote(kBin) + " check -e - -a " + quote(kSx6036) + " < " + quote(kSx6036) + " > " +
+                              quote((dir / "out").string());
+    EXPECT_EQ(WEXITSTATUS(std::system(cmd_e.c_str())), 0);
+    Result r = run("check -e - -a -");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "ibfabric: -: standard input can be read only once: --expected and --actual are both '-'; give one "
+                     "of them as a file\n");
+}
+
+TEST_F(CheckCli, WaiversOnCheck) {
+    ibf::Fabric f = sx6036();
+    ibf::cross_cables(f, id(f, "ib5"), 21, 23);
+    std::string actual = write("crossed.txt", ibf::write_ibnetdiscover(f));
+    std::string w = write("w.yaml",
+                          "waivers:\n  - kind: miswired\n    ends: [ib5/21]\n    reason: swapped for a port test\n"
+                          "    expires: 2999-12-31\n");
+    Result r = run("check -e " + quote(kSx6036) + " -a " + quote(actual) + " --json --waivers " + quote(w));
+    EXPECT_EQ(r.code, 1) << r.out << r.err;  // one of the two crossed cables is waived
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["summary"], json::parse(R"({"miswired": 1})"));
+    ASSERT_EQ(j["waived"].size(), 1u);
+    EXPECT_EQ(j["waived"][0]["a"]["port"], 21);
+    EXPECT_EQ(j["waived"][0]["waiver"], json::parse("{\"reason\": \"swapped for a port test\", \"where\": \"" + w +
+                                                    ":2\", \"expires\": \"2999-12-31\"}"));
+    w = write("w.yaml", "waivers:\n  - kind: miswired\n    name: ib5\n    reason: swapped for a port test\n");
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(actual) + " --no-color --waivers " + quote(w));
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("no findings\nwaived (2)\n  swapped for a port test (" + w + ":2)\n    error   miswired: cable at ib5/21"),
+              std::string::npos)
+        << r.out;
+}
+
+TEST_F(CheckCli, FindingsAsksTheLabsDaemon) {
+    // A lab directory whose state names a live daemon (this test's pid) on a port nobody listens on:
+    // `findings --lab` asks exactly that port.
+    const std::string lab = (dir / "lab").string();
+    fs::create_directories(lab);
+    write("lab/state.json", json{{"dir", lab},
+                                 {"ibsim_sockname", "x"},
+                                 {"sm_host", "x"},
+                                 {"pids", {{"ibsim", 0}, {"opensm", 0}, {"ibfabricd", ::getpid()}}},
+                                 {"api_port", 1}}
+                                .dump());
+    Result r = run("findings --lab " + quote(lab));
+    EXPECT_EQ(r.code, 3);
+    EXPECT_EQ(r.err.rfind("ibfabric: the daemon is unreachable: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("127.0.0.1:1"), std::string::npos) << r.err;
+    r = run("status --lab " + quote((dir / "nolab").string()));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "ibfabric: " + (dir / "nolab").string() +
+                         ": no running lab with a daemon here (start one with `ibfabric lab up --dir " +
+                         (dir / "nolab").string() + " <plan>`)\n");
+}

@@ -30,6 +30,7 @@ struct DaemonConfig {
     uint16_t http_port = 8639;                                // 0 = ephemeral
     std::string topology;                                     // plan YAML or golden dump, "" = none
     std::string node_name_map;                                // "" = none
+    std::string waivers;                                      // waiver file (checks/waivers.h), "" = none
     std::string history_db;                                   // SQLite file, "" = no history
     std::string token_file;                                   // bearer token for POST, "" = refuse
     bool token_for_reads = false;                             // GETs need the token too (not /healthz)

@@ -42,7 +42,9 @@ std::string first_configured_engine(const std::string& configured);
 std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric& f);
 
 // The whole live analysis. `f` is the fabric to analyze (the snapshot's, or a copy with the
-// node-name-map applied); LFTs and routing engines come from `s`.
-LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f);
+// node-name-map applied); LFTs and routing engines come from `s`. `declared`: the links cabled as
+// the plan says (from ibf::check's LinkMatch): what the plan declares is not an anomaly
+// (routing/declared.h). Links below both ends' capability come from the snapshot's masks.
+LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<Link>& declared = {});
 
 }  // namespace ibf
