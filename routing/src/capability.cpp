@@ -66,6 +66,9 @@ Rate best_common_rate(const Port& pa, const Port& pb) {
         WidthMask m = pa.width_supported & pb.width_supported;
         if (pa.width_enabled) m &= pa.width_enabled;
         if (pb.width_enabled) m &= pb.width_enabled;
+        // 8x/12x (CXP ports; every simulated ibsim port claims 12x) is not held against a link of 4
+        // lanes or fewer: 4x cables and connectors are the norm, and no reseat makes such a link wider.
+        if (lanes(best.width) <= 4) m &= static_cast<WidthMask>(~(width_bit(Width::X8) | width_bit(Width::X12)));
         if (Width w = max_width(m); w != Width::Unknown && lanes(w) > lanes(best.width)) best.width = w;
     }
     if (pa.speed_supported && pb.speed_supported) {

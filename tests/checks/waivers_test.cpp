@@ -89,7 +89,7 @@ TEST(Waivers, ErrorsNameFileLineAndColumn) {
     EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reasons: x\n"),
               "w.yaml:3:5: unknown key 'reasons' in a waiver (expected kind, ends, labels, name, reason, expires)");
     EXPECT_EQ(err("- kind: miswired\n"), "w.yaml:1:1: expected a map with `waivers:` (a list of waivers, see docs/findings.md)");
-    EXPECT_EQ(err("waivers: [\n"), "w.yaml:2:1: YAML syntax error: end of sequence not found");
+    EXPECT_EQ(err("waivers: [\n"), "w.yaml:2:1: YAML syntax error: end of sequence flow not found");
 }
 
 TEST(Waivers, MatchByKindEndsLabelsAndName) {

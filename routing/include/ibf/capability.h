@@ -6,7 +6,9 @@
 // A link is below capability when its two ends run the same active rate and both support — and
 // enable, where the enabled masks are known — a faster common width or speed (from iblinkinfo's
 // "Could be" notes, ibdiagnet's port masks, or a live snapshot's PortInfo). Masks of 0 (unknown)
-// are never guessed at: ibnetdiscover dumps carry none, so they give no such finding.
+// are never guessed at: ibnetdiscover dumps carry none, so they give no such finding. A width of 8x
+// or 12x is not held against a link of 4 lanes or fewer (CXP ports are rare, and ibsim claims 12x on
+// every port): such a link is below capability only for its speed or for fewer than 4 lanes.
 // One rate_below_capability finding per link (a = the switch end), except that `group_min` or
 // more links of one switch with the same active and possible rate become one finding for that
 // switch (a = the switch, port 0; the message lists the ports): a shared cause (the switch's port
