@@ -73,9 +73,8 @@ struct AnalyzeArgs {
     ReportOptions report;
 };
 
-// With a plan: the links it declares (cabled as planned) are no anomalies (routing/declared.h).
-std::vector<Link> declared_links(const std::string& expected, const std::string& map_path, Fabric& f) {
-    Expected e = load_expected(expected, map_path);
+// With a plan: the links cabled as it declares them are no anomalies (routing/declared.h).
+std::vector<Link> declared_links(Expected& e, const Fabric& f) {
     if (e.golden) align_golden_guids(e.plan, *e.golden, f);
     std::vector<LinkMatch> m;
     check(e.plan, f, {}, &m);
@@ -89,9 +88,15 @@ int run_analyze(const AnalyzeArgs& args) {
                        {"--expected", &args.expected},
                        {"--node-name-map", &args.node_name_map},
                        {"--waivers", &args.report.waivers}});
-    Fabric f = load_dump(args.dump, args.node_name_map);
     AnalyzeOptions opt;
-    if (!args.expected.empty()) opt.declared = declared_links(args.expected, args.node_name_map, f);
+    Fabric f;
+    if (args.expected.empty()) {
+        f = load_dump(args.dump, args.node_name_map);
+    } else {  // the node-name-map from --node-name-map or the plan's, as `check` does
+        Expected e = load_expected(args.expected, args.node_name_map);
+        f = load_dump_file(args.dump, e.names);
+        opt.declared = declared_links(e, f);
+    }
     Analysis a = analyze(f, opt);
     const Waived r = scope_findings(a.findings, args.report);
     if (args.json) {

@@ -62,7 +62,13 @@ struct Slow {
 
 Rate best_common_rate(const Port& pa, const Port& pb) {
     Rate best = pa.rate();
-    if (pa.width_supported && pb.width_supported) {
+    // Masks that do not hold the active value itself are not believed (a port cannot run what it
+    // does not support; synthetic fabrics set rates without masks).
+    const bool widths = pa.width_supported && pb.width_supported && (pa.width_supported & width_bit(best.width)) &&
+                        (pb.width_supported & width_bit(best.width));
+    const bool speeds = pa.speed_supported && pb.speed_supported && (pa.speed_supported & speed_bit(best.speed)) &&
+                        (pb.speed_supported & speed_bit(best.speed));
+    if (widths) {
         WidthMask m = pa.width_supported & pb.width_supported;
         if (pa.width_enabled) m &= pa.width_enabled;
         if (pb.width_enabled) m &= pb.width_enabled;
@@ -71,7 +77,7 @@ Rate best_common_rate(const Port& pa, const Port& pb) {
         if (lanes(best.width) <= 4) m &= static_cast<WidthMask>(~(width_bit(Width::X8) | width_bit(Width::X12)));
         if (Width w = max_width(m); w != Width::Unknown && lanes(w) > lanes(best.width)) best.width = w;
     }
-    if (pa.speed_supported && pb.speed_supported) {
+    if (speeds) {
         SpeedMask m = pa.speed_supported & pb.speed_supported;
         if (pa.speed_enabled) m &= pa.speed_enabled;
         if (pb.speed_enabled) m &= pb.speed_enabled;

@@ -8,6 +8,7 @@
 #include "ibf/check.h"
 #include "ibf/controller_state.h"
 #include "ibf/daemon_config.h"
+#include "ibf/error.h"
 #include "ibf/live_analysis.h"
 #include "ibf/plan_yaml.h"
 #include "ibf/report.h"

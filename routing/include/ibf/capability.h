@@ -9,6 +9,7 @@
 // are never guessed at: ibnetdiscover dumps carry none, so they give no such finding. A width of 8x
 // or 12x is not held against a link of 4 lanes or fewer (CXP ports are rare, and ibsim claims 12x on
 // every port): such a link is below capability only for its speed or for fewer than 4 lanes.
+// A supported mask that does not contain the active width (speed) is not believed for the width (speed).
 // One rate_below_capability finding per link (a = the switch end), except that `group_min` or
 // more links of one switch with the same active and possible rate become one finding for that
 // switch (a = the switch, port 0; the message lists the ports): a shared cause (the switch's port
