@@ -1,6 +1,8 @@
 // The plan's `scope:`: what the check leaves out (scope.h).
 #include "scope.h"
 
+#include "ibf/declared_links.h"
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -32,3 +34,20 @@ std::vector<Finding> apply_plan_scope(const Plan& plan, const Fabric& actual, st
 }
 
 }  // namespace ibf::detail
+
+namespace ibf {
+
+std::vector<Link> declared_links(const Plan& plan, const Fabric& f, const NodeMatch& m) {
+    std::vector<Link> out;
+    for (const PlannedLink& l : plan.links) {
+        if (l.a.node >= m.resolved.size() || l.b.node >= m.resolved.size()) continue;
+        const NodeId a = m.resolved[l.a.node], b = m.resolved[l.b.node];
+        if (a == kNoNode || b == kNoNode) continue;
+        const Port* pa = f.node(a).port(l.a.port);
+        if (!pa || pa->peer != b || pa->peer_port != l.b.port) continue;
+        out.push_back({a, static_cast<uint8_t>(l.a.port), b, static_cast<uint8_t>(l.b.port)});
+    }
+    return out;
+}
+
+}  // namespace ibf

@@ -12,9 +12,11 @@
 #include "ibf/error.h"
 #include "ibf/ha_engine.h"
 #include "ibf/history.h"
+#include "ibf/history_api.h"
 #include "ibf/metrics.h"
 #include "ibf/report.h"
 #include "ibf/waivers.h"
+#include "ibf/ui_page.h"
 #include "ibf/wire.h"
 
 namespace ibf {
@@ -329,6 +331,18 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             if (ctx.ha) r.body += ha_metrics_text(*ctx.ha, ctx.now_ms);
             return r;
         }
+        if (path == "/" || path == "/ui" || path == "/ui/fabric.svg") {  // the page (ui_page.h)
+            if (!method_is("GET", r) || !no_query(r)) return r;
+            if (path == "/ui/fabric.svg") {
+                r.body = ui_fabric_svg(*ctx.state, ctx.now_ms);
+                if (r.body.empty()) return api_error(404, "no fabric yet: no Subnet Manager has sent a snapshot");
+                r.content_type = "image/svg+xml";
+                return r;
+            }
+            r.content_type = "text/html; charset=utf-8";
+            r.body = ui_page_html(*ctx.state, ctx.now_ms, !ctx.topology.empty());
+            return r;
+        }
         if (path == "/api/v1/fabric") return method_is("GET", r) && no_query(r) ? ok_json(fabric_json(ctx)) : r;
         if (path == "/api/v1/findings")
             return method_is("GET", r) && no_query(r) ? ok_json(findings_response_json(*ctx.state, ctx.now_ms, !ctx.topology.empty())) : r;
@@ -365,6 +379,9 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             return ok_json(ctx.sm_priority(body));
         }
         if (path == "/api/v1/history") return method_is("GET", r) ? history_response(query, ctx) : r;
+        if (path == "/api/v1/history/changes") return method_is("GET", r) ? history_changes_response(query, ctx) : r;
+        if (path == "/api/v1/history/diff") return method_is("GET", r) ? history_diff_response(query, ctx) : r;
+        if (path == "/api/v1/accept") return method_is("POST", r) && no_query(r) ? accept_response(req, ctx) : r;
         if (path == "/api/v1/reload") {
             if (!method_is("POST", r) || !no_query(r)) return r;
             if (!ctx.token) return api_error(403, "mutating calls are disabled: no token_file is configured");

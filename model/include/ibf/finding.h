@@ -21,6 +21,7 @@ enum class FindingKind : uint8_t {
     miswired,
     missing_node,
     unexpected_node,
+    identity_changed,        // a planned node found by its cabling or name under another name or GUID
     rate_mismatch,
     rate_below_capability,
     mtu_mismatch,
