@@ -75,7 +75,7 @@ TEST(Waivers, ErrorsNameFileLineAndColumn) {
     };
     EXPECT_EQ(err("waivers:\n  - kind: host_misplacd\n    reason: x\n"),
               "w.yaml:2:11: unknown finding kind 'host_misplacd' (expected one of: missing_link, unexpected_link, "
-              "miswired, missing_node, unexpected_node, rate_mismatch, rate_below_capability, mtu_mismatch, "
+              "miswired, missing_node, unexpected_node, identity_changed, rate_mismatch, rate_below_capability, mtu_mismatch, "
               "missing_uplink, uneven_bundle, tier_skip, intra_tier_link, host_misplaced, rate_outlier, "
               "host_on_uplink_port, routing_fallback, lft_imbalance, sm_split_brain, sm_master_lid_mismatch, "
               "sm_stalled, sm_unknown, sm_config_mismatch, sm_no_standby, sm_standby_not_polling, sm_conf_drift, "

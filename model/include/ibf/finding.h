@@ -51,7 +51,7 @@ enum class FindingKind : uint8_t {
     // waivers (checks/waivers.h)
     waiver_expired,          // a waiver past its expiry date (it waives nothing any more)
 };
-inline constexpr int kFindingKindCount = 29;
+inline constexpr int kFindingKindCount = 30;
 
 std::string_view to_string(FindingKind k);  // "missing_link", ...
 std::optional<FindingKind> parse_finding_kind(std::string_view s);
