@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "ibf/analysis.h"
 #include "ibf/check.h"
+#include "ibf/declared_links.h"
 #include "ibf/dumps.h"
 #include "ibf/error.h"
 #include "ibf/ftree_files.h"
@@ -73,16 +74,6 @@ struct AnalyzeArgs {
     ReportOptions report;
 };
 
-// With a plan: the links cabled as it declares them are no anomalies (routing/declared.h).
-std::vector<Link> declared_links(Expected& e, const Fabric& f) {
-    if (e.golden) align_golden_guids(e.plan, *e.golden, f);
-    std::vector<LinkMatch> m;
-    check(e.plan, f, {}, &m);
-    std::vector<Link> out;
-    for (const LinkMatch& x : m) out.push_back({x.a, static_cast<uint8_t>(x.pa), x.b, static_cast<uint8_t>(x.pb)});
-    return out;
-}
-
 int run_analyze(const AnalyzeArgs& args) {
     require_one_stdin({{"DUMP", &args.dump},
                        {"--expected", &args.expected},
@@ -95,7 +86,10 @@ int run_analyze(const AnalyzeArgs& args) {
     } else {  // the node-name-map from --node-name-map or the plan's, as `check` does
         Expected e = load_expected(args.expected, args.node_name_map);
         f = load_dump_file(args.dump, e.names);
-        opt.declared = declared_links(e, f);
+        if (e.golden) align_golden_guids(e.plan, *e.golden, f);
+        const NodeMatch nm = match_nodes(e.plan, f);
+        opt.preferred_names = plan_names(e.plan, nm, f.size());  // the plan's names, as `check` prints them
+        opt.declared = declared_links(e.plan, f, nm);            // what it declares is no anomaly
     }
     Analysis a = analyze(f, opt);
     const Waived r = scope_findings(a.findings, args.report);
