@@ -15,6 +15,8 @@
 
 #include "commands.h"
 #include "ibf/analysis.h"
+#include "ibf/check.h"
+#include "ibf/declared_links.h"
 #include "ibf/dumps.h"
 #include "ibf/error.h"
 #include "ibf/ftree_files.h"
@@ -22,6 +24,8 @@
 #include "ibf/inputs.h"
 #include "ibf/plan_yaml.h"
 #include "ibf/report.h"
+#include "ibf/text.h"
+#include "report_options.h"
 
 namespace ibf::cli {
 namespace {
@@ -65,15 +69,32 @@ Fabric fabric_from_plan(const Plan& p) {
 }
 
 struct AnalyzeArgs {
-    std::string dump, node_name_map;
+    std::string dump, node_name_map, expected;
     bool json = false, no_color = false, switches = false;
+    ReportOptions report;
 };
 
 int run_analyze(const AnalyzeArgs& args) {
-    Fabric f = load_dump(args.dump, args.node_name_map);
-    Analysis a = analyze(f);
+    require_one_stdin({{"DUMP", &args.dump},
+                       {"--expected", &args.expected},
+                       {"--node-name-map", &args.node_name_map},
+                       {"--waivers", &args.report.waivers}});
+    AnalyzeOptions opt;
+    Fabric f;
+    if (args.expected.empty()) {
+        f = load_dump(args.dump, args.node_name_map);
+    } else {  // the node-name-map from --node-name-map or the plan's, as `check` does
+        Expected e = load_expected(args.expected, args.node_name_map);
+        f = load_dump_file(args.dump, e.names);
+        if (e.golden) align_golden_guids(e.plan, *e.golden, f);
+        const NodeMatch nm = match_nodes(e.plan, f);
+        opt.preferred_names = plan_names(e.plan, nm, f.size());  // the plan's names, as `check` prints them
+        opt.declared = declared_links(e.plan, f, nm);            // what it declares is no anomaly
+    }
+    Analysis a = analyze(f, opt);
+    const Waived r = scope_findings(a.findings, args.report);
     if (args.json) {
-        nlohmann::json j = findings_to_json(a.findings);
+        nlohmann::json j = report_json(r, args.report);
         j["analysis"] = analysis_to_json(f, a);
         std::cout << json_text(j, 2) << "\n";
     } else {
@@ -81,33 +102,62 @@ int run_analyze(const AnalyzeArgs& args) {
         auto count = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
         std::cout << "analyzed " << args.dump << " (" << count(f.count(NodeType::Switch), "switch", "switches") << ", "
                   << count(f.count(NodeType::CA), "CA", "CAs") << ", " << count(f.link_count(), "link", "links") << "): "
-                  << (a.levels() > 0 ? std::to_string(a.levels()) + "-level fat tree" : std::string("no tiers (no hosts)")) << "\n\n"
+                  << (a.levels() > 0 ? std::to_string(a.levels()) + "-level fat tree" : std::string("no tiers (no hosts)"))
+                  << (args.expected.empty() ? "" : "; " + std::to_string(opt.declared.size()) + " links as " + args.expected + " declares them")
+                  << "\n\n"
                   << render_tier_table(f, a) << "\n"
                   << (args.switches ? render_switch_table(f, a) + "\n" : std::string())
-                  << render_text(a.findings, color);
+                  << render_report(r, color);
     }
     std::cout.flush();
-    return a.findings.empty() ? kExitClean : kExitFindings;
+    return r.active.empty() ? kExitClean : kExitFindings;
 }
 
 struct PlanArgs {
     std::string dump, node_name_map, out;
-    bool pin_guids = false;
+    bool pin_guids = false, accept_anomalies = false;
 };
 
+// What the analysis finds in a "known-good" dump would become the plan: listed as YAML comments
+// at the top of the plan (with --accept-anomalies), else a refusal.
+std::string anomaly_comments(const std::vector<Finding>& fs, const std::string& dump) {
+    std::string c = "# ibfabric plan from-dump --accept-anomalies: `ibfabric analyze " + dump + "` found " +
+                    std::to_string(fs.size()) + (fs.size() == 1 ? " anomaly" : " anomalies") +
+                    " that this plan declares as intended:\n";
+    for (const Finding& f : fs) c += "#   " + std::string(to_string(f.kind)) + ": " + terminal_safe(f.message) + "\n";
+    return c;
+}
+
 int run_plan_from_dump(const PlanArgs& args) {
+    require_one_stdin({{"DUMP", &args.dump}, {"--node-name-map", &args.node_name_map}});
     Fabric f = load_dump(args.dump, args.node_name_map);
     Analysis a = analyze(f);
+    std::vector<Finding> anomalies;
+    for (const Finding& x : a.findings)
+        if (x.severity >= Severity::warning) anomalies.push_back(x);
+    if (!anomalies.empty() && !args.accept_anomalies) {
+        std::fprintf(stderr, "ibfabric: %s is not clean: the plan would declare %zu %s as intended:\n%s", args.dump.c_str(),
+                     anomalies.size(), anomalies.size() == 1 ? "anomaly" : "anomalies",
+                     render_text(anomalies, false).c_str());
+        std::fprintf(stderr, "fix the fabric, or adopt it as it is with: ibfabric plan from-dump %s%s --accept-anomalies\n",
+                     args.dump.c_str(), args.out.empty() ? "" : (" -o " + args.out).c_str());
+        return kExitFindings;
+    }
     InferOptions opt;
     opt.pin_all_guids = args.pin_guids;
     InferredPlan p = infer_plan_yaml(f, a, args.dump, opt);
+    if (!anomalies.empty()) {
+        p.yaml = anomaly_comments(anomalies, args.dump) + p.yaml;
+        std::fprintf(stderr, "ibfabric: warning: the plan declares %zu %s of %s as intended (listed at its top)\n",
+                     anomalies.size(), anomalies.size() == 1 ? "anomaly" : "anomalies", args.dump.c_str());
+    }
     if (args.out.empty() || args.out == "-") {
         std::cout << p.yaml;
         std::cout.flush();
     } else {
         write_text_file(args.out, p.yaml);
-        std::fprintf(stderr, "wrote %s: %d switches and %d hosts in compact form, %d explicit cables\n", args.out.c_str(),
-                     p.compact_switches, p.compact_hosts, p.explicit_cables);
+        std::fprintf(stderr, "wrote %s: %d switches in tiers (%d with compact uplinks), %d hosts in host groups, %d explicit cables\n",
+                     args.out.c_str(), p.tier_switches, p.compact_switches, p.compact_hosts, p.explicit_cables);
     }
     return kExitClean;
 }
@@ -163,11 +213,17 @@ void register_analyze(CLI::App& app, Runner& run) {
     an->add_flag("--switches", aa->switches,
                  "Also list every switch: tier, hosts, links, uplink bundles, oversubscription (down/up bandwidth)");
     an->add_flag("--no-color", aa->no_color, "Never colour the text report");
+    an->add_option("-e,--expected", aa->expected,
+                   "The plan (YAML or a known-good dump): what it declares (a host on a spine port, a storage group)\n"
+                   "is not an anomaly")
+        ->type_name("PLAN|DUMP");
+    add_report_options(an, aa->report);
     an->footer(
         "Examples:\n"
         "  ibnetdiscover > fabric.txt && ibfabric analyze fabric.txt\n"
         "  ibfabric analyze fabric.txt --switches     # per-leaf oversubscription\n"
         "  ibfabric analyze fabric.txt --json | jq '.analysis.tiers'\n"
+        "  ibnetdiscover | ibfabric analyze - --expected plan.yaml --waivers waivers.yaml\n"
         "\n"
         "Exit status: 0 no findings, 1 findings reported, 2 bad input or usage.");
     an->callback([&run, aa] { run = [aa] { return run_analyze(*aa); }; });
@@ -186,6 +242,9 @@ void register_analyze(CLI::App& app, Runner& run) {
     fd->add_flag("--pin-guids", pa->pin_guids,
                  "Pin every node by GUID (a golden snapshot: a replaced switch or HCA is then a finding). Default: nodes\n"
                  "are matched by name; only nodes without a usable name of their own are pinned by GUID");
+    fd->add_flag("--accept-anomalies", pa->accept_anomalies,
+                 "Write the plan although `ibfabric analyze` finds anomalies (a missing uplink, a host on a spine):\n"
+                 "they are listed as comments at the top of the plan. Without it such a dump is refused (exit 1)");
     fd->footer("Example:\n  ibfabric plan from-dump golden.txt -o plan.yaml && ibfabric check -e plan.yaml -a now.txt");
     fd->callback([&run, pa] { run = [pa] { return run_plan_from_dump(*pa); }; });
 

@@ -14,6 +14,7 @@
 #include "ibf/error.h"
 #include "ibf/inputs.h"
 #include "ibf/report.h"
+#include "report_options.h"
 
 namespace ibf::cli {
 namespace {
@@ -25,10 +26,15 @@ struct CheckArgs {
     bool json = false;
     bool no_color = false;
     bool no_capability = false;
+    ReportOptions report;
 };
 
 int run_check(const CheckArgs& a) {
     // The plan: a YAML plan, or a known-good dump; the node-name-map from --node-name-map or the plan.
+    require_one_stdin({{"--expected", &a.expected},
+                       {"--actual", &a.actual},
+                       {"--node-name-map", &a.node_name_map},
+                       {"--waivers", &a.report.waivers}});
     Expected e = load_expected(a.expected, a.node_name_map);
     Fabric actual = load_dump_file(a.actual, e.names);
     // A golden ibnetdiscover dump names CAs by node GUID, an iblinkinfo dump by port GUID: align them.
@@ -38,19 +44,19 @@ int run_check(const CheckArgs& a) {
     CheckOptions opt;
     opt.rate_below_capability = !a.no_capability;
     opt.tier_of = analyze(actual).tier_of;  // names: "leaf-cfb0" as `analyze` calls it (ibf/names.h)
-    const std::vector<Finding> fs = check(plan, actual, opt);
+    const Waived fs = scope_findings(check(plan, actual, opt), a.report);
 
     if (a.json) {
-        std::cout << json_text(findings_to_json(fs), 2) << "\n";
+        std::cout << json_text(report_json(fs, a.report), 2) << "\n";
     } else {
         const bool color = !a.no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) == 1;
         std::cout << "checked " << a.actual << " (" << actual.size() << " nodes, " << actual.link_count()
                   << " links) against " << a.expected << " (" << plan.nodes.size() << " nodes, " << plan.links.size()
                   << " links)\n"
-                  << render_text(fs, color);
+                  << render_report(fs, color);
     }
     std::cout.flush();
-    return fs.empty() ? kExitClean : kExitFindings;
+    return fs.active.empty() ? kExitClean : kExitFindings;
 }
 
 }  // namespace
@@ -63,11 +69,12 @@ void register_check(CLI::App& app, Runner& run) {
         "cables, missing and unexpected nodes), link rate (width x speed) and MTU.");
     cmd->add_option("-e,--expected", args->expected,
                     "The plan: a YAML plan file (docs/plan.md), or a dump of the fabric when it was known to be\n"
-                    "good (ibnetdiscover, iblinkinfo or ibdiagnet .net; nodes are then matched by GUID)")
+                    "good (ibnetdiscover, iblinkinfo or ibdiagnet .net; nodes are then matched by GUID); - reads stdin")
         ->required()
         ->type_name("PLAN|DUMP");
     cmd->add_option("-a,--actual", args->actual,
-                    "The fabric as it is now: output of `ibnetdiscover`, `iblinkinfo` or ibdiagnet's .net dump")
+                    "The fabric as it is now: output of `ibnetdiscover`, `iblinkinfo` or ibdiagnet's .net dump;\n"
+                    "- reads standard input (`ibnetdiscover | ibfabric check -e plan.yaml -a -`)")
         ->required()
         ->type_name("DUMP");
     cmd->add_option("--node-name-map", args->node_name_map,
@@ -79,6 +86,7 @@ void register_check(CLI::App& app, Runner& run) {
                   "Never colour the text report (it is coloured only when stdout is a terminal; NO_COLOR works too)");
     cmd->add_flag("--no-capability", args->no_capability,
                   "Do not warn about links that run slower than both ends could (rate_below_capability)");
+    add_report_options(cmd, args->report);
     cmd->footer(
         "Examples:\n"
         "  # after an expansion: does the fabric match the plan?\n"
@@ -90,6 +98,9 @@ void register_check(CLI::App& app, Runner& run) {
         "\n"
         "  # hosts are named by a node-name-map, as OpenSM does\n"
         "  ibfabric check -e plan.yaml -a now.txt --node-name-map /etc/opensm/ib-node-name-map\n"
+        "\n"
+        "  # straight from the fabric; intended deviations waived, only errors\n"
+        "  ibnetdiscover | ibfabric check -e plan.yaml -a - --waivers waivers.yaml --min-severity error\n"
         "\n"
         "Exit status: 0 no findings, 1 findings reported, 2 bad input or usage (the message names\n"
         "file:line:column).\n");

@@ -261,7 +261,8 @@ int run_up(const UpArgs& a) {
         // can take longer than a short TTL, which would stop the lab under the caller's feet.
         if (a.ttl > 0) lab_arm_watchdog(s, a.ttl);
         if (s.sms.size() > 1) print_sms_progress(s);
-        progress(std::string("lab running in ") + s.dir + " (stop it with `ibfabric lab down" +
+        progress(std::string("lab running in ") + s.dir + " (ask its daemon: `ibfabric findings" +
+                 (a.dir.empty() ? "" : " --lab " + a.dir) + "`; stop it with `ibfabric lab down" +
                  (a.dir.empty() ? "" : " --dir " + a.dir) + "`)");
         return print_findings(s, f, a.json, a.no_color);
     } catch (const LabError& e) {

@@ -3,7 +3,9 @@
 //   ibfabric status   [--url URL] [--json]   fabric counts, SMs, last sweep, findings count
 //   ibfabric findings [--url URL] [--json]   the daemon's findings, as `ibfabric check` prints them
 //
-// URL: --url, else $IBFABRIC_URL, else http://127.0.0.1:8639.
+// URL: --url, else $IBFABRIC_URL, else the daemon of the lab in --lab DIR, else that of a running
+// lab in the default lab directory (`ibfabric lab up`; a note on stderr says so), else
+// http://127.0.0.1:8639.
 // Exit: 0 no findings, 1 findings, 2 usage (bad URL), 3 the daemon cannot be reached, answers
 // with an error, or has no current data (no snapshot yet, or stale: one line on stderr says which).
 #include <unistd.h>
@@ -16,9 +18,16 @@
 #include <string>
 
 #include "commands.h"
+#include "ibf/error.h"
 #include "ibf/http_client.h"
 #include "ibf/report.h"
 #include "ibf/text.h"
+#include "report_options.h"
+#ifdef IBF_HAVE_LAB
+#include <signal.h>
+
+#include "ibf/lab_runner.h"
+#endif
 
 namespace ibf::cli {
 namespace {
@@ -27,15 +36,53 @@ using nlohmann::json;
 
 struct QueryOptions {
     std::string url;
+    std::string lab;  // --lab DIR
     bool json = false;
+    ReportOptions report;  // findings only
 };
 
 constexpr const char* kDefaultUrl = "http://127.0.0.1:8639";
 
+// The URL of the daemon of the lab in `dir` ("" when no lab with a live daemon is there).
+std::string lab_url(const std::string& dir) {
+#ifdef IBF_HAVE_LAB
+    std::optional<LabState> s;
+    try {
+        s = lab_load_state(dir);
+    } catch (const InputError&) {
+        return "";
+    }
+    if (!s || s->api_port <= 0 || s->daemon_pid <= 0 || ::kill(s->daemon_pid, 0) != 0) return "";
+    return "http://127.0.0.1:" + std::to_string(s->api_port);
+#else
+    (void)dir;
+    return "";
+#endif
+}
+
 std::string resolve_url(const QueryOptions& o) {
     if (!o.url.empty()) return o.url;
     if (const char* env = std::getenv("IBFABRIC_URL"); env && *env) return env;
+    if (!o.lab.empty()) {
+        std::string u = lab_url(o.lab);
+        if (u.empty()) throw InputError(o.lab, 0, 0, "no running lab with a daemon here (start one with `ibfabric lab up --dir " + o.lab + " <plan>`)");
+        return u;
+    }
+#ifdef IBF_HAVE_LAB
+    if (std::string u = lab_url(default_lab_dir()); !u.empty()) {
+        std::fprintf(stderr, "ibfabric: asking the daemon of the lab in %s at %s (--url or $IBFABRIC_URL to ask another)\n",
+                     default_lab_dir().c_str(), u.c_str());
+        return u;
+    }
+#endif
     return kDefaultUrl;
+}
+
+// `o` with its URL resolved (once per command, so the lab note is printed once).
+QueryOptions resolved(const QueryOptions& in) {
+    QueryOptions o = in;
+    o.url = resolve_url(in);
+    return o;
 }
 
 // GET `path` and parse the JSON; returns an exit code != 0 on failure (message printed).
@@ -82,7 +129,8 @@ std::string str(const json& j, const char* key, const char* none = "-") {
     return terminal_safe(j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
 }
 
-int run_status(const QueryOptions& o) {
+int run_status(const QueryOptions& in) {
+    const QueryOptions o = resolved(in);
     json fabric, sms;
     if (int rc = fetch_json(o, "/api/v1/fabric", fabric)) return rc;
     if (int rc = fetch_json(o, "/api/v1/sm", sms)) return rc;
@@ -119,33 +167,45 @@ int run_status(const QueryOptions& o) {
     return findings ? kExitFindings : kExitClean;
 }
 
-int run_findings(const QueryOptions& o) {
+int run_findings(const QueryOptions& in) {
+    const QueryOptions o = resolved(in);
     json j;
     if (int rc = fetch_json(o, "/api/v1/findings", j)) return rc;
     if (!o.json && j.is_object() && j.value("data_state", "fresh") == "no_data") return data_rc(j);  // not "no findings"
     std::vector<Finding> fs;
+    std::vector<WaivedFinding> waived;  // by the daemon's waiver file
     try {
         fs = findings_from_json(j);
+        if (j.contains("waived")) waived = waived_from_json(j["waived"]);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "ibfabric: the daemon's findings do not parse: %s\n", e.what());
         return kExitUnavailable;
     }
-    if (o.json)
-        std::cout << json_text(j, 2) << "\n";
-    else
-        std::cout << render_text(fs, ::isatty(1) != 0);
+    // This command's own --waivers, --min-severity and --kind on top of the daemon's waivers.
+    const Waived r = scope_findings(std::move(fs), o.report, std::move(waived));
+    if (o.json) {
+        nlohmann::json out = report_json(r, o.report);
+        for (const char* k : {"sweep_seq", "generated_at", "checked", "data_state", "data_message", "data_as_of"})
+            if (j.contains(k)) out[k] = j[k];
+        std::cout << json_text(out, 2) << "\n";
+    } else {
+        std::cout << render_report(r, ::isatty(1) != 0);
+    }
     if (int rc = data_rc(j)) return rc;
-    return fs.empty() ? kExitClean : kExitFindings;
+    return r.active.empty() ? kExitClean : kExitFindings;
 }
 
 }  // namespace
 
 void register_daemon_queries(CLI::App& app, Runner& run) {
-    const std::string url_help = "daemon URL (default: $IBFABRIC_URL, else " + std::string(kDefaultUrl) + ")";
+    const std::string url_help = "daemon URL (default: $IBFABRIC_URL, else the daemon of a running `ibfabric lab`, else " +
+                                 std::string(kDefaultUrl) + ")";
+    const std::string lab_help = "ask the daemon of the lab in this directory (`ibfabric lab up --dir DIR`)";
     {
         auto o = std::make_shared<QueryOptions>();
         CLI::App* sub = app.add_subcommand("status", "Ask ibfabricd about the fabric, its SMs and findings count\nExample: ibfabric status --url http://10.0.0.1:8639");
         sub->add_option("--url", o->url, url_help);
+        sub->add_option("--lab", o->lab, lab_help)->type_name("DIR");
         sub->add_flag("--json", o->json, "print the daemon's JSON ({\"fabric\": ..., \"sm\": ...})");
         sub->callback([&run, o] { run = [o] { return run_status(*o); }; });
     }
@@ -153,7 +213,9 @@ void register_daemon_queries(CLI::App& app, Runner& run) {
         auto o = std::make_shared<QueryOptions>();
         CLI::App* sub = app.add_subcommand("findings", "Print ibfabricd's latest findings (same report as check)\nExample: ibfabric findings --json | jq '.findings | length'");
         sub->add_option("--url", o->url, url_help);
+        sub->add_option("--lab", o->lab, lab_help)->type_name("DIR");
         sub->add_flag("--json", o->json, "print the findings JSON (docs/findings.md) instead of text");
+        add_report_options(sub, o->report);
         sub->callback([&run, o] { run = [o] { return run_findings(*o); }; });
     }
 }

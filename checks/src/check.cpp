@@ -11,6 +11,7 @@
 #include "ibf/names.h"
 
 #include "natural.h"
+#include "scope.h"
 
 #include <algorithm>
 #include <cctype>
@@ -616,7 +617,7 @@ std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOp
         if (l.a.node >= plan.nodes.size() || l.b.node >= plan.nodes.size())
             throw std::invalid_argument("check: plan link refers to node index out of range");
     if (matches) matches->clear();
-    return Checker(plan, actual, opt, matches).run();
+    return detail::apply_plan_scope(plan, actual, Checker(plan, actual, opt, matches).run());
 }
 
 }  // namespace ibf

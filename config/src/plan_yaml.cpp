@@ -186,7 +186,7 @@ public:
                                  kind(root));
         check_keys(root,
                    {"version", "name", "description", "node_name_map", "rate", "mtu", "nodes", "switches", "hosts",
-                    "cables", "overrides"},
+                    "cables", "overrides", "scope"},
                    "the plan");
         Node version = get(root, "version");
         if (!version) fail(root, "missing `version: 1` at the top of the plan");
@@ -202,11 +202,32 @@ public:
         if (Node n = get(root, "hosts")) read_hosts(n);
         if (Node n = get(root, "cables")) read_cables(n);
         if (Node n = get(root, "overrides")) read_overrides(n);
+        if (Node n = get(root, "scope")) read_scope(n);
         apply_nodes();
         return std::move(plan_);
     }
 
 private:
+    // ---- scope: what the check leaves out --------------------------------------------------
+
+    void read_scope(const Node& n) {
+        check_keys(n, {"hosts", "ignore"}, "scope");
+        plan_.scope.where = loc(n);
+        if (Node h = get(n, "hosts")) {
+            const std::string v = scalar(h, "hosts");
+            if (v != "check" && v != "ignore") fail(h, "expected 'check' or 'ignore' for scope.hosts, got " + quoted(v));
+            plan_.scope.ignore_hosts = v == "ignore";
+        }
+        if (Node i = get(n, "ignore")) {
+            if (i.IsScalar()) {
+                plan_.scope.ignore.push_back(i.Scalar());
+            } else {
+                if (!i.IsSequence()) fail(i, "expected a name pattern or a list of them for scope.ignore, got " + kind(i));
+                for (const Node& x : i) plan_.scope.ignore.push_back(scalar(x, "scope.ignore"));
+            }
+        }
+    }
+
     // ---- errors and positions ----------------------------------------------------------------
 
     SourceLoc loc(const Node& n) const {

@@ -15,6 +15,7 @@
 #include "ibf/history_api.h"
 #include "ibf/metrics.h"
 #include "ibf/report.h"
+#include "ibf/waivers.h"
 #include "ibf/ui_page.h"
 #include "ibf/wire.h"
 
@@ -192,12 +193,14 @@ json sm_json(const ControllerState& st) {
 
 json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured) {
     json j;
-    if (st.flaps().flapping(now_ms).empty() && st.ha_findings().empty() && st.port_counters().over_threshold(now_ms).empty()) {
+    if (st.flaps().flapping(now_ms).empty() && st.ha_findings().empty() && st.port_counters().over_threshold(now_ms).empty() &&
+        !st.have_waivers()) {
         j = st.findings_json();
         if (!j.is_object() || j.empty()) j = json{{"summary", json::object()}, {"findings", json::array()}};
     } else {
         j = findings_to_json(st.findings_at(now_ms));  // the check's findings plus link_flapping, port_errors and the SMs' own
     }
+    if (st.have_waivers()) j["waived"] = waived_to_json(st.waived_at(now_ms));  // what the waiver file covers (docs/daemon.md)
     j["sweep_seq"] = st.have_findings() ? json(st.findings_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.findings_ms());
     j["checked"] = st.have_findings() ? st.checked() : topology_configured;  // false: no topology, and only then
@@ -205,12 +208,18 @@ json findings_response_json(const ControllerState& st, int64_t now_ms, bool topo
     return j;
 }
 
-json analysis_response_json(const ControllerState& st, bool per_switch) {
+json analysis_response_json(const ControllerState& st, bool per_switch, int64_t now_ms) {
     const auto& la = st.analysis();
     json j;
     if (la) {
         j = la->summary_json;
         if (per_switch) j["switches"] = la->switches_json;
+        if (st.have_waivers()) {
+            const json fj = findings_to_json(st.analysis_findings_at(now_ms));
+            j["summary"] = fj.at("summary");
+            j["findings"] = fj.at("findings");
+            j["waived"] = waived_to_json(st.analysis_waived_at(now_ms));
+        }
     } else {
         j = json{{"summary", json::object()}, {"findings", json::array()}, {"routing", nullptr}};
     }
@@ -277,7 +286,7 @@ ApiResponse analysis_response(const std::string& query, const ApiContext& ctx) {
         if (v == "1" || v == "true" || v.empty()) per_switch = true;
         else if (v != "0" && v != "false") return api_error(400, "switches must be 0 or 1");
     }
-    return ok_json(analysis_response_json(*ctx.state, per_switch));
+    return ok_json(analysis_response_json(*ctx.state, per_switch, ctx.now_ms));
 }
 
 }  // namespace

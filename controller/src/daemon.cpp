@@ -28,6 +28,7 @@
 
 #include "ibf/api.h"
 #include "ibf/check.h"
+#include "ibf/declared_links.h"
 #include "ibf/identity.h"
 #include "ibf/check_queue.h"
 #include "ibf/controller_state.h"
@@ -448,6 +449,7 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
     state.configure(health_options(c));
     validate_socket_mode(c.socket_mode, c.source, 0, 0);
     topo = load_topology(c);
+    state.set_waivers(topo.waivers);
     token = load_token(c);
     if (topo.plan)
         spdlog::info("topology {}: {} planned nodes, {} planned links", c.topology, topo.plan->nodes.size(),
@@ -802,10 +804,16 @@ void Daemon::Impl::worker_loop() {
             const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
             // One naming for the check, the analysis and the link table (ibf::NameBook): the plan's
             // names first, tiers from the analysis.
-            if (w.plan) plan_node_names = plan_names(*w.plan, match_nodes(*w.plan, f), f.size());
+            std::vector<Link> declared;  // cabled as the plan says: no analysis anomaly (a host it puts on a spine)
+            if (w.plan) {
+                const NodeMatch nm = match_nodes(*w.plan, f);
+                plan_node_names = plan_names(*w.plan, nm, f.size());
+                declared = declared_links(*w.plan, f, nm);
+            }
             const auto t1 = steady::now();
             try {
-                r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*w.job.snapshot, f, plan_node_names));
+                r.analysis = std::make_shared<const LiveAnalysis>(
+                    analyze_live(*w.job.snapshot, f, plan_node_names, declared));
             } catch (const std::exception& e) {
                 spdlog::error("analysis of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
             }
@@ -909,9 +917,11 @@ nlohmann::json Daemon::Impl::reload() {
     }
     state.note_reload(true, now_ms());
     topo = std::move(t);
+    state.set_waivers(topo.waivers);
     token = std::move(new_token);
-    spdlog::info("topology reloaded: {} planned nodes, {} planned links",
-                 topo.plan ? topo.plan->nodes.size() : 0, topo.plan ? topo.plan->links.size() : 0);
+    spdlog::info("topology reloaded: {} planned nodes, {} planned links, {} waivers",
+                 topo.plan ? topo.plan->nodes.size() : 0, topo.plan ? topo.plan->links.size() : 0,
+                 topo.waivers ? topo.waivers->waivers.size() : 0);
     auto job = state.recheck(now_ms());
     if (job) submit(std::move(*job), steady::now(), 0);
     return nlohmann::json{{"reloaded", true},

@@ -314,6 +314,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 c.topology = ctx.path(v, key);
             } else if (key == "node_name_map") {
                 c.node_name_map = ctx.path(v, key);
+            } else if (key == "waivers") {
+                c.waivers = ctx.path(v, key);
             } else if (key == "history" && v.IsMap()) {
                 parse_history(ctx, v, c);
             } else if (key == "history") {
@@ -385,7 +387,7 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
             } else {
                 ctx.fail(kv.first, "unknown key '" + key +
                                        "' (expected socket, socket_mode, tcp, tcp_key_file, http, topology, "
-                                       "node_name_map, history, token_file, token_for_reads, log_level, limits, checks, "
+                                       "node_name_map, waivers, history, token_file, token_for_reads, log_level, limits, checks, "
                                        "health, counters, ha)");
             }
         } catch (const InputError& e) {

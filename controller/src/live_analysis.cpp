@@ -61,10 +61,12 @@ std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric&
     return fd;
 }
 
-LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names) {
+LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names,
+                          const std::vector<Link>& declared) {
     LiveAnalysis la;
     AnalyzeOptions ao;
     ao.preferred_names = plan_names;
+    ao.declared = declared;
     const Analysis a = analyze(f, ao);
     la.findings = a.findings;
     la.tier_of = a.tier_of;

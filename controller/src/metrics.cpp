@@ -159,10 +159,15 @@ const Family kFamilies[] = {
     {"ibfabric_findings", "gauge",
      "Findings of the latest check plus link_flapping, by kind and severity (every kind listed).",
      [](const MetricsInput& in, Out& o) { findings_by_kind(o, S(in).findings_at(in.now_ms), 0, kFindingKindCount - 1); }},
+    {"ibfabric_findings_waived", "gauge",
+     "Findings (check and analysis) that the waiver file covers; they are not in ibfabric_findings.",
+     [](const MetricsInput& in, Out& o) {
+         o.count("", S(in).waived_at(in.now_ms).size() + S(in).analysis_waived_at(in.now_ms).size());
+     }},
     {"ibfabric_analysis_findings", "gauge", "Findings of the latest live fat-tree analysis, by kind and severity.",
      [](const MetricsInput& in, Out& o) {
          const auto& la = S(in).analysis();
-         findings_by_kind(o, la ? la->findings : std::vector<Finding>{}, kFirstAnalysisKind, kLastAnalysisKind);
+         findings_by_kind(o, la ? S(in).analysis_findings_at(in.now_ms) : std::vector<Finding>{}, kFirstAnalysisKind, kLastAnalysisKind);
      }},
     {"ibfabric_routing_fallback", "gauge", "1 when OpenSM routed with another engine than the first configured one.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).analysis() && S(in).analysis()->routing_fallback); }},

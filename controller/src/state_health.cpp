@@ -103,7 +103,7 @@ std::vector<Finding> ControllerState::flapping_findings(int64_t now_ms) const {
     return out;
 }
 
-std::vector<Finding> ControllerState::findings_at(int64_t now_ms) const {
+std::vector<Finding> ControllerState::all_findings_at(int64_t now_ms) const {
     std::vector<Finding> all = findings_;
     auto fl = flapping_findings(now_ms);
     auto pe = port_error_findings(now_ms);

@@ -5,6 +5,7 @@
 #include "ibf/daemon.h"
 #include "ibf/error.h"
 #include "ibf/inputs.h"
+#include "ibf/waivers.h"
 
 namespace ibf {
 
@@ -19,6 +20,8 @@ Topology load_topology(const DaemonConfig& c) {
     } else if (!c.node_name_map.empty()) {
         t.names = std::make_shared<const NodeNameMap>(load_node_name_map(c.node_name_map));
     }
+    if (!c.waivers.empty())
+        t.waivers = std::make_shared<const WaiverSet>(parse_waivers(read_text_file(c.waivers, "waiver file", 1u << 20), c.waivers));
     return t;
 }
 

@@ -12,6 +12,7 @@ constexpr std::array<std::string_view, kFindingKindCount> kNames{
     "host_misplaced", "rate_outlier", "host_on_uplink_port", "routing_fallback", "lft_imbalance",
     "sm_split_brain", "sm_master_lid_mismatch", "sm_stalled", "sm_unknown", "sm_config_mismatch", "sm_no_standby",
     "sm_standby_not_polling", "sm_conf_drift", "lid_changed", "link_flapping", "port_errors",
+    "waiver_expired",
 };
 }  // namespace
 
@@ -46,6 +47,7 @@ Severity default_severity(FindingKind k) {
         case FindingKind::sm_unknown:
         case FindingKind::link_flapping:
         case FindingKind::port_errors:
+        case FindingKind::waiver_expired:
             return Severity::warning;
         case FindingKind::intra_tier_link:
         case FindingKind::tier_skip:

@@ -1,4 +1,6 @@
 #include "ibf/analysis.h"
+#include "ibf/capability.h"
+#include "ibf/declared.h"
 
 #include "ibf/names.h"
 
@@ -714,6 +716,25 @@ std::string display_name(const Fabric& f, const Analysis& a, NodeId n) {
     return NameBook(f, a.tier_of).name(n);
 }
 
-Analysis analyze(const Fabric& f, const AnalyzeOptions& opt) { return Analyzer(f, opt).run(); }
+Analysis analyze(const Fabric& f, const AnalyzeOptions& opt) {
+    Analysis a = Analyzer(f, opt).run();
+    if (opt.capability) {
+        // Links below what both ends can do (capability.h): before the fat-tree kinds, as the kinds are ordered.
+        std::vector<Finding> slow = capability_findings(f, a.names);
+        // A link below its own ends' capability says more than "slower than its peers": one finding, not two.
+        std::erase_if(a.findings, [&](const Finding& x) {
+            if (x.kind != FindingKind::rate_outlier) return false;
+            auto n = f.find(x.a.guid);
+            const Port* p = n ? f.node(*n).port(x.a.port) : nullptr;
+            if (!p || !p->linked()) return false;
+            const Port& q = f.node(p->peer).ports[p->peer_port];
+            return q.rate() == p->rate() && best_common_rate(*p, q).gbps() > p->rate().gbps() + 1e-9;
+        });
+        a.findings.insert(a.findings.begin(), std::make_move_iterator(slow.begin()), std::make_move_iterator(slow.end()));
+        std::stable_sort(a.findings.begin(), a.findings.end(), [](const Finding& x, const Finding& y) { return x.kind < y.kind; });
+    }
+    a.findings = group_mirrored(drop_declared(std::move(a.findings), f, opt.declared), f);
+    return a;
+}
 
 }  // namespace ibf

@@ -546,6 +546,7 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
             }
             std::vector<std::string> names;
             for (NodeId x : members[t]) names.push_back(pname[x]);
+            out.tier_switches += static_cast<int>(members[t].size() + others[t].size());
             y += "  " + tier_name(t) + ":\n";
             y += "    names: " + name_list(names) + "\n";
             y += "    ports: " + std::to_string(f.node(members[t][0]).num_ports()) + "\n";

@@ -47,6 +47,17 @@ TEST(LabE2E, CleanFabricHasNoFindingsAndDownStopsEverything) {
     Cli st = lab.cli({"lab", "status", "--json"});
     EXPECT_EQ(st.rc, 0) << describe(st);
     EXPECT_GE(st.j["subnet_up_count"].get<int>(), 1);
+    if (have_daemon()) {
+        // `ibfabric findings` / `status` reach the lab's daemon (ephemeral port) through the lab's state.
+        Cli fi = lab.raw({"findings", "--json", "--lab", lab.path});
+        EXPECT_EQ(fi.rc, 0) << describe(fi);
+        EXPECT_EQ(fi.j["findings"].size(), 0u) << fi.out;
+        EXPECT_EQ(fi.j["data_state"], "fresh") << fi.out;
+        Cli sc = lab.raw({"status", "--lab", lab.path});
+        EXPECT_EQ(sc.rc, 0) << describe(sc);
+        EXPECT_NE(sc.out.find("ibfabricd at http://127.0.0.1:" + std::to_string(s.api_port) + "\n"), std::string::npos)
+            << sc.out;
+    }
 
     // A second `up` in the same directory refuses while the first runs.
     Cli again = lab.cli({"lab", "up", kSmall});

@@ -23,9 +23,9 @@ struct Result {
     std::string out;
 };
 
-Result run(const std::string& args) {
+Result run(const std::string& args, const char* redirect = " 2>/dev/null") {
     Result r;
-    std::string cmd = kBin + " " + args + " 2>/dev/null";
+    std::string cmd = kBin + " " + args + redirect;
     FILE* p = ::popen(cmd.c_str(), "r");
     if (!p) return r;
     char buf[4096];
@@ -98,7 +98,7 @@ TEST_F(CliTest, PlanFromDumpChecksClean) {
     for (const std::string& dump : {kSx, kX5}) {
         std::string plan = (dir_ / "plan.yaml").string();
         for (const char* pin : {"", " --pin-guids"}) {
-            ASSERT_EQ(run("plan from-dump " + dump + pin + " -o " + plan).code, 0) << dump;
+            ASSERT_EQ(run("plan from-dump " + dump + pin + " --accept-anomalies -o " + plan).code, 0) << dump;
             Result c = run("check --expected " + plan + " --actual " + dump);
             EXPECT_EQ(c.code, 0) << dump << pin << "\n" << c.out;
         }
@@ -114,12 +114,115 @@ TEST_F(CliTest, RoutingFilesFromDumpAndFromItsPlanAgree) {
     EXPECT_NE(slurp(dir_ / "a" / "ib-node-name-map").find("0xf452140300115da0 \"ib1\""), std::string::npos);
     // the same files from the plan inferred from the dump (GUIDs pinned in nodes:)
     std::string plan = (dir_ / "plan.yaml").string();
-    ASSERT_EQ(run("plan from-dump " + kSx + " -o " + plan).code, 0);
+    ASSERT_EQ(run("plan from-dump " + kSx + " --accept-anomalies -o " + plan).code, 0);
     EXPECT_EQ(run("routing-files " + plan + " --out-dir " + (dir_ / "b").string()).code, 2);  // nodes by name: no GUIDs
-    ASSERT_EQ(run("plan from-dump " + kSx + " --pin-guids -o " + plan).code, 0);
+    ASSERT_EQ(run("plan from-dump " + kSx + " --pin-guids --accept-anomalies -o " + plan).code, 0);
     ASSERT_EQ(run("routing-files " + plan + " --out-dir " + (dir_ / "b").string()).code, 0);
     EXPECT_EQ(slurp(dir_ / "b" / "root_guid_file"), roots);
     EXPECT_EQ(slurp(dir_ / "b" / "cn_guid_file"), cn);
+}
+
+// ---- issue 9: waivers, filters, plan-aware analysis, plan from-dump and its anomalies ----
+
+// What `analyze` says about the SX6036 capture: a missing uplink, and tank1/tank2 on spine ib7.
+TEST_F(CliTest, AnalyzeWaiversKindAndSeverity) {
+    const std::string w = (dir_ / "waivers.yaml").string();
+    std::ofstream(w) << "waivers:\n"
+                        "  - kind: host_misplaced\n    name: \"tank*\"\n    reason: storage on spine ib7 by design\n"
+                        "  - kind: missing_uplink\n    ends: [ib1]\n    reason: port ib1/25 is broken, RMA open\n"
+                        "    expires: 2020-01-31\n";
+    Result r = run("analyze " + kSx + " --no-color --waivers " + w);
+    EXPECT_EQ(r.code, 1) << r.out;  // the missing uplink counts again: its waiver expired
+    const size_t waived = r.out.find("waived (3)\n  storage on spine ib7 by design (" + w + ":2)\n");
+    EXPECT_NE(waived, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("2 findings: 1 missing_uplink, 1 waiver_expired\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("waiver at " + w + ":5 (port ib1/25 is broken, RMA open) expired after 2020-01-31"),
+              std::string::npos) << r.out;
+
+    r = run("analyze " + kSx + " --json --waivers " + w + " --kind host_misplaced");
+    EXPECT_EQ(r.code, 0) << r.out;  // every host_misplaced is waived
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["findings"], nlohmann::json::array());
+    ASSERT_EQ(j["waived"].size(), 3u);
+    EXPECT_EQ(j["waived"][0]["waiver"]["where"], w + ":2");
+
+    r = run("analyze " + kSx + " --json --min-severity error");
+    EXPECT_EQ(r.code, 0) << r.out;  // analysis findings are warnings
+    EXPECT_EQ(nlohmann::json::parse(r.out)["summary"], nlohmann::json::object());
+    EXPECT_FALSE(nlohmann::json::parse(r.out).contains("waived"));
+
+    r = run("analyze " + kSx + " --kind miswird", " 2>&1");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.out.substr(0, 54), "ibfabric: --kind: unknown finding kind 'miswird' (expe") << r.out;
+    std::ofstream(w) << "waivers:\n  - kind: host_misplaced\n";
+    r = run("analyze " + kSx + " --waivers " + w, " 2>&1");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.out, "ibfabric: " + w + ":2:5: a waiver needs a reason: (why this is intended, for the next administrator)\n");
+}
+
+TEST_F(CliTest, AnalyzeWithThePlanLeavesWhatItDeclares) {
+    // The plan made from the capture (accepting its anomalies) declares tank1/tank2 on ib7.
+    const std::string plan = (dir_ / "plan.yaml").string();
+    ASSERT_EQ(run("plan from-dump " + kSx + " --accept-anomalies -o " + plan).code, 0);
+    Result r = run("analyze " + kSx + " --json --expected " + plan);
+    EXPECT_EQ(r.code, 1) << r.out;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["summary"], nlohmann::json::parse(R"({"missing_uplink": 1})")) << r.out;
+    r = run("analyze - --expected " + plan + " --no-color < " + kSx);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.out.find("links as " + plan + " declares them"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("host_misplaced"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, PlanFromDumpRefusesAnomaliesUnlessAccepted) {
+    const std::string plan = (dir_ / "plan.yaml").string();
+    Result r = run("plan from-dump " + kSx + " -o " + plan, " 2>&1");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_FALSE(std::filesystem::exists(plan));
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1),
+              "ibfabric: " + kSx + " is not clean: the plan would declare 4 anomalies as intended:\n") << r.out;
+    EXPECT_NE(r.out.find("free port ib1/25 and ib8/6"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("fix the fabric, or adopt it as it is with: ibfabric plan from-dump " + kSx + " -o " + plan +
+                         " --accept-anomalies\n"), std::string::npos) << r.out;
+
+    r = run("plan from-dump " + kSx + " --accept-anomalies -o " + plan, " 2>&1");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(r.out, "ibfabric: warning: the plan declares 4 anomalies of " + kSx +
+                         " as intended (listed at its top)\n"
+                         "wrote " + plan + ": 8 switches in tiers (5 with compact uplinks), 142 hosts in host groups, 10 explicit cables\n");
+    const std::string yaml = slurp(plan);
+    EXPECT_EQ(yaml.rfind("# ibfabric plan from-dump --accept-anomalies: `ibfabric analyze " + kSx + "` found 4 anomalies", 0), 0u)
+        << yaml.substr(0, 400);
+    EXPECT_NE(yaml.find("#   missing_uplink: ib1 has 3 cables to ib8 where its peers have 4"), std::string::npos);
+    EXPECT_EQ(run("check -e " + plan + " -a " + kSx).code, 0);  // still the plan of that fabric
+}
+
+TEST_F(CliTest, PlanFromDumpCountsItsTiers) {
+    // The X5 capture: a leaf and a spine tier without a compact uplink rule (issue 9: "0 switches").
+    const std::string plan = (dir_ / "plan.yaml").string();
+    Result r = run("plan from-dump " + kX5 + " -o " + plan, " 2>&1");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(r.out, "wrote " + plan + ": 11 switches in tiers (0 with compact uplinks), 89 hosts in host groups, 70 explicit cables\n");
+}
+
+TEST_F(CliTest, APlanWithoutHostsAndScopeHostsIgnore) {
+    // The plan from the capture without its hosts: 144 unexpected hosts, unless the plan leaves hosts out.
+    const std::string plan = (dir_ / "plan.yaml").string();
+    ASSERT_EQ(run("plan from-dump " + kSx + " --accept-anomalies -o " + plan).code, 0);
+    std::string yaml = slurp(plan);
+    const size_t h = yaml.find("\nhosts:\n");
+    ASSERT_NE(h, std::string::npos);
+    const size_t next = yaml.find("\ncables:\n", h);
+    ASSERT_NE(next, std::string::npos);
+    yaml = yaml.substr(0, h) + yaml.substr(next);
+    // tank1/tank2 (on the spine ib7) stay as explicit cables.
+    std::ofstream(plan) << yaml;
+    Result r = run("check -e " + plan + " -a " + kSx + " --json");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(nlohmann::json::parse(r.out)["summary"], nlohmann::json::parse(R"({"unexpected_node": 142})"));
+    std::ofstream(plan) << yaml << "scope:\n  hosts: ignore\n";
+    r = run("check -e " + plan + " -a " + kSx);
+    EXPECT_EQ(r.code, 0) << r.out;
 }
 
 }  // namespace

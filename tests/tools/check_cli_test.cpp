@@ -296,6 +296,68 @@ TEST_F(CheckCli, NonUtf8DescriptionStillGivesValidJson) {
     EXPECT_EQ(t.out.find("leaf01\xff"), std::string::npos) << t.out;
 }
 
+// ---- issue 9: standard input, waivers on check, and `findings` finding the lab's daemon ----
+
+TEST_F(CheckCli, StandardInputOnceForActualOrExpected) {
+    const std::string cmd_a = quote(kBin) + " check -e " + quote(kSx6036) + " -a - < " + quote(kSx6036) + " > " +
+                              quote((dir / "out").string());
+    EXPECT_EQ(WEXITSTATUS(std::system(cmd_a.c_str())), 0);
+    EXPECT_EQ(slurp((dir / "out").string()).rfind("checked - (152 nodes, 192 links) against ", 0), 0u);
+    const std::string cmd_e = quote(kBin) + " check -e - -a " + quote(kSx6036) + " < " + quote(kSx6036) + " > " +
+                              quote((dir / "out").string());
+    EXPECT_EQ(WEXITSTATUS(std::system(cmd_e.c_str())), 0);
+    Result r = run("check -e - -a -");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "ibfabric: -: standard input can be read only once: --expected and --actual are both '-'; give one "
+                     "of them as a file\n");
+}
+
+TEST_F(CheckCli, WaiversOnCheck) {
+    ibf::Fabric f = sx6036();
+    ibf::cross_cables(f, id(f, "ib5"), 21, 23);
+    ibf::remove_cable(f, id(f, "stage112"), 1);
+    std::string actual = write("crossed.txt", ibf::write_ibnetdiscover(f));
+    std::string w = write("w.yaml",
+                          "waivers:\n  - kind: miswired\n    ends: [ib5]\n    reason: swapped for a port test\n"
+                          "    expires: 2999-12-31\n");
+    Result r = run("check -e " + quote(kSx6036) + " -a " + quote(actual) + " --json --waivers " + quote(w));
+    EXPECT_EQ(r.code, 1) << r.out << r.err;  // the crossed pair is waived, the missing link is not
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["summary"], json::parse(R"({"missing_link": 1})"));
+    ASSERT_EQ(j["waived"].size(), 1u);
+    EXPECT_EQ(j["waived"][0]["kind"], "miswired");
+    EXPECT_EQ(j["waived"][0]["waiver"], json::parse("{\"reason\": \"swapped for a port test\", \"where\": \"" + w +
+                                                    ":2\", \"expires\": \"2999-12-31\"}"));
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(actual) + " --json --waivers " + quote(w) + " --kind miswired");
+    EXPECT_EQ(r.code, 0) << r.out << r.err;  // nothing unwaived of that kind
+    w = write("w.yaml", "waivers:\n  - kind: [miswired, missing_link]\n    name: \"[is]*\"\n    reason: port test\n");
+    r = run("check -e " + quote(kSx6036) + " -a " + quote(actual) + " --no-color --waivers " + quote(w));
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("no findings\nwaived (2)\n  port test (" + w + ":2)\n    error   "), std::string::npos) << r.out;
+}
+
+TEST_F(CheckCli, FindingsAsksTheLabsDaemon) {
+    // A lab directory whose state names a live daemon (this test's pid) on a port nobody listens on:
+    // `findings --lab` asks exactly that port.
+    const std::string lab = (dir / "lab").string();
+    fs::create_directories(lab);
+    write("lab/state.json", json{{"dir", lab},
+                                 {"ibsim_sockname", "x"},
+                                 {"sm_host", "x"},
+                                 {"pids", {{"ibsim", 0}, {"opensm", 0}, {"ibfabricd", ::getpid()}}},
+                                 {"api_port", 1}}
+                                .dump());
+    Result r = run("findings --lab " + quote(lab));
+    EXPECT_EQ(r.code, 3);
+    EXPECT_EQ(r.err.rfind("ibfabric: the daemon is unreachable: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("127.0.0.1:1"), std::string::npos) << r.err;
+    r = run("status --lab " + quote((dir / "nolab").string()));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "ibfabric: " + (dir / "nolab").string() +
+                         ": no running lab with a daemon here (start one with `ibfabric lab up --dir " +
+                         (dir / "nolab").string() + " <plan>`)\n");
+}
+
 // Issue 9: `plan from-dump` of the SX6036 capture, a copy with ib3/21 and ib3/23 crossed and
 // ib3/25 at 1x, checked with a node-name-map that renames ib3: the faults are still reported under
 // the plan's name, and the rename is one finding — the same text as without the map, plus it.

@@ -85,12 +85,14 @@ ApiResponse api_error(int status, const std::string& message);
 // Parts of the API exposed for tests and the CLI.
 nlohmann::json fabric_json(const ApiContext& ctx);
 nlohmann::json sm_json(const ControllerState& st);
-// GET /api/v1/findings: the check's findings plus link_flapping at `now_ms`, and whether there is
+// GET /api/v1/findings: the check's findings plus link_flapping at `now_ms` ("waived": what the
+// waiver file covers, listed apart), and whether there is
 // data at all (data_state, data_message: docs/api.md). `checked` is false when no topology is
 // configured, and only then (before the first check it says whether one is).
 nlohmann::json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured);
-// GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch).
-nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch);
+// GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch), its
+// findings without the waived ones at `now_ms` ("waived": those).
+nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch, int64_t now_ms);
 // HA parts (controller/src/ha_api.cpp, docs/api.md "SM high availability").
 // `fabric` (the current sweep, may be null) names each SM's node: "description" per SM.
 nlohmann::json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents,

@@ -27,6 +27,7 @@
 #include "ibf/live_analysis.h"
 #include "ibf/port_counters.h"
 #include "ibf/snapshot.h"
+#include "ibf/waivers.h"
 #include "ibf/wire.h"
 
 namespace ibf {
@@ -129,6 +130,17 @@ public:
     // Applies a worker's result unless a newer one was already published. Returns true if applied.
     bool publish(CheckResult r, int64_t now_ms);
 
+    // The waiver file (config `waivers:`, replaced on reload); null = none. Waived findings leave
+    // findings_at() / analysis_findings_at() (and so the exit status of `ibfabric findings` and the
+    // metrics) for waived_at() / analysis_waived_at(); an expired waiver is a waiver_expired finding.
+    void set_waivers(std::shared_ptr<const WaiverSet> w) { waivers_ = std::move(w); }
+    bool have_waivers() const { return waivers_ && !waivers_->empty(); }
+    std::vector<WaivedFinding> waived_at(int64_t now_ms) const;
+    // The live analysis' findings at `now_ms` without the waived ones (no waiver_expired: those
+    // are in findings_at()), and the waived ones.
+    std::vector<Finding> analysis_findings_at(int64_t now_ms) const;
+    std::vector<WaivedFinding> analysis_waived_at(int64_t now_ms) const;
+
     // Findings about the SMs themselves (ha/ha_findings.h), replaced by the HA step.
     void set_ha_findings(std::vector<Finding> f) { ha_findings_ = std::move(f); }
     const std::vector<Finding>& ha_findings() const { return ha_findings_; }
@@ -169,7 +181,8 @@ public:
     // No data before the first findings; stale when the fabric was last known current (its
     // snapshot, or a heartbeat of its SM naming the same sweep) more than stale_after_ms ago.
     DataStatus data_status(int64_t now_ms) const;
-    // The check's findings plus the link_flapping findings at `now_ms`, sorted by kind.
+    // The check's findings plus the link_flapping findings at `now_ms`, sorted by kind, without the
+    // waived ones (plus a waiver_expired per expired waiver).
     std::vector<Finding> findings_at(int64_t now_ms) const;
     std::vector<Finding> flapping_findings(int64_t now_ms) const;
     const FlapDetector& flaps() const { return flaps_; }
@@ -210,6 +223,8 @@ private:
     double last_check_ms_ = 0, check_ms_sum_ = 0, last_lag_ms_ = 0, last_decode_ms_ = 0;
     IngestCounters ingest_;
     std::vector<Finding> ha_findings_;
+    std::shared_ptr<const WaiverSet> waivers_;
+    std::vector<Finding> all_findings_at(int64_t now_ms) const;  // before waivers
 
     HealthOptions health_;
     FlapDetector flaps_;

@@ -18,6 +18,7 @@
 #include "ibf/daemon_config.h"
 #include "ibf/dumps.h"
 #include "ibf/plan.h"
+#include "ibf/waivers.h"
 
 namespace ibf {
 
@@ -53,6 +54,7 @@ private:
 struct Topology {
     std::shared_ptr<const Plan> plan;          // null when no topology is configured
     std::shared_ptr<const NodeNameMap> names;  // null when no node_name_map is configured
+    std::shared_ptr<const WaiverSet> waivers;  // null when no waivers file is configured
 };
 Topology load_topology(const DaemonConfig& c);
 // The bearer token from c.token_file (surrounding whitespace trimmed); nullopt when none is

@@ -31,6 +31,7 @@ struct DaemonConfig {
     uint16_t http_port = 8639;                                // 0 = ephemeral
     std::string topology;                                     // plan YAML or golden dump, "" = none
     std::string node_name_map;                                // "" = none
+    std::string waivers;                                      // waiver file (checks/waivers.h), "" = none
     std::string history_db;                                   // SQLite file, "" = no history
     uint32_t history_retention_days = 0;                      // `history.retention_days`, 0 = keep all
     uint64_t history_max_sweeps = 0;                          // `history.max_sweeps`, 0 = no bound

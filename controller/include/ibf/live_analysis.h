@@ -45,7 +45,10 @@ std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric&
 // The whole live analysis. `f` is the fabric to analyze (the snapshot's, or a copy with the
 // node-name-map applied); LFTs and routing engines come from `s`. `plan_names`: per NodeId, the
 // plan's name of the node ("" = none; ibf::plan_names in checks/identity.h), so the analysis names
-// nodes as the check does.
-LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names = {});
+// nodes as the check does. `declared`: the links cabled as the plan says (ibf::declared_links):
+// what the plan declares is not an anomaly (routing/declared.h). Links below both ends'
+// capability come from the snapshot's masks.
+LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names = {},
+                          const std::vector<Link>& declared = {});
 
 }  // namespace ibf

@@ -48,8 +48,10 @@ enum class FindingKind : uint8_t {
     // link health over time (port counters and link state)
     link_flapping,           // a port that went down and up repeatedly within a window
     port_errors,             // error counters growing faster than their threshold
+    // waivers (checks/waivers.h)
+    waiver_expired,          // a waiver past its expiry date (it waives nothing any more)
 };
-inline constexpr int kFindingKindCount = 29;
+inline constexpr int kFindingKindCount = 30;
 
 std::string_view to_string(FindingKind k);  // "missing_link", ...
 std::optional<FindingKind> parse_finding_kind(std::string_view s);

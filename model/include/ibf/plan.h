@@ -45,12 +45,20 @@ struct PlannedLink {
     SourceLoc where;
 };
 
+// What the check leaves out (`scope:` in a YAML plan, docs/plan.md).
+struct PlanScope {
+    bool ignore_hosts = false;             // `hosts: ignore`: CAs the plan does not name are no findings
+    std::vector<std::string> ignore;       // `ignore:` shell patterns (*, ?, [..]) on node names: left out
+    SourceLoc where;
+};
+
 struct Plan {
     std::vector<PlannedNode> nodes;
     std::vector<PlannedLink> links;
     std::string source;            // file it came from, for messages
     std::string node_name_map;     // `node_name_map:` path as written in a YAML plan ("" = none);
                                    // the caller resolves it (relative to the plan) and loads it
+    PlanScope scope;
 };
 
 }  // namespace ibf

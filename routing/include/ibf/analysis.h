@@ -79,6 +79,13 @@ struct AnalyzeOptions {
     // A group of host links (one adapter model) or a switch's uplinks below this fraction of the
     // majority rate is a rate_outlier; 1.0 = any slower link.
     double rate_outlier_fraction = 1.0;
+    // Links whose two ends both support (and enable) a faster common rate: rate_below_capability
+    // (capability.h). Needs the ports' masks: iblinkinfo "Could be", ibdiagnet, live snapshots.
+    bool capability = true;
+    // Links cabled as a plan declares them (actual node ids and ports, e.g. from ibf::check's
+    // LinkMatch): findings about them are not anomalies (declared.h). Mirrored attachments on a
+    // redundant switch pair become one info finding either way.
+    std::vector<Link> declared;
     // Per NodeId, the plan's name of the node ("" = none): names come from one ibf::NameBook (plan
     // names first, see ibf/names.h and ibf::plan_names in checks/identity.h).
     std::vector<std::string> preferred_names;

@@ -27,7 +27,8 @@ namespace ibf {
 
 struct InferredPlan {
     std::string yaml;
-    int compact_switches = 0;  // switches in tiers whose uplinks use the compact rule
+    int tier_switches = 0;     // switches declared in tiers under `switches:` (names, ports, down)
+    int compact_switches = 0;  // of those, switches whose uplinks use the compact rule (up, up_to)
     int compact_hosts = 0;     // host links written as host groups
     int explicit_cables = 0;   // links written under cables:
 };

@@ -1,0 +1,267 @@
+// Waiver files (parse, match, apply) and report filters (--min-severity, --kind): checks/waivers.h.
+#include "ibf/waivers.h"
+
+#include <fnmatch.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "ibf/error.h"
+#include "ibf/report.h"
+#include "ibf/text.h"
+
+namespace ibf {
+namespace {
+
+constexpr const char* kKeys[] = {"kind", "ends", "labels", "name", "reason", "expires"};
+
+std::string all_kinds() {
+    std::string s;
+    for (int k = 0; k < kFindingKindCount; ++k) s += (k ? ", " : "") + std::string(to_string(static_cast<FindingKind>(k)));
+    return s;
+}
+
+class WaiverParser {
+public:
+    WaiverParser(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}
+
+    WaiverSet run() {
+        WaiverSet out;
+        out.source = file_;
+        YAML::Node root;
+        try {
+            root = YAML::Load(std::string(text_));
+        } catch (const YAML::Exception& e) {
+            throw InputError(file_, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
+        }
+        if (root.IsNull()) return out;  // an empty file waives nothing
+        if (!root.IsMap() || !root["waivers"])
+            fail(root, "expected a map with `waivers:` (a list of waivers, see docs/findings.md)");
+        for (const auto& kv : root) {
+            const std::string key = kv.first.as<std::string>();
+            if (key != "waivers" && key != "version") fail(kv.first, "unknown key '" + key + "' (expected waivers, version)");
+        }
+        const YAML::Node list = root["waivers"];
+        if (list.IsNull()) return out;
+        if (!list.IsSequence()) fail(list, "expected a list of waivers under `waivers:`");
+        for (const YAML::Node& item : list) out.waivers.push_back(waiver(item));
+        return out;
+    }
+
+private:
+    [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
+        const YAML::Mark m = n.Mark();
+        throw InputError(file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0, msg);
+    }
+
+    std::string scalar(const YAML::Node& n, const std::string& what) const {
+        if (!n.IsScalar()) fail(n, "expected a string for '" + what + "'");
+        return n.Scalar();
+    }
+
+    std::vector<std::string> strings(const YAML::Node& n, const std::string& what) const {
+        std::vector<std::string> out;
+        if (n.IsScalar()) return {n.Scalar()};
+        if (!n.IsSequence()) fail(n, "expected a string or a list of strings for '" + what + "'");
+        for (const YAML::Node& x : n) out.push_back(scalar(x, what));
+        return out;
+    }
+
+    Waiver waiver(const YAML::Node& n) const {
+        if (!n.IsMap()) fail(n, "expected a waiver (a map with reason: and kind:, ends:, labels: or name:)");
+        Waiver w;
+        w.where = file_ + ":" + std::to_string(n.Mark().line + 1);
+        for (const auto& kv : n) {
+            const std::string key = scalar(kv.first, "key");
+            if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
+                fail(kv.first, "unknown key '" + key + "' in a waiver (expected kind, ends, labels, name, reason, expires)");
+        }
+        if (n["kind"])
+            for (const std::string& k : strings(n["kind"], "kind")) {
+                auto fk = parse_finding_kind(k);
+                if (!fk) fail(n["kind"], "unknown finding kind '" + k + "' (expected one of: " + all_kinds() + ")");
+                w.kinds.push_back(*fk);
+            }
+        if (n["ends"]) w.ends = strings(n["ends"], "ends");
+        if (w.ends.size() > 2) fail(n["ends"], "a finding has two ends; 'ends' lists at most two");
+        if (n["labels"]) w.labels = strings(n["labels"], "labels");
+        if (n["name"]) w.name = scalar(n["name"], "name");
+        if (n["reason"]) w.reason = scalar(n["reason"], "reason");
+        if (w.reason.empty()) fail(n, "a waiver needs a reason: (why this is intended, for the next administrator)");
+        if (w.kinds.empty() && w.ends.empty() && w.labels.empty() && w.name.empty())
+            fail(n, "a waiver needs at least one of kind, ends, labels, name (it would waive everything)");
+        if (n["expires"]) {
+            w.expires = scalar(n["expires"], "expires");
+            auto ms = end_of_day_unix_ms(w.expires);
+            if (!ms) fail(n["expires"], "bad date '" + printable(w.expires) + "' for 'expires': expected YYYY-MM-DD");
+            w.expires_unix_ms = *ms;
+        }
+        return w;
+    }
+
+    std::string_view text_;
+    std::string file_;
+};
+
+// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+// "leaf01/3" or "leaf01" or a GUID, against one endpoint.
+bool end_matches(const std::string& spec, const Endpoint& e) {
+    std::string node = spec;
+    int port = -1;
+    if (auto slash = spec.rfind('/'); slash != std::string::npos) {
+        int p = 0;
+        auto [ptr, ec] = std::from_chars(spec.data() + slash + 1, spec.data() + spec.size(), p);
+        if (ec == std::errc() && ptr == spec.data() + spec.size()) node = spec.substr(0, slash), port = p;
+    }
+    if (port >= 0 && e.port != port) return false;
+    if (node == e.name && !e.name.empty()) return true;
+    auto g = node.rfind("0x", 0) == 0 ? parse_guid(node) : std::nullopt;
+    return g && e.guid != 0 && *g == e.guid;
+}
+
+bool glob(const std::string& pattern, const std::string& s) {
+    return !s.empty() && ::fnmatch(pattern.c_str(), s.c_str(), 0) == 0;
+}
+
+Finding expired_finding(const Waiver& w) {
+    Finding f;
+    f.kind = FindingKind::waiver_expired;
+    f.severity = default_severity(f.kind);
+    f.a.name = w.where;
+    f.expected = "valid through " + w.expires;
+    f.actual = "expired";
+    f.message = "waiver at " + w.where + " (" + w.reason + ") expired after " + w.expires +
+                "; what it waived counts again: fix it, or renew the waiver's expires: date";
+    return f;
+}
+
+}  // namespace
+
+WaiverSet parse_waivers(std::string_view text, const std::string& file) { return WaiverParser(text, file).run(); }
+
+std::optional<int64_t> end_of_day_unix_ms(std::string_view s) {
+    if (s.size() != 10 || s[4] != '-' || s[7] != '-') return std::nullopt;
+    int y = 0, m = 0, d = 0;
+    auto num = [&](size_t at, size_t len, int& out) {
+        auto [p, ec] = std::from_chars(s.data() + at, s.data() + at + len, out);
+        return ec == std::errc() && p == s.data() + at + len;
+    };
+    if (!num(0, 4, y) || !num(5, 2, m) || !num(8, 2, d)) return std::nullopt;
+    static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m < 1 || m > 12 || d < 1 || d > kDays[m - 1]) return std::nullopt;
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (m == 2 && d == 29 && !leap) return std::nullopt;
+    return (days_from_civil(y, static_cast<unsigned>(m), static_cast<unsigned>(d)) + 1) * 86'400'000;
+}
+
+bool waiver_matches(const Waiver& w, const Finding& f) {
+    if (!w.kinds.empty() && std::find(w.kinds.begin(), w.kinds.end(), f.kind) == w.kinds.end()) return false;
+    if (!w.labels.empty() && std::find(w.labels.begin(), w.labels.end(), f.label) == w.labels.end()) return false;
+    if (!w.name.empty() && !glob(w.name, f.a.name) && !glob(w.name, f.b.name)) return false;
+    if (w.ends.size() == 1) return end_matches(w.ends[0], f.a) || end_matches(w.ends[0], f.b);
+    if (w.ends.size() == 2)
+        return (end_matches(w.ends[0], f.a) && end_matches(w.ends[1], f.b)) ||
+               (end_matches(w.ends[0], f.b) && end_matches(w.ends[1], f.a));
+    return true;
+}
+
+bool waiver_expired(const Waiver& w, int64_t now_unix_ms) {
+    return w.expires_unix_ms != 0 && now_unix_ms >= w.expires_unix_ms;
+}
+
+Waived apply_waivers(std::vector<Finding> fs, const WaiverSet& ws, int64_t now_unix_ms) {
+    Waived r;
+    for (Finding& f : fs) {
+        const Waiver* by = nullptr;
+        for (const Waiver& w : ws.waivers)
+            if (!waiver_expired(w, now_unix_ms) && waiver_matches(w, f)) {
+                by = &w;
+                break;
+            }
+        if (by)
+            r.waived.push_back({std::move(f), by->reason, by->where, by->expires});
+        else
+            r.active.push_back(std::move(f));
+    }
+    for (const Waiver& w : ws.waivers)
+        if (waiver_expired(w, now_unix_ms)) r.active.push_back(expired_finding(w));
+    return r;
+}
+
+bool FindingFilter::passes(const Finding& f) const {
+    if (f.severity < min_severity) return false;
+    return kinds.empty() || std::find(kinds.begin(), kinds.end(), f.kind) != kinds.end();
+}
+
+FindingFilter parse_finding_filter(std::string_view min_severity, std::string_view kinds) {
+    FindingFilter flt;
+    if (min_severity == "warning") flt.min_severity = Severity::warning;
+    else if (min_severity == "error") flt.min_severity = Severity::error;
+    else if (!min_severity.empty() && min_severity != "info")
+        throw InputError("--min-severity", 0, 0, "'" + printable(min_severity) + "' is not info, warning or error");
+    size_t at = 0;
+    while (at < kinds.size()) {
+        size_t comma = kinds.find(',', at);
+        std::string_view k = kinds.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+        at = comma == std::string_view::npos ? kinds.size() : comma + 1;
+        if (k.empty()) continue;
+        auto fk = parse_finding_kind(k);
+        if (!fk) throw InputError("--kind", 0, 0, "unknown finding kind '" + printable(k) + "' (expected one of: " + all_kinds() + ")");
+        flt.kinds.push_back(*fk);
+    }
+    return flt;
+}
+
+void filter_findings(Waived& r, const FindingFilter& flt) {
+    std::erase_if(r.active, [&](const Finding& f) { return !flt.passes(f); });
+    std::erase_if(r.waived, [&](const WaivedFinding& w) { return !flt.passes(w.finding); });
+}
+
+nlohmann::json waived_to_json(const std::vector<WaivedFinding>& ws) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const WaivedFinding& w : ws) {
+        nlohmann::json j = finding_to_json(w.finding);
+        j["waiver"] = {{"reason", w.reason}, {"where", w.where},
+                       {"expires", w.expires.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.expires)}};
+        arr.push_back(std::move(j));
+    }
+    return arr;
+}
+
+std::string render_waived_text(const std::vector<WaivedFinding>& ws, bool color) {
+    if (ws.empty()) return "";
+    const char* dim = color ? "\033[2m" : "";
+    const char* reset = color ? "\033[0m" : "";
+    // Grouped by waiver, in the order the waivers first apply.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const WaivedFinding*>> by;
+    for (const WaivedFinding& w : ws) {
+        if (!by.count(w.where)) order.push_back(w.where);
+        by[w.where].push_back(&w);
+    }
+    std::string out = std::string(dim) + "waived (" + std::to_string(ws.size()) + ")" + reset + "\n";
+    for (const std::string& where : order) {
+        const WaivedFinding& first = *by[where].front();
+        out += "  " + terminal_safe(first.reason) + " (" + where + (first.expires.empty() ? "" : ", until " + first.expires) + ")\n";
+        for (const WaivedFinding* w : by[where]) {
+            std::string sev(to_string(w->finding.severity));
+            sev.resize(7, ' ');
+            out += std::string("    ") + dim + sev + " " + std::string(to_string(w->finding.kind)) + ": " +
+                   terminal_safe(w->finding.message) + reset + "\n";
+        }
+    }
+    return out;
+}
+
+}  // namespace ibf

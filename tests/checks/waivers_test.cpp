@@ -1,0 +1,193 @@
+// Waiver files, --min-severity / --kind filters and the plan's scope: (checks/waivers.h, docs/findings.md).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ibf/error.h"
+#include "ibf/report.h"
+#include "ibf/waivers.h"
+
+namespace ibf {
+namespace {
+
+constexpr int64_t kDay = 86'400'000;
+// 2027-01-01T00:00:00Z
+constexpr int64_t kJan1 = 1798761600000;
+
+Finding misplaced(const std::string& sw, int port, const std::string& host, Guid hg = 0x10) {
+    Finding f;
+    f.kind = FindingKind::host_misplaced;
+    f.severity = Severity::warning;
+    f.a = {sw, 0x1, port};
+    f.b = {host, hg, 1};
+    f.message = "host " + host + "/1 is cabled to spine " + sw + "/" + std::to_string(port);
+    return f;
+}
+
+Finding miswired(const std::string& a, int pa, const std::string& label) {
+    Finding f;
+    f.kind = FindingKind::miswired;
+    f.severity = Severity::error;
+    f.a = {a, 0x2, pa};
+    f.b = {"spine02", 0x3, 7};
+    f.label = label;
+    f.message = "cable at " + a + "/" + std::to_string(pa) + " goes elsewhere";
+    return f;
+}
+
+const char* kFile = R"(waivers:
+  - kind: host_misplaced
+    ends: [spine01/35]
+    reason: storage01 sits on the spines by design
+    expires: 2027-03-01
+  - name: "mgmt*"
+    reason: management nodes are cabled by the facilities team
+  - labels: [C-0117]
+    kind: [miswired, rate_mismatch]
+    reason: crossed on purpose for the burn-in
+    expires: 2026-12-31
+)";
+
+TEST(Waivers, ParsesEveryField) {
+    const WaiverSet w = parse_waivers(kFile, "w.yaml");
+    ASSERT_EQ(w.waivers.size(), 3u);
+    EXPECT_EQ(w.waivers[0].kinds, std::vector<FindingKind>{FindingKind::host_misplaced});
+    EXPECT_EQ(w.waivers[0].ends, std::vector<std::string>{"spine01/35"});
+    EXPECT_EQ(w.waivers[0].expires, "2027-03-01");
+    EXPECT_EQ(w.waivers[0].expires_unix_ms, kJan1 + 60 * kDay);  // through the whole of 1 March
+    EXPECT_EQ(w.waivers[0].where, "w.yaml:2");
+    EXPECT_EQ(w.waivers[1].name, "mgmt*");
+    EXPECT_EQ(w.waivers[1].expires_unix_ms, 0);
+    EXPECT_EQ(w.waivers[1].where, "w.yaml:6");
+    EXPECT_EQ(w.waivers[2].kinds.size(), 2u);
+    EXPECT_EQ(w.waivers[2].labels, std::vector<std::string>{"C-0117"});
+    EXPECT_EQ(w.waivers[2].where, "w.yaml:8");
+}
+
+TEST(Waivers, ErrorsNameFileLineAndColumn) {
+    auto err = [](const std::string& text) {
+        try {
+            parse_waivers(text, "w.yaml");
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(err("waivers:\n  - kind: host_misplacd\n    reason: x\n"),
+              "w.yaml:2:11: unknown finding kind 'host_misplacd' (expected one of: missing_link, unexpected_link, "
+              "miswired, missing_node, unexpected_node, identity_changed, rate_mismatch, rate_below_capability, mtu_mismatch, "
+              "missing_uplink, uneven_bundle, tier_skip, intra_tier_link, host_misplaced, rate_outlier, "
+              "host_on_uplink_port, routing_fallback, lft_imbalance, sm_split_brain, sm_master_lid_mismatch, "
+              "sm_stalled, sm_unknown, sm_config_mismatch, sm_no_standby, sm_standby_not_polling, sm_conf_drift, "
+              "lid_changed, link_flapping, port_errors, waiver_expired)");
+    EXPECT_EQ(err("waivers:\n  - kind: miswired\n"),
+              "w.yaml:2:5: a waiver needs a reason: (why this is intended, for the next administrator)");
+    EXPECT_EQ(err("waivers:\n  - reason: everything\n"),
+              "w.yaml:2:5: a waiver needs at least one of kind, ends, labels, name (it would waive everything)");
+    EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reason: x\n    expires: 2027-02-30\n"),
+              "w.yaml:4:14: bad date '2027-02-30' for 'expires': expected YYYY-MM-DD");
+    EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reasons: x\n"),
+              "w.yaml:3:5: unknown key 'reasons' in a waiver (expected kind, ends, labels, name, reason, expires)");
+    EXPECT_EQ(err("- kind: miswired\n"), "w.yaml:1:1: expected a map with `waivers:` (a list of waivers, see docs/findings.md)");
+    EXPECT_EQ(err("waivers: [\n"), "w.yaml:2:1: YAML syntax error: end of sequence flow not found");
+}
+
+TEST(Waivers, MatchByKindEndsLabelsAndName) {
+    const WaiverSet w = parse_waivers(kFile, "w.yaml");
+    EXPECT_TRUE(waiver_matches(w.waivers[0], misplaced("spine01", 35, "storage01")));
+    EXPECT_FALSE(waiver_matches(w.waivers[0], misplaced("spine01", 36, "storage01")));   // other port
+    EXPECT_FALSE(waiver_matches(w.waivers[0], misplaced("spine02", 35, "storage01")));   // other switch
+    EXPECT_TRUE(waiver_matches(w.waivers[1], misplaced("spine02", 3, "mgmt07")));        // name pattern on b
+    EXPECT_FALSE(waiver_matches(w.waivers[1], misplaced("spine02", 3, "gpu07")));
+    EXPECT_TRUE(waiver_matches(w.waivers[2], miswired("leaf01", 3, "C-0117")));
+    EXPECT_FALSE(waiver_matches(w.waivers[2], miswired("leaf01", 3, "C-0118")));
+    Waiver both;
+    both.ends = {"spine02/7", "leaf01"};  // either order, port optional
+    both.reason = "r";
+    EXPECT_TRUE(waiver_matches(both, miswired("leaf01", 3, "")));
+    EXPECT_FALSE(waiver_matches(both, miswired("leaf02", 3, "")));
+    Waiver guid;
+    guid.ends = {"0x0000000000000010"};
+    guid.reason = "r";
+    EXPECT_TRUE(waiver_matches(guid, misplaced("spine01", 1, "host-0010", 0x10)));
+}
+
+TEST(Waivers, ApplySplitsAndExpiredWaiversAreFindings) {
+    const WaiverSet w = parse_waivers(kFile, "w.yaml");
+    std::vector<Finding> fs = {misplaced("spine01", 35, "storage01"), misplaced("spine01", 36, "storage02"),
+                               miswired("leaf01", 3, "C-0117")};
+    // 2027-01-15: the burn-in waiver (through 2026-12-31) has expired, the storage one holds.
+    Waived r = apply_waivers(fs, w, kJan1 + 14 * kDay);
+    ASSERT_EQ(r.waived.size(), 1u);
+    EXPECT_EQ(r.waived[0].finding.b.name, "storage01");
+    EXPECT_EQ(r.waived[0].reason, "storage01 sits on the spines by design");
+    EXPECT_EQ(r.waived[0].where, "w.yaml:2");
+    ASSERT_EQ(r.active.size(), 3u);
+    EXPECT_EQ(r.active[0].b.name, "storage02");
+    EXPECT_EQ(r.active[1].kind, FindingKind::miswired);  // its waiver expired: it counts again
+    EXPECT_EQ(r.active[2].kind, FindingKind::waiver_expired);
+    EXPECT_EQ(r.active[2].severity, Severity::warning);
+    EXPECT_EQ(r.active[2].a.name, "w.yaml:8");
+    EXPECT_EQ(r.active[2].message,
+              "waiver at w.yaml:8 (crossed on purpose for the burn-in) expired after 2026-12-31; what it waived counts "
+              "again: fix it, or renew the waiver's expires: date");
+    // The last millisecond of 2026-12-31 still waives.
+    r = apply_waivers(fs, w, kJan1 - 1);
+    EXPECT_EQ(r.waived.size(), 2u);
+    EXPECT_EQ(r.active.size(), 1u);
+}
+
+TEST(Waivers, EmptyFileWaivesNothing) {
+    EXPECT_TRUE(parse_waivers("", "w.yaml").empty());
+    EXPECT_TRUE(parse_waivers("waivers:\n", "w.yaml").empty());
+}
+
+TEST(FindingFilter, MinSeverityAndKinds) {
+    Waived r{{misplaced("spine01", 1, "a"), miswired("leaf01", 2, "")}, {{miswired("leaf02", 3, ""), "why", "w:1", ""}}};
+    Waived e = r;
+    filter_findings(e, parse_finding_filter("error", ""));
+    ASSERT_EQ(e.active.size(), 1u);
+    EXPECT_EQ(e.active[0].kind, FindingKind::miswired);
+    EXPECT_EQ(e.waived.size(), 1u);
+    Waived k = r;
+    filter_findings(k, parse_finding_filter("", "host_misplaced,rate_mismatch"));
+    ASSERT_EQ(k.active.size(), 1u);
+    EXPECT_EQ(k.active[0].kind, FindingKind::host_misplaced);
+    EXPECT_TRUE(k.waived.empty());
+    EXPECT_THROW(parse_finding_filter("fatal", ""), InputError);
+    try {
+        parse_finding_filter("", "miswird");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()).substr(0, 44), "--kind: unknown finding kind 'miswird' (expe");
+    }
+}
+
+TEST(Waivers, TextAndJsonOfTheWaived) {
+    const WaiverSet w = parse_waivers(kFile, "w.yaml");
+    Waived r = apply_waivers({misplaced("spine01", 35, "storage01"), misplaced("spine01", 4, "mgmt01")}, w, kJan1);
+    EXPECT_EQ(render_waived_text(r.waived, false),
+              "waived (2)\n"
+              "  storage01 sits on the spines by design (w.yaml:2, until 2027-03-01)\n"
+              "    warning host_misplaced: host storage01/1 is cabled to spine spine01/35\n"
+              "  management nodes are cabled by the facilities team (w.yaml:6)\n"
+              "    warning host_misplaced: host mgmt01/1 is cabled to spine spine01/4\n");
+    const nlohmann::json j = waived_to_json(r.waived);
+    ASSERT_EQ(j.size(), 2u);
+    EXPECT_EQ(j[0]["kind"], "host_misplaced");
+    EXPECT_EQ(j[0]["waiver"], nlohmann::json::parse(
+                                  R"({"reason": "storage01 sits on the spines by design", "where": "w.yaml:2", "expires": "2027-03-01"})"));
+    EXPECT_EQ(j[1]["waiver"]["expires"], nullptr);
+    EXPECT_EQ(render_waived_text({}, false), "");
+}
+
+TEST(Waivers, EndOfDay) {
+    EXPECT_EQ(end_of_day_unix_ms("1970-01-01"), kDay);
+    EXPECT_EQ(end_of_day_unix_ms("2028-02-29"), int64_t{1835481600000});
+    EXPECT_EQ(end_of_day_unix_ms("2027-02-29"), std::nullopt);
+    EXPECT_EQ(end_of_day_unix_ms("2027-1-01"), std::nullopt);
+    EXPECT_EQ(end_of_day_unix_ms("2027-13-01"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace ibf
