@@ -12,6 +12,7 @@ PKGS=(
   keepalived iproute2                    # tests: the VIP follows the InfiniBand master (network namespaces)
   dpkg-dev systemd
   prometheus python3-prometheus-client   # tests: promtool check metrics/rules, the Python text parser
+  chromium                               # tests: the daemon's page in a headless browser (draw_chromium_test)
 )
 
 missing=()

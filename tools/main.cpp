@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
 #ifdef IBF_HAVE_SM
     ibf::cli::register_sm(app, run);
 #endif
+#ifdef IBF_HAVE_DRAW
+    ibf::cli::register_draw(app, run);
+#endif
 #ifdef IBF_HAVE_HISTORY
     ibf::cli::register_history(app, run);
 #endif

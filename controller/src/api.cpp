@@ -15,6 +15,7 @@
 #include "ibf/history_api.h"
 #include "ibf/metrics.h"
 #include "ibf/report.h"
+#include "ibf/ui_page.h"
 #include "ibf/wire.h"
 
 namespace ibf {
@@ -320,6 +321,18 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             r.content_type = "text/plain; version=0.0.4";
             r.body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms});
             if (ctx.ha) r.body += ha_metrics_text(*ctx.ha, ctx.now_ms);
+            return r;
+        }
+        if (path == "/" || path == "/ui" || path == "/ui/fabric.svg") {  // the page (ui_page.h)
+            if (!method_is("GET", r) || !no_query(r)) return r;
+            if (path == "/ui/fabric.svg") {
+                r.body = ui_fabric_svg(*ctx.state, ctx.now_ms);
+                if (r.body.empty()) return api_error(404, "no fabric yet: no Subnet Manager has sent a snapshot");
+                r.content_type = "image/svg+xml";
+                return r;
+            }
+            r.content_type = "text/html; charset=utf-8";
+            r.body = ui_page_html(*ctx.state, ctx.now_ms, !ctx.topology.empty());
             return r;
         }
         if (path == "/api/v1/fabric") return method_is("GET", r) && no_query(r) ? ok_json(fabric_json(ctx)) : r;

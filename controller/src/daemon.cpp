@@ -28,6 +28,7 @@
 
 #include "ibf/api.h"
 #include "ibf/check.h"
+#include "ibf/identity.h"
 #include "ibf/check_queue.h"
 #include "ibf/controller_state.h"
 #include "ibf/error.h"
@@ -786,37 +787,42 @@ void Daemon::Impl::worker_loop() {
         CheckResult r;
         r.generation = w.job.generation;
         r.snapshot = w.job.snapshot;
-        const auto t0 = steady::now();
         std::optional<Fabric> mapped;  // the map applies to a copy: snapshots stay as sent
         std::vector<LinkMatch> matches;  // planned links cabled as planned: planned rates and labels for /metrics
+        std::vector<std::string> plan_node_names;  // per NodeId: the plan's name ("" = none)
         try {
             if (w.names && !w.names->empty()) {
                 mapped = w.job.snapshot->fabric;
                 apply_node_name_map(*mapped, *w.names);
             }
             const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
+            // One naming for the check, the analysis and the link table (ibf::NameBook): the plan's
+            // names first, tiers from the analysis.
+            if (w.plan) plan_node_names = plan_names(*w.plan, match_nodes(*w.plan, f), f.size());
+            const auto t1 = steady::now();
+            try {
+                r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*w.job.snapshot, f, plan_node_names));
+            } catch (const std::exception& e) {
+                spdlog::error("analysis of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
+            }
+            r.analyze_ms = ms_since(t1);
+            const auto t0 = steady::now();
             if (w.plan) {
-                r.findings = check(*w.plan, f, w.options, &matches);
+                CheckOptions opt = w.options;
+                if (r.analysis) opt.tier_of = r.analysis->tier_of;
+                r.findings = check(*w.plan, f, opt, &matches);
                 r.checked = true;
             }
             r.findings_json = findings_to_json(r.findings);
+            r.check_ms = ms_since(t0);
         } catch (const std::exception& e) {
             spdlog::error("check of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
             continue;
         }
-        r.check_ms = ms_since(t0);
-        // The fat-tree analysis of the same fabric (no plan needed): tiers, routing engine, LFTs.
-        const auto t1 = steady::now();
-        try {
-            r.analysis = std::make_shared<const LiveAnalysis>(
-                analyze_live(*w.job.snapshot, mapped ? *mapped : w.job.snapshot->fabric));
-        } catch (const std::exception& e) {
-            spdlog::error("analysis of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
-        }
-        r.analyze_ms = ms_since(t1);
         r.links = std::make_shared<const LinkTable>(link_table(mapped ? *mapped : w.job.snapshot->fabric,
                                                                r.analysis ? r.analysis->tier_of : std::vector<int>{},
-                                                               w.plan.get(), matches));
+                                                               w.plan.get(), matches,
+                                                               r.analysis ? r.analysis->names : std::vector<std::string>{}));
         HistoryRow row;
         const bool record = history && w.job.new_sweep;
         FabricState fabric_now;  // what the history compares with the previous sweep

@@ -7,7 +7,8 @@
 //
 // Routes: GET /api/v1/fabric, /api/v1/findings, /api/v1/analysis[?switches=1], /api/v1/sm,
 // /api/v1/history?limit=N[&before=ID], /api/v1/history/changes, /api/v1/history/diff (history_api.h),
-// /healthz, /metrics; POST /api/v1/reload and /api/v1/accept (Authorization:
+// /healthz, /metrics, the page / and /ui (HTML) and /ui/fabric.svg (ui_page.h); POST /api/v1/reload
+// and /api/v1/accept (Authorization:
 // Bearer <token>; with token_for_reads every path but /healthz needs it). Unknown path 404, wrong
 // method 405, bad or unknown query parameter 400, missing/wrong token 401, no token configured 403.
 // Errors are {"error": "..."}.
