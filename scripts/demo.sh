@@ -2,7 +2,7 @@
 # The README's first command: installs what is needed, builds, and runs the main job:
 # a simulated 324-host fat-tree (real OpenSM + the ibfabric plugin + ibfabricd on ibsim) with two
 # cabling faults and two SM nodes (an OpenSM and an ibfabricd each), the report ibfabric prints
-# for it, then a kill -9 of the master OpenSM and who took over how fast (docs/ha.md), then the
+# for it, a maintenance switchover there and back, then a kill -9 of the master OpenSM and who took over how fast (docs/ha.md), then the
 # lab is stopped again (docs/lab.md).
 # When the lab cannot run here (no ibsim, no opensm), it falls back to the offline check of the
 # example plan against an example dump.
@@ -26,9 +26,15 @@ rc=$?
 set -e
 if [ "$rc" -le 1 ]; then
   echo
+  AGENT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sms"][1]["api_port"])' "$LABDIR/state.json")
+  hosts=$(python3 -c 'import json,sys; print(" ".join(m["host"].split()[0] for m in json.load(open(sys.argv[1]))["sms"][::-1]))' "$LABDIR/state.json")
+  echo "== SM switchover for maintenance, there and back, no LID changes: ibfabric sm switchover --to NODE"
+  for to in $hosts; do
+    build/bin/ibfabric sm switchover --to "$to" --url "http://127.0.0.1:$AGENT" --token-file "$LABDIR/api.token" || true
+  done
+  echo
   echo "== SM failover: kill -9 of the master OpenSM; the standby's ibfabricd promotes its own SM"
   build/bin/ibfabric lab fault kill-sm master --dir "$LABDIR"
-  AGENT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sms"][1]["api_port"])' "$LABDIR/state.json")
   for _ in $(seq 50); do  # up to 10 s for the new master to be reported
     build/bin/ibfabric ha check --quiet --url "http://127.0.0.1:$AGENT" >/dev/null 2>&1 && break
     sleep 0.2

@@ -3,13 +3,14 @@
 // docs/ha.md, docs/cli.md.
 //
 //   ibfabric sm status [--url URL] [--json]
-//   ibfabric sm switchover [--to GUID] [--url URL] [--token-file F]
+//   ibfabric sm switchover [--to GUID|NAME] [--url URL] [--token-file F] [--timeout S] [--json]
 //   ibfabric ha check [--url URL]                 # vrrp_script: exit 0 while this node's SM is MASTER
 //   ibfabric ha notify MASTER|BACKUP|FAULT|STOP   # notify_*: records keepalived's state
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -124,17 +125,92 @@ std::string read_token(const SmOptions& o) {
     return t;
 }
 
-// True once `agent` reports SM `sm` with `priority` (its plugin's heartbeats carry it).
-bool wait_priority(const std::string& agent, const std::string& sm, int priority, double timeout_s) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    while (std::chrono::steady_clock::now() < deadline) {
-        json j = call(agent, "GET", "/api/v1/sm");
+// The SMs as `sm` (GET /api/v1/sm of one agent) shows them: SMInfo state, priority, alive.
+std::map<Guid, ha::SwitchoverSm> views(const json& sm) {
+    std::map<Guid, ha::SwitchoverSm> out;
+    for (const json& x : sm["ha"].value("sms", json::array()))
+        if (auto g = parse_guid(s(x, "port_guid", ""))) {
+            const auto st = s(x, "state", "");
+            const SmState state = st == "MASTER"    ? SmState::Master
+                                  : st == "STANDBY" ? SmState::Standby
+                                  : st == "DISCOVERING" ? SmState::Discovering
+                                                        : SmState::NotActive;
+            out[*g] = {*g, x.value("priority", -1), state, x.value("alive", false)};
+        }
+    return out;
+}
+
+std::string describe(const std::map<Guid, ha::SwitchoverSm>& v) {
+    std::string out;
+    for (const auto& [g, x] : v)
+        out += (out.empty() ? "" : ", ") + guid_hex(g) + " " + std::string(to_string(x.state)) + " priority " +
+               std::to_string(x.priority) + (x.alive ? "" : " (not answering)");
+    return out;
+}
+
+// Which agent runs which SM: every agent names its own node's SM.
+std::map<Guid, std::string> agents_of(const std::string& base, const json& sm) {
+    std::map<Guid, std::string> out;
+    std::vector<std::string> agents = sm["ha"].value("agents", std::vector<std::string>{});
+    agents.insert(agents.begin(), base);
+    for (const std::string& a : agents) {
+        json j = a == base ? sm : call(a, "GET", "/api/v1/sm");
         if (j["ha"].is_object())
-            for (const json& x : j["ha"].value("sms", json::array()))
-                if (s(x, "port_guid") == sm && x.value("priority", -1) == priority) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            if (auto g = parse_guid(s(j["ha"], "local_sm", ""))) out.emplace(*g, a);
     }
-    return false;
+    return out;
+}
+
+// Sends one step to the agent of its SM (await_master sends nothing).
+void send_step(const ha::SwitchoverStep& st, const std::map<Guid, std::string>& agent_of, const std::string& token) {
+    using K = ha::SwitchoverStep::Kind;
+    if (st.kind == K::await_master) return;
+    auto it = agent_of.find(st.sm);
+    if (it == agent_of.end()) throw std::runtime_error("no HA agent runs SM " + guid_hex(st.sm) + ": list it in ha.agents");
+    if (st.kind == K::set_priority)
+        call(it->second, "POST", "/api/v1/sm/priority", json{{"priority", st.priority}}.dump(), token);
+    else if (st.kind == K::disable)
+        call(it->second, "POST", "/api/v1/sm/state", json{{"set", "disable"}}.dump(), token);
+    else
+        call(it->second, "POST", "/api/v1/sm/state", json{{"set", "standby"}, {"master", guid_hex(st.other)}}.dump(), token);
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Carries one step out and waits until SMInfo shows it took effect, sending it again every second
+// (a SIGHUP that OpenSM missed is not an error). False after `timeout_s`.
+bool run_step(const ha::SwitchoverStep& st, const std::string& base, const std::map<Guid, std::string>& agent_of,
+              const std::string& token, double timeout_s, std::map<Guid, ha::SwitchoverSm>& now) {
+    const auto t0 = std::chrono::steady_clock::now();
+    double sent = -1e9;
+    for (;;) {
+        if (ms_since(t0) - sent >= 1000) {
+            send_step(st, agent_of, token);
+            sent = ms_since(t0);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        now = views(call(base, "GET", "/api/v1/sm"));
+        if (ha::step_done(st, now)) return true;
+        if (ms_since(t0) > timeout_s * 1000) return false;
+    }
+}
+
+// The target named by --to (a GUID or a node name), else the designated successor. Exit 2 on an
+// unknown or ambiguous name (std::invalid_argument).
+Guid pick_target(const SmOptions& o, const json& ha) {
+    if (o.to.empty()) {
+        auto g = parse_guid(s(ha, "designated_successor", ""));
+        if (!g) throw std::runtime_error("no live standby to switch to");
+        return *g;
+    }
+    std::vector<ha::SmName> names;
+    for (const json& x : ha.value("sms", json::array()))
+        if (auto g = parse_guid(s(x, "port_guid", ""))) names.push_back({*g, s(x, "description", "")});
+    auto hit = ha::find_sm(o.to, names);
+    if (auto* err = std::get_if<std::string>(&hit)) throw std::invalid_argument(*err);
+    return std::get<Guid>(hit);
 }
 
 int run_switchover(const SmOptions& o) {
@@ -143,52 +219,49 @@ int run_switchover(const SmOptions& o) {
     json sm = call(base, "GET", "/api/v1/sm");
     const json& ha = sm["ha"];
     if (!ha.is_object()) throw std::invalid_argument(base + " is not an HA agent (no 'ha:' in its config)");
-    const std::string master = s(ha, "master", ""), target = o.to.empty() ? s(ha, "designated_successor", "") : o.to;
-    if (master.empty()) throw std::runtime_error("no master is known");
-    if (target.empty()) throw std::runtime_error("no live standby to switch to");
-    // Which agent runs which SM: every agent names its own node's SM.
-    std::map<std::string, std::string> agent_of;
-    std::map<std::string, int> prio;
-    std::vector<std::string> agents = ha.value("agents", std::vector<std::string>{});
-    agents.insert(agents.begin(), base);
-    for (const std::string& a : agents) {
-        json j = a == base ? sm : call(a, "GET", "/api/v1/sm");
-        if (j["ha"].is_object() && !j["ha"]["local_sm"].is_null()) agent_of[j["ha"]["local_sm"].get<std::string>()] = a;
+    const auto master = parse_guid(s(ha, "master", ""));
+    if (!master) throw std::runtime_error("no master is known");
+    const Guid target = pick_target(o, ha);
+    auto now = views(sm);
+    auto plan = ha::switchover_plan(now[*master], now[target]);
+    if (auto* err = std::get_if<std::string>(&plan)) {
+        std::fprintf(stderr, "ibfabric: no switchover: %s\n", err->c_str());
+        return kExitFindings;
     }
-    for (const json& x : ha.value("sms", json::array())) prio[s(x, "port_guid")] = x.value("priority", 0);
-    auto guid = [](const std::string& g) { return std::stoull(g, nullptr, 16); };
-    if (!prio.count(target)) throw std::invalid_argument("unknown SM " + target + " (see ibfabric sm status)");
-    auto plan = ha::switchover_plan({guid(master), prio[master]}, {guid(target), prio[target]});
-    if (auto* err = std::get_if<std::string>(&plan)) throw std::invalid_argument(*err);
     const auto& p = std::get<ha::SwitchoverPlan>(plan);
-    std::cout << "switchover: " << p.summary << "\n";
+    const int master_prio = now[*master].priority;
+    const auto agent_of = agents_of(base, sm);
+    if (!o.json) std::cout << "switchover: " << p.summary << "\n";
     const auto t0 = std::chrono::steady_clock::now();
-    for (const ha::SmPriority& st : p.steps) {
-        auto it = agent_of.find(guid_hex(st.sm));
-        if (it == agent_of.end())
-            throw std::runtime_error("no HA agent runs SM " + guid_hex(st.sm) + ": list it in ha.agents of " + base);
-        call(it->second, "POST", "/api/v1/sm/priority", json{{"priority", st.priority}}.dump(), token);
-        std::cout << "  " << guid_hex(st.sm) << ": sm_priority " << st.priority << " (via " << it->second << ")\n";
-        // OpenSM applies a SIGHUP asynchronously: the next step (the target's trap 144) must find
-        // this priority in effect, or the master compares with its old one and keeps mastership.
-        if (!wait_priority(base, guid_hex(st.sm), st.priority, o.timeout))
-            throw std::runtime_error(guid_hex(st.sm) + " does not report sm_priority " + std::to_string(st.priority) +
-                                     " after " + std::to_string(o.timeout) + " s");
-    }
-    for (;;) {
-        json now = call(base, "GET", "/api/v1/sm");
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        if (s(now["ha"], "master", "") == target) {
-            std::cout << "master is now " << target << " (" << static_cast<int>(ms) << " ms)\n";
-            return kExitClean;
-        }
-        if (ms > o.timeout * 1000) {
-            std::cerr << "ibfabric: " << target << " is not master after " << o.timeout << " s (master: "
-                      << s(now["ha"], "master", "none") << ")\n";
+    json steps = json::array();
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+        const auto& st = p.steps[i];
+        const auto ts = std::chrono::steady_clock::now();
+        const bool ok = run_step(st, base, agent_of, token, o.timeout, now);
+        steps.push_back({{"step", st.text}, {"ms", std::lround(ms_since(ts))}, {"done", ok}});
+        if (!ok) {
+            // Before the handover everything is undone: the target polls again, the master (still
+            // MASTER: no trap) gets its priority back. After it the new master is the only master.
+            if (now[target].state != SmState::Master && now[*master].state == SmState::Master) {
+                using K = ha::SwitchoverStep::Kind;
+                if (now[target].state == SmState::NotActive) send_step({K::standby, target, -1, *master, ""}, agent_of, token);
+                if (now[*master].priority != master_prio)
+                    send_step({K::set_priority, *master, master_prio, 0, ""}, agent_of, token);
+            }
+            std::fprintf(stderr, "ibfabric: switchover stopped: step %zu (%s) did not take effect within %g s; now: %s\n",
+                         i + 1, st.text.c_str(), o.timeout, describe(now).c_str());
+            if (o.json) std::cout << json_text(json{{"done", false}, {"steps", steps}}, 2) << "\n";
             return kExitFindings;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!o.json) std::cout << "  " << st.text << ": " << std::lround(ms_since(ts)) << " ms\n";
     }
+    if (o.json)
+        std::cout << json_text(json{{"done", true}, {"from", guid_hex(*master)}, {"to", guid_hex(target)},
+                                    {"ms", std::lround(ms_since(t0))}, {"steps", steps}}, 2) << "\n";
+    else
+        std::cout << "master is now " << guid_hex(target) << " (" << std::lround(ms_since(t0)) << " ms): "
+                  << describe(now) << "\n";
+    return kExitClean;
 }
 
 int run_check(const SmOptions& o) {
@@ -242,7 +315,7 @@ Runner guarded(std::function<int()> f) {
 
 void register_sm(CLI::App& app, Runner& run) {
     const std::string url_help = "HA agent URL (default: $IBFABRIC_URL, else " + std::string(kDefaultUrl) + ")";
-    CLI::App* sm = app.add_subcommand("sm", "The Subnet Managers: state, successor, failovers, switchover");
+    CLI::App* sm = app.add_subcommand("sm", "The Subnet Managers: state, successor, failovers, switchover\nExample: ibfabric sm status");
     sm->require_subcommand(1);
     {
         auto o = std::make_shared<SmOptions>();
@@ -258,17 +331,22 @@ void register_sm(CLI::App& app, Runner& run) {
         auto o = std::make_shared<SmOptions>();
         CLI::App* c = sm->add_subcommand(
             "switchover",
-            "Make another SM master without losing a LID (maintenance): swaps the sm_priority of the master and the "
-            "target through their HA agents, then waits until the target is master. Run it again with --to the old "
-            "master to switch back.\nExample: ibfabric sm switchover --to 0x0002c90300000002 --token-file "
-            "/etc/ibfabric/token");
-        c->add_option("--to", o->to, "target SM port GUID (default: the designated successor)");
+            "Make another SM master without losing a LID (maintenance), through the SM nodes' HA agents: the master's "
+            "sm_priority goes just below the target's and OpenSM hands over by itself; then the new master gets the "
+            "old master's priority, and the old master the target's (docs/ha.md). Each step must take effect within "
+            "--timeout. Run it again with --to the old master to switch back.\nExit: 0 switched, 1 refused (the "
+            "target is not a live STANDBY) or stopped at a step, 2 bad or ambiguous --to, 3 an agent unreachable.\n"
+            "Example: ibfabric sm switchover --to node002 --token-file /etc/ibfabric/token");
+        c->add_option("--to", o->to,
+                      "target SM: port GUID, node description (\"node002 mlx5_0\") or its first word when unique "
+                      "(default: the designated successor)");
+        c->add_flag("--json", o->json, "print the steps and their times as JSON");
         c->add_option("--url", o->url, url_help);
         c->add_option("--token-file", o->token_file, "bearer token of the agents (default: $IBFABRIC_TOKEN)");
-        c->add_option("--timeout", o->timeout, "seconds to wait for the new master (default 10)");
+        c->add_option("--timeout", o->timeout, "seconds each step may take to show in SMInfo (default 10)");
         c->callback([&run, o] { run = guarded([o] { return run_switchover(*o); }); });
     }
-    CLI::App* ha = app.add_subcommand("ha", "keepalived hooks: health check and notify");
+    CLI::App* ha = app.add_subcommand("ha", "keepalived hooks: health check and notify\nExample: ibfabric ha check || echo not master");
     ha->require_subcommand(1);
     {
         auto o = std::make_shared<SmOptions>();

@@ -192,11 +192,11 @@ json sm_json(const ControllerState& st) {
 
 json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured) {
     json j;
-    if (st.flaps().flapping(now_ms).empty() && st.ha_findings().empty()) {
+    if (st.flaps().flapping(now_ms).empty() && st.ha_findings().empty() && st.port_counters().over_threshold(now_ms).empty()) {
         j = st.findings_json();
         if (!j.is_object() || j.empty()) j = json{{"summary", json::object()}, {"findings", json::array()}};
     } else {
-        j = findings_to_json(st.findings_at(now_ms));  // the check's findings plus link_flapping and the SMs' own
+        j = findings_to_json(st.findings_at(now_ms));  // the check's findings plus link_flapping, port_errors and the SMs' own
     }
     j["sweep_seq"] = st.have_findings() ? json(st.findings_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.findings_ms());
@@ -342,7 +342,8 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
         if (path == "/api/v1/sm") {
             if (!method_is("GET", r) || !no_query(r)) return r;
             json j = sm_json(*ctx.state);
-            j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents) : json(nullptr);
+            const auto& cur = ctx.state->current();
+            j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents, cur ? &cur->fabric : nullptr) : json(nullptr);
             return ok_json(j);
         }
         if (path == "/api/v1/ha/history") {
@@ -357,18 +358,20 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             }
             return ok_json(j);
         }
-        if (path == "/api/v1/sm/priority") {
+        if (path == "/api/v1/sm/priority" || path == "/api/v1/sm/state") {
             if (!method_is("POST", r) || !no_query(r)) return r;
             if (!ctx.token) return api_error(403, "mutating calls are disabled: no token_file is configured");
             if (!bearer_matches(req.authorization, *ctx.token)) return api_error(401, "missing or wrong bearer token");
-            if (!ctx.sm_priority) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
+            const auto& run = path == "/api/v1/sm/priority" ? ctx.sm_priority : ctx.sm_state;
+            if (!run) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
             json body;
             try {
                 body = json::parse(req.body);
             } catch (const json::exception&) {
-                return api_error(400, "the body must be JSON: {\"priority\": 0..15}");
+                return api_error(400, path == "/api/v1/sm/priority" ? "the body must be JSON: {\"priority\": 0..15}"
+                                                                   : "the body must be JSON: {\"set\": \"disable\"}");
             }
-            return ok_json(ctx.sm_priority(body));
+            return ok_json(run(body));
         }
         if (path == "/api/v1/history") return method_is("GET", r) ? history_response(query, ctx) : r;
         if (path == "/api/v1/history/changes") return method_is("GET", r) ? history_changes_response(query, ctx) : r;

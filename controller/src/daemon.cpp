@@ -82,6 +82,7 @@ HealthOptions health_options(const DaemonConfig& c) {
     HealthOptions h;
     h.stale_after_ms = int64_t{c.stale_after_s} * 1000;
     h.flap = {static_cast<int>(c.flap_threshold), int64_t{c.flap_window_s} * 1000, int64_t{c.flap_quiet_s} * 1000};
+    h.port_errors = c.port_errors;
     return h;
 }
 
@@ -192,6 +193,7 @@ struct Daemon::Impl {
     void ha_snapshot(ConnId id, const Snapshot& s);
     void ha_closed(Guid sm);
     nlohmann::json set_local_priority(const nlohmann::json& body);
+    nlohmann::json set_local_sm_state(const nlohmann::json& body);
     template <class Sock>
     void start_ingest(Sock sock, std::string peer);
     bool make_room(const std::string& peer);
@@ -735,6 +737,8 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
                 return state.on_counters(id, msg, now);
             } else if constexpr (std::is_same_v<T, wire::Event>) {
                 return state.on_event(id, msg, now);
+            } else if constexpr (std::is_same_v<T, wire::PortCounters>) {
+                return state.on_port_counters(id, msg, now);
             } else {
                 const auto received = arrived;
                 const uint64_t seq = msg.sweep_seq;
@@ -981,6 +985,7 @@ ApiContext Daemon::Impl::api_context() {
         c.ha = &*ha;
         c.ha_agents = opt.config.ha_agents;
         c.sm_priority = [this](const nlohmann::json& body) { return set_local_priority(body); };
+        c.sm_state = [this](const nlohmann::json& body) { return set_local_sm_state(body); };
         if (history) c.ha_history = [h = history.get()](int limit) { return h->recent_ha_events(limit); };
     }
     c.reload = [this] { return reload(); };
@@ -1174,6 +1179,35 @@ nlohmann::json Daemon::Impl::set_local_priority(const nlohmann::json& body) {
                           {"priority", prio},
                           {"opensm_pid", pid},
                           {"opensm_conf", hc.opensm_conf}};
+}
+
+// POST /api/v1/sm/state: {"set": "disable"} or {"set": "standby", "master": GUID}: the HA thread
+// sends this node's SM SubnSet(SMInfo) DISABLE (STANDBY -> NOT_ACTIVE) or STANDBY (NOT_ACTIVE ->
+// STANDBY, polling `master`). Answers at once; the result is logged, and the caller watches the
+// SM's state in GET /api/v1/sm (docs/ha.md "Graceful switchover").
+nlohmann::json Daemon::Impl::set_local_sm_state(const nlohmann::json& body) {
+    const std::string set = body.is_object() && body.contains("set") && body["set"].is_string() ? body["set"].get<std::string>() : "";
+    const bool standby = set == "standby";
+    std::optional<Guid> master;
+    if (standby && body.contains("master") && body["master"].is_string()) master = parse_guid(body["master"].get<std::string>());
+    if (!(set == "disable" || (standby && master)))
+        throw InputError("", 0, 0, "the body must be {\"set\": \"disable\"} or {\"set\": \"standby\", \"master\": GUID}");
+    const Guid local = ha->local_sm();
+    auto v = ha->sms().find(local);
+    if (!local || v == ha->sms().end() || v->second.info.lid == 0)
+        throw InputError("", 0, 0, "this node's SM and its LID are not known yet");
+    const uint16_t lid = v->second.info.lid;
+    const uint32_t mod = standby ? ha::kSmInfoStandby : ha::kSmInfoDisable;
+    ha_agent->run_with_port([lid, mod, set, m = master.value_or(0)](ha::SmpPort* port) {
+        if (!port) return spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM not sent: no MAD port", set);
+        const ha::SmInfoReply r = port->set_sminfo_as(lid, mod, SmState::Master, m);
+        if (r.status == ha::SmpStatus::ok)
+            spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM (LID {}) accepted in {:.1f} ms", set, lid, r.rtt_ms);
+        else
+            spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM (LID {}) failed: {}", set, lid, r.error);
+    });
+    return nlohmann::json{{"sm", guid_hex(local)}, {"lid", lid}, {"set", set},
+                          {"master", master ? nlohmann::json(guid_hex(*master)) : nlohmann::json(nullptr)}, {"queued", true}};
 }
 
 Daemon::Daemon(DaemonOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}

@@ -190,6 +190,34 @@ void parse_health(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
     }
 }
 
+// counters: {window_s, <counter>: N | off} (docs/daemon.md, "counters"): N is the largest increase
+// of that port counter within the window that raises no port_errors finding; off = not watched.
+void parse_counters(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
+    if (!v.IsMap()) ctx.fail(v, "'counters' must be a mapping");
+    for (const auto& ck : v) {
+        const std::string k = ck.first.Scalar();
+        if (k == "window_s") {
+            const uint64_t n = ctx.unsigned_value(ck.second, k, 7 * 86400);
+            if (n < 1) ctx.fail(ck.second, "'counters.window_s' must be at least 1");
+            c.port_errors.window_ms = static_cast<int64_t>(n) * 1000;
+            continue;
+        }
+        size_t idx = wire::kPortCounterCount;
+        std::string names;
+        for (size_t i = 0; i < wire::kPortCounterCount; ++i) {
+            const auto name = wire::to_string(static_cast<wire::PortCounter>(i));
+            if (name == k) idx = i;
+            names += ", " + std::string(name);
+        }
+        if (idx == wire::kPortCounterCount)
+            ctx.fail(ck.first, "unknown key 'counters." + k + "' (expected window_s" + names + ")");
+        if (ck.second.IsScalar() && ck.second.Scalar() == "off")
+            c.port_errors.max_per_window[idx].reset();
+        else
+            c.port_errors.max_per_window[idx] = ctx.unsigned_value(ck.second, k, UINT64_MAX);
+    }
+}
+
 }  // namespace
 
 void validate_socket_mode(unsigned mode, const std::string& file, int line, int column) {
@@ -352,11 +380,13 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 }
             } else if (key == "health") {
                 parse_health(ctx, v, c);
+            } else if (key == "counters") {
+                parse_counters(ctx, v, c);
             } else {
                 ctx.fail(kv.first, "unknown key '" + key +
                                        "' (expected socket, socket_mode, tcp, tcp_key_file, http, topology, "
                                        "node_name_map, history, token_file, token_for_reads, log_level, limits, checks, "
-                                       "health, ha)");
+                                       "health, counters, ha)");
             }
         } catch (const InputError& e) {
             if (!e.file().empty()) throw;

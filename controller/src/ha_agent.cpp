@@ -77,15 +77,32 @@ void HaAgent::run_task(std::function<void()> task) {
     cv_.notify_all();
 }
 
+void HaAgent::run_with_port(std::function<void(ha::SmpPort*)> task) {
+    {
+        std::lock_guard lk(mu_);
+        port_tasks_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+}
+
 void HaAgent::do_jobs(ha::SmpPort* port) {
     std::deque<ha::Action> acts;
     std::deque<std::pair<std::string, FileText>> files;
     std::deque<std::function<void()>> tasks;
+    std::deque<std::function<void(ha::SmpPort*)>> port_tasks;
     {
         std::lock_guard lk(mu_);
         acts.swap(actions_);
         files.swap(files_);
         tasks.swap(tasks_);
+        port_tasks.swap(port_tasks_);
+    }
+    for (auto& t : port_tasks) {
+        try {
+            t(port);
+        } catch (const std::exception& e) {
+            if (hooks_.log_warn) hooks_.log_warn(std::string("ha: ") + e.what());
+        }
     }
     for (auto& a : acts) {
         if (a.kind == ha::Action::Kind::promote) {
@@ -175,7 +192,7 @@ void HaAgent::run() {
         // probe anyway; a live one answers in microseconds, hence the 10 ms floor).
         const auto wait = std::chrono::milliseconds(urgent ? std::min(10, cfg_.poll_ms) : cfg_.poll_ms);
         cv_.wait_for(lk, wait, [&] {
-            if (stop_ || !actions_.empty() || !files_.empty() || !tasks_.empty()) return true;
+            if (stop_ || !actions_.empty() || !files_.empty() || !tasks_.empty() || !port_tasks_.empty()) return true;
             for (const auto& t : targets_)
                 if (t.urgent) return !urgent;  // became urgent while we slept
             return false;

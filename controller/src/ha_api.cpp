@@ -32,8 +32,18 @@ json ha_record_json(const ha::FailoverRecord& r) {
 
 namespace {
 
-json sm_view_json(const ha::HaEngine& e, const ha::SmView& v, int64_t now) {
+// The NodeDescription of the node whose port has `port_guid` ("node001 mlx5_0"), null if unknown.
+json description(const Fabric* f, Guid port_guid) {
+    if (!f) return nullptr;
+    for (NodeId i = 0; i < f->size(); ++i)
+        for (const Port& p : f->node(i).ports)
+            if (p.valid && p.guid == port_guid) return f->node(i).description;
+    return nullptr;
+}
+
+json sm_view_json(const ha::HaEngine& e, const ha::SmView& v, int64_t now, const Fabric* f) {
     return json{{"port_guid", guid_hex(v.info.port_guid)},
+                {"description", description(f, v.info.port_guid)},
                 {"lid", v.info.lid},
                 {"priority", v.info.priority},
                 {"state", std::string(to_string(v.info.state))},
@@ -61,9 +71,9 @@ void head(std::string& out, const char* name, const char* type, const char* help
 
 }  // namespace
 
-json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents) {
+json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents, const Fabric* fabric) {
     json sms = json::array();
-    for (const auto& [g, v] : e.sms()) sms.push_back(sm_view_json(e, v, now_ms));
+    for (const auto& [g, v] : e.sms()) sms.push_back(sm_view_json(e, v, now_ms, fabric));
     const auto m = e.master();
     const auto s = e.successor(now_ms);
     const auto& h = e.history();

@@ -116,6 +116,29 @@ void plugin_counter(const MetricsInput& in, Out& o) {
         if (r.counters) o.count(sm_label(g), (*r.counters).*Field);
 }
 
+// Per-link port counter families (perfmgr): one sample per link with counter data at either end.
+// Error counters: both ends' totals added (errors seen on that cable); data counters: the local end.
+template <wire::PortCounter C, bool kBothEnds, uint64_t kScale = 1>
+void link_counter(const MetricsInput& in, Out& o) {
+    const PortCounterTracker& t = S(in).port_counters();
+    const auto& links = S(in).links();
+    if (t.ports().empty() || !links) return;
+    // Rendered again only when a row arrived since (perfmgr sweeps are minutes apart, scrapes seconds).
+    auto& [version, text] = links->rendered_counters[o.name];
+    if (version != t.rows_total() || text.empty()) {
+        version = t.rows_total();
+        text.clear();
+        Out x{text, o.name};
+        constexpr size_t c = static_cast<size_t>(C);
+        for (const LinkRow& r : links->rows) {
+            const PortCounterState* l = t.find(r.local_guid, r.local_port);
+            const PortCounterState* m = kBothEnds ? t.find(r.remote_guid, r.remote_port) : nullptr;
+            if (l || m) x.count(r.labels, ((l ? l->total[c] : 0) + (m ? m->total[c] : 0)) * kScale);
+        }
+    }
+    o.s += text;
+}
+
 constexpr int kFirstAnalysisKind = static_cast<int>(FindingKind::missing_uplink);
 constexpr int kLastAnalysisKind = static_cast<int>(FindingKind::lft_imbalance);
 
@@ -228,6 +251,47 @@ const Family kFamilies[] = {
     {"ibfabric_link_flaps_total", "counter", "Link down-and-up cycles seen (sweeps and unexplained traps 128).",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).flaps().flaps_total()); }},
 
+    // --- per link, port counters from OpenSM's perfmgr (docs/metrics.md, "Port counters") ---
+    {"ibfabric_link_symbol_errors_total", "counter", "SymbolErrorCounter of both ends of the link.",
+     link_counter<wire::PortCounter::symbol_errors, true>},
+    {"ibfabric_link_error_recovery_total", "counter", "LinkErrorRecoveryCounter of both ends of the link.",
+     link_counter<wire::PortCounter::link_error_recovery, true>},
+    {"ibfabric_link_downed_total", "counter", "LinkDownedCounter of both ends of the link.",
+     link_counter<wire::PortCounter::link_downed, true>},
+    {"ibfabric_link_rcv_errors_total", "counter", "PortRcvErrors of both ends of the link.",
+     link_counter<wire::PortCounter::rcv_errors, true>},
+    {"ibfabric_link_rcv_remote_physical_errors_total", "counter", "PortRcvRemotePhysicalErrors of both ends of the link.",
+     link_counter<wire::PortCounter::rcv_remote_phys_errors, true>},
+    {"ibfabric_link_rcv_switch_relay_errors_total", "counter", "PortRcvSwitchRelayErrors of both ends of the link.",
+     link_counter<wire::PortCounter::rcv_switch_relay_errors, true>},
+    {"ibfabric_link_xmit_discards_total", "counter", "PortXmitDiscards of both ends of the link.",
+     link_counter<wire::PortCounter::xmit_discards, true>},
+    {"ibfabric_link_integrity_errors_total", "counter", "LocalLinkIntegrityErrors of both ends of the link.",
+     link_counter<wire::PortCounter::link_integrity_errors, true>},
+    {"ibfabric_link_excessive_buffer_overruns_total", "counter", "ExcessiveBufferOverrunErrors of both ends of the link.",
+     link_counter<wire::PortCounter::excessive_buffer_overruns, true>},
+    {"ibfabric_link_vl15_dropped_total", "counter", "VL15Dropped of both ends of the link.",
+     link_counter<wire::PortCounter::vl15_dropped, true>},
+    {"ibfabric_link_xmit_wait_total", "counter", "PortXmitWait ticks of both ends of the link (congestion).",
+     link_counter<wire::PortCounter::xmit_wait, true>},
+    {"ibfabric_link_xmit_bytes_total", "counter", "Bytes sent by the link's local end (PortXmitData x 4).",
+     link_counter<wire::PortCounter::xmit_data, false, 4>},
+    {"ibfabric_link_rcv_bytes_total", "counter", "Bytes received by the link's local end (PortRcvData x 4).",
+     link_counter<wire::PortCounter::rcv_data, false, 4>},
+    {"ibfabric_link_xmit_packets_total", "counter", "Packets sent by the link's local end (PortXmitPkts).",
+     link_counter<wire::PortCounter::xmit_pkts, false>},
+    {"ibfabric_link_rcv_packets_total", "counter", "Packets received by the link's local end (PortRcvPkts).",
+     link_counter<wire::PortCounter::rcv_pkts, false>},
+    {"ibfabric_perfmgr_rows_total", "counter",
+     "Port counter rows received from the master's plugin (perfmgr), and from other SMs (ignored).",
+     [](const MetricsInput& in, Out& o) {
+         o.count("source=\"master\"", S(in).port_counters().rows_total());
+         o.count("source=\"other\"", S(in).port_counter_rows_ignored());
+     }},
+    {"ibfabric_perfmgr_resets_total", "counter",
+     "Port counters that went down (OpenSM restarted): taken as a new baseline, never a negative delta.",
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).port_counters().resets_total()); }},
+
     // --- ingest ---
     {"ibfabric_ingest_connections", "gauge", "Open plugin connections.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).ingest().connections_open); }},
@@ -237,7 +301,7 @@ const Family kFamilies[] = {
      [](const MetricsInput& in, Out& o) { o.count("", S(in).ingest().ingest_errors); }},
     {"ibfabric_ingest_messages_total", "counter", "Wire messages received, by type.",
      [](const MetricsInput& in, Out& o) {
-         for (int t = 1; t <= 5; ++t)
+         for (int t = 1; t <= 6; ++t)
              o.count("type=\"" + std::string(wire::to_string(static_cast<wire::MsgType>(t))) + "\"",
                      S(in).ingest().messages[t]);
      }},
@@ -287,6 +351,10 @@ const Family kFamilies[] = {
              if (r.counters) o.value(sm_label(g), r.counters->last_send_lag_ms / 1e3);
      }},
     {"ibfabric_plugin_queue_depth", "gauge", "Plugin: messages queued.", plugin_counter<&wire::Counters::queue_depth>},
+    {"ibfabric_plugin_perfmgr_events_total", "counter", "Plugin: perfmgr counter events handed to the sender.",
+     plugin_counter<&wire::Counters::port_counter_events>},
+    {"ibfabric_plugin_perfmgr_events_dropped_total", "counter",
+     "Plugin: perfmgr counter events dropped (queue full).", plugin_counter<&wire::Counters::port_counter_events_dropped>},
 };
 
 }  // namespace

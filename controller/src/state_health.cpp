@@ -30,6 +30,7 @@ std::string_view to_string(DataState s) {
 void ControllerState::configure(const HealthOptions& h) {
     health_ = h;
     flaps_.set_options(h.flap);
+    port_counters_.set_options(h.port_errors);
 }
 
 void ControllerState::note_reload(bool ok, int64_t now_ms) {
@@ -105,8 +106,10 @@ std::vector<Finding> ControllerState::flapping_findings(int64_t now_ms) const {
 std::vector<Finding> ControllerState::findings_at(int64_t now_ms) const {
     std::vector<Finding> all = findings_;
     auto fl = flapping_findings(now_ms);
-    if (fl.empty() && ha_findings_.empty()) return all;
+    auto pe = port_error_findings(now_ms);
+    if (fl.empty() && pe.empty() && ha_findings_.empty()) return all;
     all.insert(all.end(), std::make_move_iterator(fl.begin()), std::make_move_iterator(fl.end()));
+    all.insert(all.end(), std::make_move_iterator(pe.begin()), std::make_move_iterator(pe.end()));
     all.insert(all.end(), ha_findings_.begin(), ha_findings_.end());  // the SMs' own (ha/)
     std::stable_sort(all.begin(), all.end(), [](const Finding& x, const Finding& y) { return x.kind < y.kind; });
     return all;

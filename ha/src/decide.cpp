@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ibf/ha_engine.h"
+#include "ibf/ha_rank.h"
 
 namespace ibf::ha {
 namespace {
@@ -112,6 +113,11 @@ void HaEngine::track_master(int64_t now_ms) {
         r.cause = "the old master failed (" + ev.text + "); taken over without this agent";
     } else if (it != sms_.end() && it->second.info.state != SmState::Master) {
         r.cause = "handover: the old master is " + std::string(to_string(it->second.info.state)) + " and alive";
+    } else if (auto nw = sms_.find(*m); it != sms_.end() && nw != sms_.end() &&
+               sm_outranks(nw->second.info.priority, *m, it->second.info.priority, *prev)) {
+        // The old master's last answer may predate its handover (a switchover lowers its priority
+        // first): the next probe tells, and split brain is its own finding (sm_split_brain).
+        r.cause = "handover: the new master outranks the old one, which said MASTER at its last answer";
     } else {
         r.cause = "a second master appeared while the old one is alive (split brain?)";
     }

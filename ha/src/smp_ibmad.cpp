@@ -92,9 +92,12 @@ public:
     }
 
     SmInfoReply set_sminfo(uint16_t lid, uint32_t attr_mod, SmState claim_state) override {
+        return set_sminfo_as(lid, attr_mod, claim_state, 0);
+    }
+
+    SmInfoReply set_sminfo_as(uint16_t lid, uint32_t attr_mod, SmState claim_state, Guid payload_guid) override {
         uint8_t buf[IB_SMP_DATA_SIZE] = {};
-        const LocalPort me = local();
-        mad_set_field64(buf, 0, IB_SMINFO_GUID_F, me.port_guid);
+        mad_set_field64(buf, 0, IB_SMINFO_GUID_F, payload_guid ? payload_guid : local().port_guid);
         mad_set_field64(buf, 0, IB_SMINFO_KEY_F, 0);
         mad_set_field(buf, 0, IB_SMINFO_ACT_F, 0);
         mad_set_field(buf, 0, IB_SMINFO_PRIO_F, 0);

@@ -636,6 +636,8 @@ void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool wit
                                          {{"LOG_FILE", m.log},
                                           {"DUMP_DIR", m.cache},
                                           {"SWEEP_INTERVAL", std::to_string(o.sweep_interval_s)},
+                                          {"PERFMGR", o.perfmgr_sweep_s > 0 ? "TRUE" : "FALSE"},
+                                          {"PERFMGR_SWEEP_TIME", std::to_string(o.perfmgr_sweep_s > 0 ? o.perfmgr_sweep_s : 180)},
                                           {"EVENT_PLUGIN_NAME", with_plugin ? "ibfabric_osm" : "(null)"},
                                           {"EVENT_PLUGIN_OPTIONS", with_plugin ? plugin_opts : "(null)"},
                                           {"PARTITION_FILE", s.path("partitions.conf")},
@@ -731,6 +733,22 @@ void check_plugin_loaded(LabState& s, const LabSm& m) {
     fail(s, "the ibfabric plugin did not load in OpenSM on \"" + m.host + "\": " + log.substr(at, eol - at), m.log);
 }
 
+// After SM i started: sm1 must still complete a sweep (its SMInfo query may have raced SM i's
+// start and be lost for good on ibsim: lab_sm_sweeps()); if not, sm1 is restarted (no daemon
+// runs yet, so nothing fails over meanwhile).
+void ensure_master_sweeps(LabState& s, size_t i, const LabOptions& o) {
+    for (int attempt = 1; !lab_sm_sweeps(s, 0, 3.0); ++attempt) {
+        if (attempt == 3) fail(s, "OpenSM sm1 completes no sweep after sm" + std::to_string(i + 1) + " started", s.sms[0].log);
+        progress(o, "OpenSM sm1 lost an SMInfo answer while sm" + std::to_string(i + 1) +
+                        " started (ibsim never times a MAD out): restarting sm1");
+        try {
+            lab_restart_sm(s, 0, o.start_timeout_s);
+        } catch (const LabError& e) {
+            fail(s, e.what(), s.sms[0].log);
+        }
+    }
+}
+
 // OpenSM i (0-based) up: SM 1 waits for SUBNET UP, the others for STANDBY (or MASTER).
 void start_sm(LabState& s, size_t i, const LabOptions& o) {
     LabSm& m = s.sms[i];
@@ -757,6 +775,7 @@ void start_sm(LabState& s, size_t i, const LabOptions& o) {
         if (st == "STANDBY" || st == "MASTER") {
             check_plugin_loaded(s, m);
             progress(o, "OpenSM sm" + std::to_string(i + 1) + ": " + st);
+            ensure_master_sweeps(s, i, o);
             return;
         }
         if (!alive(m.pid, "opensm")) fail(s, "OpenSM sm" + std::to_string(i + 1) + " exited at start", tail_of);

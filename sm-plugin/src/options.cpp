@@ -97,9 +97,14 @@ std::variant<Options, std::string> parse_options(const char* text) {
             if (val == "1" || val == "true" || val == "on") o.lft = true;
             else if (val == "0" || val == "false" || val == "off") o.lft = false;
             else return bad("must be 1 or 0");
+        } else if (key == "counters") {
+            auto x = ranged(0, 1048576);
+            if (!x) return bad("must be an integer 0..1048576 (0 = do not forward perfmgr counters)");
+            o.counter_queue = static_cast<size_t>(*x);
         } else {
             return "event_plugin_options: unknown option \"" + std::string(key) +
-                   "\" (known: socket, tcp, key_file, queue, log, heartbeat_ms, send_timeout_ms, backoff_max_ms, lft)";
+                   "\" (known: socket, tcp, key_file, queue, log, heartbeat_ms, send_timeout_ms, backoff_max_ms, lft, "
+                   "counters)";
         }
     }
     // tcp= alone keeps its old meaning (no local socket); neither keeps the default socket.

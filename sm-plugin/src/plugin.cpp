@@ -9,10 +9,12 @@
 #include <chrono>
 #include <cinttypes>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 
 #include "ibf/osm_copy.h"
+#include "ibf/osm_counters.h"
 #include "ibf/osm_plugin_options.h"
 #include "ibf/osm_sender.h"
 #include "ibf/wire_auth.h"
@@ -44,7 +46,36 @@ struct Plugin {
     Options opts;
     std::atomic<uint64_t> seq{0};
     std::unique_ptr<Fanout> sender;  // one Sender (thread) per endpoint
+    // The opensm.conf settings of the Hello (sm_conf_drift): written on OpenSM's main thread in
+    // create() and on the sweeper thread at SUBNET_UP, read by the senders' threads at each Hello.
+    std::mutex conf_mu;
+    SmConf conf;
+    std::atomic<uint64_t> conf_gen{0};
 };
+
+// The opensm.conf settings that must agree across SM nodes, as OpenSM holds them now. Called on
+// the thread that re-reads opensm.conf (the sweeper, at the start of a heavy sweep) or before
+// any sweep, so the option strings are stable while read.
+SmConf read_conf(const osm_subn_opt_t& opt) {
+    SmConf conf;
+    conf.routing_engine = opt.routing_engine_names ? opt.routing_engine_names : "";
+    conf.root_guid_file = opt.root_guid_file ? opt.root_guid_file : "";
+    conf.cn_guid_file = opt.cn_guid_file ? opt.cn_guid_file : "";
+    conf.lmc = opt.lmc;
+    conf.honor_guid2lid = opt.honor_guid2lid_file;
+    conf.sm_key_digest = wire::sm_key_digest(cl_ntoh64(opt.sm_key));
+    return conf;
+}
+
+// At each SUBNET_UP: OpenSM re-reads opensm.conf on SIGHUP (osm_subn_rescan_conf_files, in the
+// heavy sweep that ends here); a change goes out as a fresh Hello at the next heartbeat.
+void refresh_conf(Plugin* p) {
+    SmConf now = read_conf(p->osm->subn.opt);
+    std::lock_guard lk(p->conf_mu);
+    if (now == p->conf) return;
+    p->conf = std::move(now);
+    ++p->conf_gen;
+}
 
 void* plugin_create(osm_opensm_t* osm) {
     try {
@@ -70,21 +101,14 @@ void* plugin_create(osm_opensm_t* osm) {
         }
         Plugin* raw = p.get();
         SenderHooks hooks;
-        // The opensm.conf settings that must agree across SM nodes (sm_conf_drift), read once here
-        // on OpenSM's main thread, before any sweep.
-        const osm_subn_opt_t& opt = osm->subn.opt;
-        SmConf conf;
-        conf.routing_engine = opt.routing_engine_names ? opt.routing_engine_names : "";
-        conf.root_guid_file = opt.root_guid_file ? opt.root_guid_file : "";
-        conf.cn_guid_file = opt.cn_guid_file ? opt.cn_guid_file : "";
-        conf.lmc = opt.lmc;
-        conf.honor_guid2lid = opt.honor_guid2lid_file;
-        conf.sm_key_digest = wire::sm_key_digest(cl_ntoh64(opt.sm_key));
-        hooks.hello = [raw, conf] {
+        raw->conf = read_conf(osm->subn.opt);  // main thread, before any sweep
+        hooks.hello = [raw] {
             wire::Hello h{OSM_VERSION, IBF_VERSION, poll_self(raw->osm), static_cast<uint32_t>(::getpid())};
-            h.conf = conf;
+            std::lock_guard lk(raw->conf_mu);
+            h.conf = raw->conf;
             return h;
         };
+        hooks.hello_generation = [raw] { return raw->conf_gen.load(); };
         hooks.heartbeat = [raw] { return wire::Heartbeat{poll_self(raw->osm), raw->seq.load(), unix_ms()}; };
         hooks.log = [raw](LogLevel l, const std::string& m) { osm_say(raw->osm, l, m); };
         p->sender = std::make_unique<Fanout>(p->opts, hooks);
@@ -164,7 +188,10 @@ void plugin_report(void* data, osm_epi_event_id_t id, void* ev) {
     if (!p) return;
     try {
         switch (id) {
-            case OSM_EVENT_ID_SUBNET_UP: take_snapshot(p); break;
+            case OSM_EVENT_ID_SUBNET_UP:
+                refresh_conf(p);
+                take_snapshot(p);
+                break;
             case OSM_EVENT_ID_TRAP: {
                 wire::Event e;
                 e.kind = wire::EventKind::Trap;
@@ -190,7 +217,15 @@ void plugin_report(void* data, osm_epi_event_id_t id, void* ev) {
             case OSM_EVENT_ID_UCAST_ROUTING_DONE:
                 p->sender->submit_event({wire::EventKind::RoutingDone, unix_ms(), 0, 0, poll_self(p->osm).state, "unicast routing done"});
                 break;
-            default:  // LFT_CHANGE (caller holds the lock exclusively), counters, SA DB dump: not used
+            // perfmgr (perfmgr TRUE): several MAD receive threads at once, no lock held. A copy of
+            // integers and one bounded push per endpoint; the sender threads sum and send them.
+            case OSM_EVENT_ID_PORT_ERRORS:
+                if (ev && p->opts.counter_queue) p->sender->submit_counters(counter_event(*static_cast<const osm_epi_pe_event_t*>(ev)));
+                break;
+            case OSM_EVENT_ID_PORT_DATA_COUNTERS:
+                if (ev && p->opts.counter_queue) p->sender->submit_counters(counter_event(*static_cast<const osm_epi_dc_event_t*>(ev)));
+                break;
+            default:  // LFT_CHANGE (caller holds the lock exclusively), PORT_SELECT, SA DB dump: not used
                 break;
         }
     } catch (const std::exception& e) {

@@ -76,6 +76,78 @@ void Sender::submit_event(wire::Event e) {
     cv_.notify_one();
 }
 
+void Sender::submit_counters(const CounterEvent& e) {
+    bool wake = false;
+    {
+        std::lock_guard lk(mu_);
+        ++c_.port_counter_events;
+        if (pc_in_.size() >= opts_.counter_queue) {
+            ++c_.port_counter_events_dropped;
+            return;
+        }
+        pc_in_.push_back(e);
+        wake = pc_in_.size() == std::max<size_t>(1, opts_.counter_queue / 2);  // no wake-up per event: the heartbeat collects them
+    }
+    if (wake) cv_.notify_one();
+}
+
+// Sums the queued perfmgr deltas per port (sender thread; the swap is the only work under mu_).
+void Sender::fold_counters() {
+    std::vector<CounterEvent>& in = pc_spare_;
+    in.clear();
+    {
+        std::lock_guard lk(mu_);
+        if (pc_in_.empty()) return;
+        in.swap(pc_in_);  // pc_in_ gets the spare's capacity back
+    }
+    for (const CounterEvent& e : in) {
+        auto [it, fresh] = pc_sums_.try_emplace(PortKey{e.node_guid, e.port});
+        PortSums& s = it->second;
+        if (fresh) {
+            s.row.node_guid = e.node_guid;
+            s.row.port = e.port;
+        }
+        if (e.data)
+            for (size_t i = 0; i < 4; ++i) s.row.v[wire::kPortErrorCounterCount + i] += e.d[i];
+        else
+            for (size_t i = 0; i < wire::kPortErrorCounterCount; ++i) s.row.v[i] += e.d[i];
+        if (!s.dirty) {
+            s.dirty = true;
+            pc_dirty_.push_back(it->first);
+        }
+    }
+}
+
+// Sends the ports whose sums changed (all: every port, after a reconnect) in batches of
+// kMaxPortCounterRows. Returns false when a write failed.
+bool Sender::send_port_counters(int fd, bool all) {
+    if (all) {
+        pc_dirty_.clear();
+        for (auto& [k, s] : pc_sums_) {
+            s.dirty = true;
+            pc_dirty_.push_back(k);
+        }
+    }
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count();
+    size_t i = 0;
+    while (i < pc_dirty_.size()) {
+        wire::PortCounters batch;
+        batch.unix_ms = now;
+        for (; i < pc_dirty_.size() && batch.ports.size() < wire::kMaxPortCounterRows; ++i) {
+            PortSums& s = pc_sums_.at(pc_dirty_[i]);
+            s.dirty = false;
+            batch.ports.push_back(s.row);
+        }
+        if (!send_msg(fd, batch)) {
+            for (size_t j = 0; j < i; ++j) pc_sums_.at(pc_dirty_[j]).dirty = true;  // resent after reconnect anyway
+            return false;
+        }
+    }
+    pc_dirty_.clear();
+    return true;
+}
+
 wire::Counters Sender::counters() const {
     std::lock_guard lk(mu_);
     wire::Counters c = c_;
@@ -250,6 +322,8 @@ void Sender::run() {
 void Sender::serve(int fd) {
     const auto hb_period = std::chrono::milliseconds(opts_.heartbeat_ms);
     uint64_t sent_gen = 0;  // snapshot generation sent on this connection
+    auto hello_gen = [this] { return hooks_.hello_generation ? hooks_.hello_generation() : 0; };
+    uint64_t sent_hello = hello_gen();
     bool ok = send_msg(fd, make_hello());
     auto next_hb = Clock::now();
     bool resync = true;  // right after Hello: the kept snapshot goes before any queued event
@@ -261,7 +335,8 @@ void Sender::serve(int fd) {
         {
             std::unique_lock lk(mu_);
             cv_.wait_until(lk, next_hb, [&] {
-                return stop_ || !events_.empty() || (latest_ && latest_gen_ != sent_gen);
+                return stop_ || !events_.empty() || (latest_ && latest_gen_ != sent_gen) ||
+                       (!pc_in_.empty() && pc_in_.size() >= opts_.counter_queue / 2);
             });
             if (stop_) break;
             evs.swap(events_);
@@ -290,9 +365,16 @@ void Sender::serve(int fd) {
             ok = send_msg(fd, std::move(e));
         }
         if (!resync) send_snap();
+        const bool hb_due = Clock::now() >= next_hb;
+        fold_counters();
+        if (ok && (resync || hb_due || pc_dirty_.size() >= wire::kMaxPortCounterRows)) ok = send_port_counters(fd, resync);
         resync = false;
-        if (ok && Clock::now() >= next_hb) {
-            ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
+        if (ok && hb_due) {
+            if (const uint64_t g = hello_gen(); g != sent_hello) {  // the daemon takes a second Hello
+                sent_hello = g;
+                ok = send_msg(fd, make_hello());
+            }
+            if (ok) ok = send_msg(fd, hooks_.heartbeat ? hooks_.heartbeat() : wire::Heartbeat{});
             if (ok) ok = send_msg(fd, counters());
             next_hb = Clock::now() + hb_period;
         }
@@ -319,8 +401,11 @@ void Sender::run_connections() {
             } else {
                 log(LogLevel::debug, "cannot connect to " + ep_.name() + ": " + err);
             }
-            std::unique_lock lk(mu_);
-            cv_.wait_for(lk, backoff, [this] { return stop_; });
+            {
+                std::unique_lock lk(mu_);
+                cv_.wait_for(lk, backoff, [this] { return stop_; });
+            }
+            fold_counters();  // keep summing while no daemon listens: the queue stays short
             backoff = std::min(backoff * 2, backoff_max);
             continue;
         }
@@ -385,15 +470,20 @@ void Fanout::submit_event(const wire::Event& e) {
     for (auto& x : senders_) x->submit_event(e);
 }
 
+void Fanout::submit_counters(const CounterEvent& e) {
+    for (auto& x : senders_) x->submit_counters(e);
+}
+
 wire::Counters Fanout::total() const {
     wire::Counters t;
     for (const auto& x : senders_) {
         const wire::Counters c = x->counters();
 #define IBF_SUM(f) t.f += c.f;
         IBF_SUM(snapshots_sent) IBF_SUM(snapshots_superseded) IBF_SUM(events_dropped)
-        IBF_SUM(send_errors) IBF_SUM(reconnects)
+        IBF_SUM(send_errors) IBF_SUM(reconnects) IBF_SUM(port_counter_events_dropped)
 #undef IBF_SUM
         t.snapshots_taken = std::max(t.snapshots_taken, c.snapshots_taken);  // the same copies for all
+        t.port_counter_events = std::max(t.port_counter_events, c.port_counter_events);  // the same events for all
         t.last_copy_us = std::max(t.last_copy_us, c.last_copy_us);
         t.last_send_lag_ms = std::max(t.last_send_lag_ms, c.last_send_lag_ms);
         t.queue_depth = std::max(t.queue_depth, c.queue_depth);

@@ -2,6 +2,8 @@
 // timestamps, staleness and flapping; naming rules checked over the whole family table.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -201,6 +203,94 @@ TEST(Metrics, AFlappingLinkIsOneFindingInTheApiAndTheMetrics) {
     // After the quiet window it is gone.
     EXPECT_EQ(l.findings(t + 1800000)["summary"].count("link_flapping"), 0u);
     EXPECT_TRUE(has_line(l.metrics(t + 1800000), "ibfabric_findings{kind=\"link_flapping\",severity=\"warning\"} 0"));
+}
+
+TEST(Metrics, PortCountersFromTheMasterAreLinkCountersAndAPortErrorsFinding) {
+    Live l;
+    int64_t t = T0;
+    l.sweep(small_fabric(), 1, t);
+    constexpr Guid kLeaf = 0x7cfe900301000001, kSpine = 0x7cfe900302000001;
+    using C = wire::PortCounter;
+    auto row = [](Guid g, int p, uint64_t symbol, uint64_t xmit_data) {
+        wire::PortCounterRow r;
+        r.node_guid = g;
+        r.port = static_cast<uint8_t>(p);
+        r.v[static_cast<size_t>(C::symbol_errors)] = symbol;
+        r.v[static_cast<size_t>(C::xmit_data)] = xmit_data;
+        return r;
+    };
+    // The first perfmgr sweep is the baseline; the second brings +55 at the leaf and +2 at the spine.
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t += 1000, {row(kLeaf, 5, 0, 0), row(kSpine, 1, 0, 0)}}, t));
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t += 1000, {row(kLeaf, 5, 55, 100), row(kSpine, 1, 2, 7)}}, t));
+    // A standby's view of the same ports is ignored.
+    l.st.on_connect(2, "unix", t);
+    l.st.on_hello(2, hello(kStandbyGuid, SmState::Standby), t);
+    ASSERT_TRUE(l.st.on_port_counters(2, {t, {row(kLeaf, 5, 9999, 0)}}, t));
+    EXPECT_EQ(l.st.port_counter_rows_ignored(), 1u);
+
+    const json j = l.findings(t);
+    ASSERT_EQ(j["summary"]["port_errors"], 1) << j.dump(2);
+    json pe;
+    for (const json& f : j["findings"])
+        if (f["kind"] == "port_errors") pe = f;
+    EXPECT_EQ(pe["severity"], "warning");
+    EXPECT_EQ(pe["a"]["name"], "leaf0001");
+    EXPECT_EQ(pe["a"]["port"], 5);
+    EXPECT_EQ(pe["b"]["name"], "spine0001");
+    EXPECT_EQ(pe["b"]["port"], 1);
+    EXPECT_EQ(pe["expected"], "SymbolErrorCounter +10 or less per 1 h");
+    EXPECT_EQ(pe["actual"], "+55 at leaf0001/5 within 1 h (2025-11-30T02:00:02.000Z .. 2025-11-30T02:00:02.000Z)");
+    EXPECT_EQ(pe["message"],
+              "leaf0001/5 -- spine0001/1: SymbolErrorCounter +55 at leaf0001/5 within 1 h (threshold 10); clean or "
+              "reseat the optics; replace the cable if it persists");
+    const std::string m = l.metrics(t);
+    EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"port_errors\",severity=\"warning\"} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_symbol_errors_total{" + kLeafSpine + "} 57")) << m;  // both ends
+    EXPECT_TRUE(has_line(m, "ibfabric_link_xmit_bytes_total{" + kLeafSpine + "} 400"));         // local end, x4
+    EXPECT_TRUE(has_line(m, "ibfabric_link_downed_total{" + kLeafSpine + "} 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_rows_total{source=\"master\"} 4"));
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_rows_total{source=\"other\"} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_ingest_messages_total{type=\"PortCounters\"} 3"));
+    // Links without counter data have no counter series.
+    EXPECT_EQ(m.find("ibfabric_link_symbol_errors_total{local_guid=\"0x7cfe900301000001\",local_name=\"leaf0001\",local_port=\"6\""),
+              std::string::npos);
+    // An hour after the growth the finding is gone; the totals stay.
+    EXPECT_EQ(l.findings(t + 3600000)["summary"].count("port_errors"), 0u);
+    EXPECT_TRUE(has_line(l.metrics(t + 3600000), "ibfabric_link_symbol_errors_total{" + kLeafSpine + "} 57"));
+}
+
+// The scrape budget (<= 50 ms on a 2k-node fabric) with perfmgr counters on every port: the counter
+// families are rendered once per PortCounters batch, then copied.
+TEST(Metrics, ScrapeWithCountersOnEveryPortOfA2kNodeFabric) {
+    Live l;
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 64, .hosts = 1920});
+    l.plan = load_plan(write_ibnetdiscover(f), "golden.ibnetdiscover");
+    l.sweep(f, 1, T0);
+    wire::PortCounters pc{T0, {}};
+    size_t rows = 0;
+    for (const Node& n : f.nodes())
+        for (int p = 1; p <= n.num_ports(); ++p)
+            if (n.port(p) && n.port(p)->linked()) {
+                wire::PortCounterRow r;
+                r.node_guid = n.guid;
+                r.port = static_cast<uint8_t>(p);
+                r.v.fill(1234567);
+                pc.ports.push_back(r);
+                ++rows;
+            }
+    ASSERT_TRUE(l.st.on_port_counters(kConn, pc, T0 + 1000));
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string first = l.metrics(T0 + 1000);
+    const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const auto t1 = std::chrono::steady_clock::now();
+    const std::string again = l.metrics(T0 + 1000);
+    const double again_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+    EXPECT_EQ(first, again);
+    const size_t links = l.st.links()->rows.size();
+    std::printf("%zu nodes, %zu links, %zu port rows: /metrics %zu bytes; first scrape after a batch %.1f ms, then %.1f ms\n",
+                f.size(), links, rows, first.size(), first_ms, again_ms);
+    EXPECT_TRUE(has_line(first, "ibfabric_perfmgr_rows_total{source=\"master\"} " + std::to_string(rows)));
+    EXPECT_LT(again_ms, 200.0);  // generous for a loaded 2-core machine; the figure is in docs/benchmarks.md
 }
 
 TEST(Metrics, EveryFamilyFollowsPrometheusNaming) {

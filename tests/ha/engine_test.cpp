@@ -420,6 +420,24 @@ TEST(HaEngine, AHandoverIsRecordedAsSuch) {
     EXPECT_EQ(p.e.history()[0].cause, "handover: the old master is STANDBY and alive");
 }
 
+// A switchover lowers the master's priority; its handover can reach the new master before the
+// next probe of the old one: a new master that outranks an old one still MASTER at its last
+// answer is a handover in progress; one that does not may be split brain.
+TEST(HaEngine, ANewMasterSeenBeforeTheOldOnesNextAnswer) {
+    Pair p(HaConfig{});
+    p.e.on_probe(kMaster, 1, answer(kMaster, 13, SmState::Master), 1100);  // demoted below kLocal (14)
+    p.local_alive(1100, SmState::Master);
+    p.e.tick(1100);
+    ASSERT_EQ(p.e.history().size(), 1u);
+    EXPECT_EQ(p.e.history()[0].cause, "handover: the new master outranks the old one, which said MASTER at its last answer");
+    Pair q(HaConfig{});
+    q.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), 1100);
+    q.local_alive(1100, SmState::Master);
+    q.e.tick(1100);
+    ASSERT_EQ(q.e.history().size(), 1u);
+    EXPECT_EQ(q.e.history()[0].cause, "a second master appeared while the old one is alive (split brain?)");
+}
+
 TEST(HaEngine, SubnetGroupsComeFromSnapshots) {
     HaEngine e(act_config());
     e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, 0);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -300,40 +301,58 @@ TEST(HaLab, TwoHostsResetDuringFailoverKeepTheirLids) {
     EXPECT_EQ(after, before);
 }
 
-// Maintenance switchover through the daemons (`ibfabric sm switchover`), there and back: no LID moves.
+// Unix ms now (for log_us_after).
+int64_t unix_ms_now() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Maintenance switchover through the daemons (`ibfabric sm switchover`), there and back: exactly one
+// master each time, the one asked for, its sweep completes (SUBNET UP), and no LID moves. The way
+// back names the target by its node description (the lab's host id).
 TEST(HaLab, SwitchoverBothWaysKeepsLids) {
     LabDir lab;
     Cli up = lab.cli({"lab", "up", kSmall, "--sms", "2", "--timeout", "60", "--json"});
     SKIP_WITHOUT_HA(lab, up);
     ASSERT_EQ(up.rc, 0) << describe(up);
     LabState s = lab.state();
-    ASSERT_TRUE(lab_wait_one_master(s, 10, 1.0));
+    ASSERT_EQ(lab_wait_one_master(s, 10, 1.0), std::optional<size_t>(0));
     const auto before = fabric_lids(s, 1);
     const std::string url = "http://127.0.0.1:" + std::to_string(s.sms[0].api_port);
     const std::string token = s.path("api.token");
-    Cli to2 = lab.raw({"sm", "switchover", "--url", url, "--token-file", token, "--to", s.sms[1].port_guid});
-    ASSERT_EQ(to2.rc, 0) << describe(to2);
-    EXPECT_TRUE(wait_state(s, 1, "MASTER", 5.0)) << read_all(s.sms[1].log);
+    auto switchover = [&](const std::string& to) {
+        return lab.raw({"sm", "switchover", "--url", url, "--token-file", token, "--to", to, "--timeout", "5"}, 30);
+    };
+
+    Cli self = switchover(s.sms[0].port_guid);
+    EXPECT_EQ(self.rc, 1) << "the master is not a standby\n" << describe(self);
+    EXPECT_NE(self.err.find("is already the master"), std::string::npos) << self.err;
+    Cli bad = switchover("no-such-node");
+    EXPECT_EQ(bad.rc, 2) << describe(bad);
+    EXPECT_NE(bad.err.find("no SM is named 'no-such-node'; SMs: " + s.sms[0].port_guid), std::string::npos) << bad.err;
+
+    int64_t t = unix_ms_now();
+    Cli to2 = switchover(s.sms[1].port_guid);
+    ASSERT_EQ(to2.rc, 0) << describe(to2) << read_all(s.sms[0].log);
     auto m = lab_wait_one_master(s, 10, 1.0);
     ASSERT_TRUE(m);
     EXPECT_EQ(*m, 1u);
-    Cli to1 = lab.raw({"sm", "switchover", "--url", url, "--token-file", token, "--to", s.sms[0].port_guid});
-    if (to1.rc == 1) {
-        // Measured with OpenSM 3.3.23 on ibsim (docs/ha.md, "Graceful switchover"): an OpenSM that
-        // became master by a handover ignores a new sm_priority on SIGHUP, trap 144 from a standby
-        // that now outranks it, and a forced heavy sweep, so it never hands back. What must hold
-        // then: the way back changes nothing, one master and every LID stay.
-        auto still = lab_wait_one_master(s, 10, 1.0);
-        ASSERT_TRUE(still);
-        EXPECT_EQ(*still, 1u);
-        EXPECT_EQ(fabric_lids(s, 1), before);
-        GTEST_SKIP() << "the way back is refused by OpenSM 3.3.23 (a master by handover does not hand back): "
-                     << to1.err;
-    }
-    ASSERT_EQ(to1.rc, 0) << describe(to1);
-    EXPECT_TRUE(wait_state(s, 0, "MASTER", 5.0)) << read_all(s.sms[0].log);
+    EXPECT_TRUE(log_us_after(s.sms[1].log, t, "SUBNET UP")) << "the new master's sweep completes\n" << read_all(s.sms[1].log);
+    EXPECT_EQ(fabric_lids(s, 1), before);
+
+    t = unix_ms_now();
+    Cli to1 = switchover(s.sms[0].host);
+    ASSERT_EQ(to1.rc, 0) << describe(to1) << read_all(s.sms[1].log);
     m = lab_wait_one_master(s, 10, 1.0);
     ASSERT_TRUE(m);
     EXPECT_EQ(*m, 0u);
+    EXPECT_TRUE(log_us_after(s.sms[0].log, t, "SUBNET UP")) << read_all(s.sms[0].log);
     EXPECT_EQ(fabric_lids(s, 1), before);
+    // A round trip restores both priorities (docs/ha.md "Graceful switchover"), as SMInfo answers them.
+    std::map<std::string, int> prio;
+    const json sm = json::parse(http_get(s.sms[0].api_port, "/api/v1/sm").body, nullptr, false);
+    ASSERT_TRUE(sm.is_object() && sm["ha"].is_object()) << sm.dump();
+    for (const json& x : sm["ha"]["sms"]) prio[x["port_guid"].get<std::string>()] = x["priority"].get<int>();
+    EXPECT_EQ(prio[s.sms[0].port_guid], 15) << sm.dump();
+    EXPECT_EQ(prio[s.sms[1].port_guid], 14) << sm.dump();
 }

@@ -195,6 +195,43 @@ TEST(LabE2E, RestartedDaemonResynchronisesWithoutRestartingOpenSM) {
     EXPECT_EQ(summary(un), (std::map<std::string, int>{{"missing_link", 2}})) << describe(un);
 }
 
+// Someone restarts the lab's ibfabricd by hand (same config, new process, new ephemeral port, no
+// port file): `lab status` and `lab findings` follow it (issue 10: they kept the dead one's PID
+// and port).
+TEST(LabE2E, StatusAndFindingsFollowADaemonRestartedByHand) {
+    if (!have_daemon()) GTEST_SKIP() << "ibfabricd / libibfabric_osm.so not built";
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--fault", "remove:leaf02/21", "--json"});
+    ASSERT_EQ(up.rc, 1) << describe(up);
+    const LabState s = lab.state();
+    ASSERT_TRUE(lab_detail::stop(s.daemon_pid, "ibfabricd", 3.0));
+
+    lab_detail::SpawnSpec d;
+    d.argv = {kBin + "/ibfabricd", "--config", s.path("ibfabricd.yaml")};
+    d.out_path = s.path("ibfabricd-by-hand.log");
+    const int pid = lab_detail::spawn(d);
+    lab.extra_pids.push_back(pid);  // stopped at the end even if the lab did not follow it
+
+    Cli st;
+    const double deadline = now_s() + 15;
+    do {
+        sleep_s(0.1);
+        st = lab.cli({"lab", "status", "--json"});
+    } while (now_s() < deadline && !(st.rc == 0 && st.j.is_object() && st.j["sms"][0]["daemon_pid"] == pid));
+    ASSERT_EQ(st.rc, 0) << describe(st) << tail_file(d.out_path);
+    EXPECT_EQ(st.j["sms"][0]["daemon_pid"], pid);
+    const int port = st.j["api_port"].get<int>();
+    EXPECT_GT(port, 0);
+    EXPECT_EQ(st.j["sms"][0]["api_port"], port);
+    EXPECT_EQ(lab.state().daemon_pid, pid) << "the state file keeps the new PID";
+    EXPECT_EQ(ibf::http_get(port, "/healthz", 5).status, 200) << "the recorded port is the new daemon's";
+
+    // Findings come from the new daemon (the plugin resends its last snapshot).
+    Cli fi = lab.cli({"lab", "findings", "--json"});
+    EXPECT_EQ(fi.rc, 1) << describe(fi);
+    EXPECT_EQ(summary(fi), (std::map<std::string, int>{{"missing_link", 1}})) << describe(fi);
+}
+
 namespace {
 
 // Forces `n` heavy sweeps (SIGHUP makes OpenSM re-read its config and sweep heavily, as reliably as
@@ -340,4 +377,64 @@ TEST(LabE2E, TheWatchdogStopsALabWhoseCallerVanished) {
     EXPECT_FALSE(lab_detail::alive(s.opensm_pid, "opensm"));
     EXPECT_FALSE(lab_detail::alive(s.ibsim_pid, "ibsim"));
     EXPECT_FALSE(fs::exists(lab.path + "/state.json"));
+}
+
+namespace {
+
+// The value of the first /metrics sample of `family` whose labels contain `labels`; -1 when none.
+double sample_of(const std::string& metrics, const std::string& family, const std::string& labels) {
+    size_t at = 0;
+    while ((at = metrics.find("\n" + family + "{", at)) != std::string::npos) {
+        const size_t eol = metrics.find('\n', at + 1);
+        const std::string line = metrics.substr(at + 1, eol - at - 1);
+        at = eol;
+        if (line.find(labels) == std::string::npos) continue;
+        return std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    return -1;
+}
+
+}  // namespace
+
+// OpenSM's perfmgr (on in the lab's opensm.conf, a sweep every 2 s) -> the plugin's PortCounters ->
+// ibfabricd: a SymbolErrorCounter set on ibsim's port reaches /metrics and becomes a port_errors finding.
+TEST(LabE2E, InjectedSymbolErrorsReachMetricsAndAPortErrorsFinding) {
+    if (!have_daemon()) GTEST_SKIP() << "ibfabricd / libibfabric_osm.so not built";
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--json"});
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    LabState s = lab.state();
+    const std::string family = "ibfabric_link_symbol_errors_total";
+    const std::string leaf01_1 = "local_name=\"leaf01\",local_port=\"1\",";
+    auto value = [&] { return sample_of(http_get(s.api_port, "/metrics").body, family, leaf01_1); };
+    // The first perfmgr sweep gives the baseline (ibsim's counters start at 0).
+    double deadline = now_s() + 15;
+    while (value() < 0 && now_s() < deadline) sleep_s(0.1);
+    ASSERT_EQ(value(), 0) << http_get(s.api_port, "/metrics").body;
+
+    const double t0 = now_s();
+    Cli errs = lab.cli({"lab", "fault", "errors", "leaf01/1", "SymbolErrorCounter=55"});
+    ASSERT_EQ(errs.rc, 0) << describe(errs);
+    deadline = now_s() + 15;
+    while (value() != 55 && now_s() < deadline) sleep_s(0.1);
+    const double took = now_s() - t0;
+    ASSERT_EQ(value(), 55);
+    std::printf("SymbolErrorCounter=55 on ibsim -> /metrics in %.2f s (perfmgr_sweep_time_s 2, heartbeat 1 s)\n", took);
+
+    const json f = json::parse(http_get(s.api_port, "/api/v1/findings").body);
+    ASSERT_EQ(f["summary"]["port_errors"], 1) << f.dump(2);
+    json pe;
+    for (const json& x : f["findings"])
+        if (x["kind"] == "port_errors") pe = x;
+    EXPECT_EQ(pe["a"]["name"], "leaf01");
+    EXPECT_EQ(pe["a"]["port"], 1);
+    EXPECT_NE(pe["b"]["name"], "");
+    EXPECT_EQ(pe["expected"], "SymbolErrorCounter +10 or less per 1 h");
+    EXPECT_NE(pe["message"].get<std::string>().find(": SymbolErrorCounter +55 at leaf01/1 within 1 h (threshold 10); clean "
+                                                    "or reseat the optics; replace the cable if it persists"),
+              std::string::npos)
+        << pe.dump();
+    // The same through the CLI: a finding, exit 1.
+    Cli fi = lab.raw({"findings", "--url", "http://127.0.0.1:" + std::to_string(s.api_port), "--json"});
+    EXPECT_EQ(fi.rc, 1) << describe(fi);
 }

@@ -7,6 +7,7 @@
 
 #include "../../sm-plugin/src/osm_headers.h"
 #include "ibf/osm_copy.h"
+#include "ibf/osm_counters.h"
 
 using namespace ibf;
 
@@ -140,4 +141,46 @@ TEST(OsmCopy, LftsAreCopiedUpToTheMaxLidInUse) {
     ibf::osm::copy_lfts(osm.get(), snap2);
     ASSERT_EQ(snap2.lfts.size(), 2u);
     EXPECT_EQ(snap2.lfts[0].port_by_lid, (std::vector<uint8_t>{255, 0, 3, 4, 1}));
+}
+
+// The perfmgr's event structs as OpenSM fills them (osm_perfmgr_db.c) -> CounterEvent, in wire order.
+TEST(CounterEvent, PerfmgrErrorAndDataEventsAreCopiedInWireOrder) {
+    osm_epi_pe_event_t pe;
+    std::memset(&pe, 0, sizeof pe);
+    osm_epi_create_port_id(&pe.port_id, 0xec0d9a0300000020ULL, 19, const_cast<char*>("leaf01"));
+    pe.symbol_err_cnt = 55;
+    pe.link_err_recover = 2;
+    pe.link_downed = 3;
+    pe.rcv_err = 4;
+    pe.rcv_rem_phys_err = 5;
+    pe.rcv_switch_relay_err = 6;
+    pe.xmit_discards = 7;
+    pe.xmit_constraint_err = 8;
+    pe.rcv_constraint_err = 9;
+    pe.link_integrity = 10;
+    pe.buffer_overrun = 11;
+    pe.vl15_dropped = 12;
+    pe.xmit_wait = 13;
+    pe.time_diff_s = 2;
+    const ibf::osm::CounterEvent e = ibf::osm::counter_event(pe);
+    EXPECT_EQ(e.node_guid, 0xec0d9a0300000020ULL);
+    EXPECT_EQ(e.port, 19);
+    EXPECT_FALSE(e.data);
+    const std::array<uint64_t, 13> want{55, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+    EXPECT_EQ(e.d, want);
+    EXPECT_EQ(e.d[static_cast<size_t>(ibf::wire::PortCounter::excessive_buffer_overruns)], 11u);
+
+    osm_epi_dc_event_t dc;
+    std::memset(&dc, 0xff, sizeof dc);  // unicast/multicast left "uninitialised": must not be read
+    osm_epi_create_port_id(&dc.port_id, 0x20, 1, const_cast<char*>("h1"));
+    dc.xmit_data = 100;
+    dc.rcv_data = 200;
+    dc.xmit_pkts = 3;
+    dc.rcv_pkts = 4;
+    const ibf::osm::CounterEvent d = ibf::osm::counter_event(dc);
+    EXPECT_TRUE(d.data);
+    EXPECT_EQ(d.node_guid, 0x20u);
+    EXPECT_EQ(d.port, 1);
+    const std::array<uint64_t, 13> want_d{100, 200, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    EXPECT_EQ(d.d, want_d);
 }

@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 #include <thread>
 #include <vector>
@@ -535,4 +537,133 @@ TEST(Sender, TrapWaitingWithASnapshotIsSentFirst) {
     }
     using T = wire::MsgType;
     EXPECT_EQ(order, (std::vector<T>{T::Hello, T::Heartbeat, T::Counters, T::Event, T::Snapshot}));
+}
+
+// opensm.conf re-read on SIGHUP: when the Hello's content changes (hello_generation moves), the open
+// connection gets a fresh Hello before its next Heartbeat, without reconnecting.
+TEST(Sender, ChangedConfSendsASecondHelloOnTheSameConnection) {
+    TempDir tmp;
+    WireListener l(tmp / "s.sock");
+    std::atomic<uint64_t> gen{0};
+    std::atomic<int> hellos{0};
+    SenderHooks h = hooks(&hellos);
+    auto base = h.hello;
+    h.hello = [base, &gen] {
+        wire::Hello x = base();
+        x.conf = SmConf{};
+        x.conf->routing_engine = gen.load() ? "ftree" : "minhop";
+        return x;
+    };
+    h.hello_generation = [&gen] { return gen.load(); };
+    Sender s(opts_for(tmp / "s.sock"), h);
+    s.start();
+    ASSERT_TRUE(l.accept(3s));
+    auto first = l.next_of<wire::Hello>(2s);
+    ASSERT_TRUE(first);
+    ASSERT_TRUE(first->conf);
+    EXPECT_EQ(first->conf->routing_engine, "minhop");
+    ASSERT_TRUE(l.next_of<wire::Heartbeat>(2s));
+    gen = 1;
+    std::optional<wire::Message> m;
+    do m = l.next(2s);
+    while (m && wire::type_of(*m) == wire::MsgType::Counters);
+    ASSERT_TRUE(m);
+    ASSERT_EQ(wire::type_of(*m), wire::MsgType::Hello) << "the fresh Hello precedes the next Heartbeat";
+    ASSERT_TRUE(std::get<wire::Hello>(*m).conf);
+    EXPECT_EQ(std::get<wire::Hello>(*m).conf->routing_engine, "ftree");
+    ASSERT_TRUE(l.next_of<wire::Heartbeat>(2s));
+    EXPECT_EQ(s.counters().reconnects, 0u) << "no reconnect";
+}
+
+namespace {
+
+CounterEvent errors_of(uint64_t guid, uint8_t port, std::initializer_list<std::pair<wire::PortCounter, uint64_t>> d) {
+    CounterEvent e;
+    e.node_guid = guid;
+    e.port = port;
+    for (auto [c, v] : d) e.d[static_cast<size_t>(c)] = v;
+    return e;
+}
+
+// Collects PortCounters rows until `n` distinct ports arrived (the latest row of each).
+std::map<std::pair<uint64_t, int>, wire::PortCounterRow> port_rows(WireListener& l, size_t n) {
+    std::map<std::pair<uint64_t, int>, wire::PortCounterRow> out;
+    while (out.size() < n) {
+        auto pc = l.next_of<wire::PortCounters>(3s);
+        if (!pc) break;
+        for (const auto& r : pc->ports) out[{r.node_guid, r.port}] = r;
+    }
+    return out;
+}
+
+using PortRows = std::map<std::pair<uint64_t, int>, wire::PortCounterRow>;
+uint64_t symbol_errors_of(PortRows& rows, int port) {
+    return rows[{0xec0d9a0300000020ULL, port}].v[static_cast<size_t>(wire::PortCounter::symbol_errors)];
+}
+
+}  // namespace
+
+TEST(Sender, PerfmgrDeltasAreSummedPerPortSentAsPortCountersAndResentAfterAReconnect) {
+    using C = wire::PortCounter;
+    TempDir tmp;
+    Sender s(opts_for(tmp / "s.sock"), hooks());
+    {
+        WireListener l(tmp / "s.sock");
+        s.start();
+        ASSERT_TRUE(l.accept(3s));
+        s.submit_counters(errors_of(0xec0d9a0300000020ULL, 3, {{C::symbol_errors, 5}}));
+        s.submit_counters(errors_of(0xec0d9a0300000020ULL, 3, {{C::symbol_errors, 2}, {C::link_downed, 1}}));
+        CounterEvent dc;
+        dc.node_guid = 0xec0d9a0300000020ULL;
+        dc.port = 3;
+        dc.data = true;
+        dc.d[0] = 100;  // xmit_data
+        dc.d[3] = 9;    // rcv_pkts
+        s.submit_counters(dc);
+        s.submit_counters(errors_of(0xec0d9a0300000020ULL, 4, {{C::symbol_errors, 1}}));
+        auto rows = port_rows(l, 2);
+        ASSERT_EQ(rows.size(), 2u);
+        const auto& p3 = rows[{0xec0d9a0300000020ULL, 3}].v;
+        EXPECT_EQ(p3[static_cast<size_t>(C::symbol_errors)], 7u);
+        EXPECT_EQ(p3[static_cast<size_t>(C::link_downed)], 1u);
+        EXPECT_EQ(p3[static_cast<size_t>(C::xmit_data)], 100u);
+        EXPECT_EQ(p3[static_cast<size_t>(C::rcv_pkts)], 9u);
+        EXPECT_EQ(p3[static_cast<size_t>(C::rcv_data)], 0u);
+        EXPECT_EQ(symbol_errors_of(rows, 4), 1u);
+        auto c = l.next_of<wire::Counters>(2s);
+        ASSERT_TRUE(c);
+        EXPECT_EQ(c->port_counter_events, 4u);
+        EXPECT_EQ(c->port_counter_events_dropped, 0u);
+    }  // controller goes away; one more delta while it is gone
+    s.submit_counters(errors_of(0xec0d9a0300000020ULL, 3, {{C::symbol_errors, 3}}));
+    WireListener l2(tmp / "s.sock");
+    ASSERT_TRUE(l2.accept(5s));
+    auto rows = port_rows(l2, 2);  // every port again, with the sums (a new daemon's baseline)
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(symbol_errors_of(rows, 3), 10u);
+    EXPECT_EQ(symbol_errors_of(rows, 4), 1u);
+}
+
+TEST(Sender, AFullCounterQueueDropsAndCountsWithoutBlocking) {
+    TempDir tmp;
+    Options o = opts_for(tmp / "nobody.sock");
+    o.counter_queue = 2;
+    Sender s(o, hooks());  // not started: nothing drains the queue
+    const double ms = ms_of([&] {
+        for (int i = 0; i < 5; ++i) s.submit_counters(errors_of(1, 1, {{wire::PortCounter::symbol_errors, 1}}));
+    });
+    EXPECT_LT(ms, 100.0);
+    const wire::Counters c = s.counters();
+    EXPECT_EQ(c.port_counter_events, 5u);
+    EXPECT_EQ(c.port_counter_events_dropped, 3u);
+}
+
+TEST(PluginOptions, CountersOptionSetsTheQueueOrTurnsForwardingOff) {
+    EXPECT_EQ(std::get<Options>(parse_options(nullptr)).counter_queue, 16384u);
+    EXPECT_EQ(std::get<Options>(parse_options("counters=0")).counter_queue, 0u);
+    EXPECT_EQ(std::get<Options>(parse_options("counters=64")).counter_queue, 64u);
+    auto r = parse_options("counters=-1");
+    ASSERT_TRUE(std::holds_alternative<std::string>(r));
+    EXPECT_EQ(std::get<std::string>(r),
+              "event_plugin_options: counters=\"-1\": must be an integer 0..1048576 (0 = do not forward perfmgr counters)");
 }

@@ -70,6 +70,20 @@ void expect_same(const Message& a, const Message& b) {
             EXPECT_EQ(x.last_copy_us, y.last_copy_us);
             EXPECT_EQ(x.last_send_lag_ms, y.last_send_lag_ms);
             EXPECT_EQ(x.queue_depth, y.queue_depth);
+            EXPECT_EQ(x.port_counter_events, y.port_counter_events);
+            EXPECT_EQ(x.port_counter_events_dropped, y.port_counter_events_dropped);
+            break;
+        }
+        case MsgType::PortCounters: {
+            auto& x = std::get<PortCounters>(a);
+            auto& y = std::get<PortCounters>(b);
+            EXPECT_EQ(x.unix_ms, y.unix_ms);
+            ASSERT_EQ(x.ports.size(), y.ports.size());
+            for (size_t i = 0; i < x.ports.size(); ++i) {
+                EXPECT_EQ(x.ports[i].node_guid, y.ports[i].node_guid);
+                EXPECT_EQ(x.ports[i].port, y.ports[i].port);
+                EXPECT_EQ(x.ports[i].v, y.ports[i].v);
+            }
             break;
         }
     }
@@ -347,7 +361,7 @@ TEST(WireErrors, BadVersion) {
 
 TEST(WireErrors, BadType) {
     expect_error(header(kMagic, kVersion, 0, 2) + "{}", "unknown message type 0");
-    expect_error(header(kMagic, kVersion, 6, 2) + "{}", "unknown message type 6");
+    expect_error(header(kMagic, kVersion, 7, 2) + "{}", "unknown message type 7");  // 6 is PortCounters
     expect_error(header(kMagic, kVersion, 0xFFFF, 2) + "{}", "unknown message type");
 }
 
@@ -818,7 +832,8 @@ TEST(Wire, DocumentationExamplesDecode) {
                                                         {"### 2 Snapshot", MsgType::Snapshot},
                                                         {"### 3 Event", MsgType::Event},
                                                         {"### 4 Heartbeat", MsgType::Heartbeat},
-                                                        {"### 5 Counters", MsgType::Counters}};
+                                                        {"### 5 Counters", MsgType::Counters},
+                                                        {"### 6 PortCounters", MsgType::PortCounters}};
     while (std::getline(in, line)) {
         for (auto [h, t] : headings)
             if (line.rfind(h, 0) == 0) type = t;
@@ -838,6 +853,37 @@ TEST(Wire, DocumentationExamplesDecode) {
     }
     // One example per message type, and Hello's second (authenticated, with "au"), exactly: a
     // dropped or mis-headed example fails here.
-    EXPECT_EQ(decoded, 6);
-    EXPECT_EQ(seen.size(), 5u);
+    EXPECT_EQ(decoded, 7);
+    EXPECT_EQ(seen.size(), 6u);
+}
+
+// PortCounters (type 6): a full batch round-trips, every value up to 2^64-1; a bigger batch is
+// refused on both sides; a Counters message from an older plugin (no pce/pcd) still decodes.
+TEST(Wire, PortCountersRoundTripAndTheirLimits) {
+    PortCounters pc;
+    pc.unix_ms = 1764460800123;
+    for (size_t i = 0; i < kMaxPortCounterRows; ++i) {
+        PortCounterRow r;
+        r.node_guid = 0xec0d9a0300000000ULL + i;  // a GUID above 2^63
+        r.port = static_cast<uint8_t>(i % 256);
+        for (size_t k = 0; k < kPortCounterCount; ++k) r.v[k] = k == 13 ? UINT64_MAX : i * 1000 + k;
+        pc.ports.push_back(r);
+    }
+    const std::string f = encode(Message(pc));
+    EXPECT_LT(f.size(), kMaxSmallPayload);
+    EXPECT_EQ(f[6], 6);
+    expect_same(Message(pc), decode_one(f));
+    pc.ports.push_back(pc.ports.back());
+    EXPECT_THROW(encode(Message(pc)), Error);
+    try {
+        std::string rows = "[1,2" + std::string(",0") + "]";
+        decode_payload(MsgType::PortCounters, "{\"ms\":1,\"p\":[" + rows + "]}");
+        ADD_FAILURE() << "a short row decoded";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "PortCounters.p[0]: array has 3 elements, needs 19");
+    }
+    const Counters old = std::get<Counters>(decode_payload(
+        MsgType::Counters, R"({"taken":1,"sent":1,"superseded":0,"ev_dropped":0,"send_err":0,"reconnects":0,"copy_us":5,"lag_ms":1,"qdepth":0})"));
+    EXPECT_EQ(old.port_counter_events, 0u);
+    EXPECT_EQ(old.port_counter_events_dropped, 0u);
 }

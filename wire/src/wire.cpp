@@ -25,8 +25,19 @@ std::string_view to_string(MsgType t) {
         case MsgType::Event: return "Event";
         case MsgType::Heartbeat: return "Heartbeat";
         case MsgType::Counters: return "Counters";
+        case MsgType::PortCounters: return "PortCounters";
     }
     return "Unknown";
+}
+
+std::string_view to_string(PortCounter c) {
+    static constexpr std::string_view kNames[kPortCounterCount] = {
+        "symbol_errors", "link_error_recovery", "link_downed", "rcv_errors", "rcv_remote_phys_errors",
+        "rcv_switch_relay_errors", "xmit_discards", "xmit_constraint_errors", "rcv_constraint_errors",
+        "link_integrity_errors", "excessive_buffer_overruns", "vl15_dropped", "xmit_wait", "xmit_data", "rcv_data",
+        "xmit_pkts", "rcv_pkts"};
+    const auto i = static_cast<size_t>(c);
+    return i < kPortCounterCount ? kNames[i] : "unknown";
 }
 
 namespace {
@@ -270,7 +281,26 @@ void write_payload(Writer& w, const Counters& c) {
     w.num(c.f);
     IBF_COUNTER_FIELDS(X)
 #undef X
+    w.raw(",\"pce\":"); w.num(c.port_counter_events);
+    w.raw(",\"pcd\":"); w.num(c.port_counter_events_dropped);
     w.ch('}');
+}
+
+void write_payload(Writer& w, const PortCounters& pc) {
+    if (pc.ports.size() > kMaxPortCounterRows)
+        throw Error("PortCounters: " + std::to_string(pc.ports.size()) + " ports in one batch (at most " +
+                    std::to_string(kMaxPortCounterRows) + ")");
+    w.ch('{');
+    w.key("ms"); w.num(pc.unix_ms); w.ch(',');
+    w.key("p"); w.ch('[');
+    for (size_t i = 0; i < pc.ports.size(); ++i) {
+        const PortCounterRow& r = pc.ports[i];
+        if (i) w.ch(',');
+        w.ch('['); w.num(r.node_guid); w.ch(','); w.num(r.port);
+        for (uint64_t x : r.v) { w.ch(','); w.num(x); }
+        w.ch(']');
+    }
+    w.raw("]}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -512,7 +542,29 @@ Counters read_counters(const json& j) {
 #define X(k, f) c.f = as_u64(IBF_FIELD(j, w, k), UINT64_MAX);
     IBF_COUNTER_FIELDS(X)
 #undef X
+    if (j.contains("pce")) c.port_counter_events = as_u64(j["pce"], w.child("pce"), UINT64_MAX);
+    if (j.contains("pcd")) c.port_counter_events_dropped = as_u64(j["pcd"], w.child("pcd"), UINT64_MAX);
     return c;
+}
+
+PortCounters read_port_counters(const json& j) {
+    const Path w{nullptr, "PortCounters"};
+    require_object(j, w.key);
+    PortCounters pc;
+    pc.unix_ms = as_i64(IBF_FIELD(j, w, "ms"));
+    const Path wp = w.child("p");
+    const json& rows = array_of(field(j, "p", w), wp, 0, kMaxPortCounterRows);
+    pc.ports.reserve(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Path wr = wp.at(i);
+        const json& a = array_of(rows[i], wr, 2 + kPortCounterCount, SIZE_MAX);  // trailing extras are ignored
+        PortCounterRow r;
+        r.node_guid = as_u64(a[0], wr.at(0), UINT64_MAX);
+        r.port = static_cast<uint8_t>(as_u64(a[1], wr.at(1), 255));
+        for (size_t k = 0; k < kPortCounterCount; ++k) r.v[k] = as_u64(a[2 + k], wr.at(2 + k), UINT64_MAX);
+        pc.ports.push_back(r);
+    }
+    return pc;
 }
 
 // The Snapshot is decoded straight from nlohmann's SAX events: no DOM is built, which halves the
@@ -1064,6 +1116,7 @@ Message decode_payload(MsgType t, std::string_view payload) {
         case MsgType::Event: return read_event(j);
         case MsgType::Heartbeat: return read_heartbeat(j);
         case MsgType::Counters: return read_counters(j);
+        case MsgType::PortCounters: return read_port_counters(j);
     }
     throw Error("unknown message type " + std::to_string(static_cast<int>(t)));
 }
@@ -1092,7 +1145,7 @@ std::optional<Message> Decoder::next() {
     if (version != kVersion)
         throw Error("unsupported wire version " + std::to_string(version) + " (this side speaks " + std::to_string(kVersion) + ")");
     uint16_t type = get_le16(h + 6);
-    if (type < 1 || type > 5) throw Error("unknown message type " + std::to_string(type));
+    if (type < 1 || type > 6) throw Error("unknown message type " + std::to_string(type));
     auto t = static_cast<MsgType>(type);
     uint32_t len = get_le32(h + 8);
     const size_t limit = hello_seen_ ? max_for(t, max_payload_) : std::min(max_for(t, max_payload_), max_before_hello_);

@@ -62,10 +62,12 @@ struct ApiContext {
     // bad topology file, std::exception (500) otherwise.
     std::function<nlohmann::json()> reload;
     // SM high availability (null / empty when `ha:` is off): GET /api/v1/sm gains "ha",
-    // GET /api/v1/ha/history, POST /api/v1/sm/priority (token) runs `sm_priority`.
+    // GET /api/v1/ha/history, POST /api/v1/sm/priority (token) runs `sm_priority`,
+    // POST /api/v1/sm/state (token) runs `sm_state` (a switchover's SubnSet(SMInfo) to this node's SM).
     const ha::HaEngine* ha = nullptr;
     std::vector<std::string> ha_agents;
     std::function<nlohmann::json(const nlohmann::json& body)> sm_priority;
+    std::function<nlohmann::json(const nlohmann::json& body)> sm_state;
     // The durable failover history (the history database), newest first; null = the engine's.
     std::function<nlohmann::json(int limit)> ha_history;
     // GET /api/v1/history/changes and /diff (history_api.h); null when history is off (404).
@@ -90,7 +92,9 @@ nlohmann::json findings_response_json(const ControllerState& st, int64_t now_ms,
 // GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch).
 nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch);
 // HA parts (controller/src/ha_api.cpp, docs/api.md "SM high availability").
-nlohmann::json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents);
+// `fabric` (the current sweep, may be null) names each SM's node: "description" per SM.
+nlohmann::json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents,
+                       const Fabric* fabric = nullptr);
 nlohmann::json ha_history_json(const ha::HaEngine& e);
 nlohmann::json ha_record_json(const ha::FailoverRecord& r);
 std::string ha_metrics_text(const ha::HaEngine& e, int64_t now_ms);

@@ -25,6 +25,7 @@
 #include "ibf/flap_detector.h"
 #include "ibf/link_table.h"
 #include "ibf/live_analysis.h"
+#include "ibf/port_counters.h"
 #include "ibf/snapshot.h"
 #include "ibf/wire.h"
 
@@ -77,6 +78,7 @@ struct CheckResult {
 struct HealthOptions {
     int64_t stale_after_ms = 30'000;  // newest fabric older than this (unconfirmed) = stale
     FlapOptions flap;
+    PortErrorOptions port_errors;     // daemon config `counters:` (port_errors findings)
 };
 
 // Whether the findings describe the fabric as it is now (docs/api.md, "No data").
@@ -93,7 +95,7 @@ struct IngestCounters {
     uint64_t connections_open = 0;
     uint64_t ingest_errors = 0;      // connections dropped for malformed/oversized input
     uint64_t snapshots_ignored = 0;  // snapshots from a non-master while a master is known
-    std::array<uint64_t, 6> messages{};  // by wire::MsgType (index 1..5)
+    std::array<uint64_t, 7> messages{};  // by wire::MsgType (index 1..6)
 };
 
 class ControllerState {
@@ -113,6 +115,9 @@ public:
     bool on_heartbeat(ConnId c, const wire::Heartbeat& hb, int64_t now_ms);
     bool on_counters(ConnId c, const wire::Counters& k, int64_t now_ms);
     bool on_event(ConnId c, const wire::Event& e, int64_t now_ms);
+    // Port counters (perfmgr): kept only from the master SM (or, with no master known, the SM
+    // whose snapshot is the fabric); rows from other SMs are counted and ignored.
+    bool on_port_counters(ConnId c, const wire::PortCounters& pc, int64_t now_ms);
     // Stores the snapshot as its SM's latest. Returns a job when it becomes the daemon's fabric:
     // it comes from the MASTER SM, or no master is known (then the most recent snapshot wins).
     // Returns nullopt for a protocol error too; `protocol_error` tells which.
@@ -168,6 +173,10 @@ public:
     std::vector<Finding> findings_at(int64_t now_ms) const;
     std::vector<Finding> flapping_findings(int64_t now_ms) const;
     const FlapDetector& flaps() const { return flaps_; }
+    // port_errors findings at `now_ms` (state_counters.cpp), and the counter state behind them.
+    std::vector<Finding> port_error_findings(int64_t now_ms) const;
+    const PortCounterTracker& port_counters() const { return port_counters_; }
+    uint64_t port_counter_rows_ignored() const { return pc_rows_ignored_; }
     const std::shared_ptr<const LinkTable>& links() const { return links_; }
     bool last_reload_ok() const { return reload_ok_; }
     int64_t last_reload_ok_ms() const { return reload_ok_ms_; }  // 0: never (the start-up load is not a reload)
@@ -204,6 +213,8 @@ private:
 
     HealthOptions health_;
     FlapDetector flaps_;
+    PortCounterTracker port_counters_;
+    uint64_t pc_rows_ignored_ = 0;
     int64_t current_confirmed_ms_ = 0;      // the current fabric's snapshot arrived, or its SM's heartbeat named it
     std::shared_ptr<const LinkTable> links_;
     bool reload_ok_ = true;

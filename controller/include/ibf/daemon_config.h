@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ibf/ha_engine.h"
+#include "ibf/port_counters.h"
 
 namespace ibf {
 
@@ -52,6 +53,8 @@ struct DaemonConfig {
     uint32_t flap_threshold = 3;                              // flaps within flap_window_s = flapping
     uint32_t flap_window_s = 600;
     uint32_t flap_quiet_s = 1800;                             // no flap this long clears it
+    // counters: (docs/daemon.md): port_errors thresholds per window (window_ms, max_per_window)
+    PortErrorOptions port_errors;
 };
 
 // The largest config file and token file read (InputError "<file>: larger than the ... limit").

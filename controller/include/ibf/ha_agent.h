@@ -10,6 +10,7 @@
 //   a.run_action(promote);                                 // SubnSet(SMInfo) at once
 //   a.write_file("/var/cache/opensm/guid2lid", [snap] { return text_of(*snap); });  // made and
 //                                                          // written off the io thread (tmp + rename)
+//   a.run_with_port([](ha::SmpPort* p) { if (p) p->set_sminfo_as(lid, ha::kSmInfoDisable, SmState::Master, 0); });
 //   a.stop();                                              // joins within ~mad_timeout_ms
 #pragma once
 
@@ -74,6 +75,9 @@ public:
     void write_file(std::string path, FileText make);
     // Any other slow work (a history row): run on the agent thread, in order.
     void run_task(std::function<void()> task);
+    // Work that needs the MAD port (a switchover's SubnSet(SMInfo) to this node's SM): run on the
+    // agent thread with the open port, or nullptr when none could be opened.
+    void run_with_port(std::function<void(ha::SmpPort*)> task);
 
 private:
     void run();
@@ -90,6 +94,7 @@ private:
     std::deque<ha::Action> actions_;
     std::deque<std::pair<std::string, FileText>> files_;
     std::deque<std::function<void()>> tasks_;
+    std::deque<std::function<void(ha::SmpPort*)>> port_tasks_;
     std::thread thread_, fence_thread_;
 };
 

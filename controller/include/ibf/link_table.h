@@ -43,6 +43,9 @@ struct LinkTable {
     // /metrics' samples of the per-link families that depend on the rows alone, by family name,
     // rendered at the first scrape after each check (io thread only: metrics.cpp).
     mutable std::map<std::string, std::string> rendered;
+    // The same for the port counter families, which also change with each PortCounters batch:
+    // by family name, (the counter state's version it was rendered at, samples).
+    mutable std::map<std::string, std::pair<uint64_t, std::string>> rendered_counters;
 };
 
 // `tier_of`: per NodeId, 1 leaf, 2 spine, ... (routing/analysis.h), may be shorter (then unknown).

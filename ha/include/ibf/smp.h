@@ -73,6 +73,12 @@ public:
     // SubnSet(SMInfo) with the given attribute modifier, our payload claiming `claim_state`
     // (OpenSM accepts HANDOVER/DISCOVER/STANDBY/DISABLE only from a requester claiming MASTER).
     virtual SmInfoReply set_sminfo(uint16_t lid, uint32_t attr_mod, SmState claim_state = SmState::Master) = 0;
+    // The same with `payload_guid` as the GUID in the Set's payload, where OpenSM reads it: with
+    // STANDBY it becomes the master that SM polls (osm_sminfo_rcv.c). 0 = this port's GUID.
+    virtual SmInfoReply set_sminfo_as(uint16_t lid, uint32_t attr_mod, SmState claim_state, Guid payload_guid) {
+        (void)payload_guid;
+        return set_sminfo(lid, attr_mod, claim_state);
+    }
     virtual PortInfoReply get_portinfo(uint16_t lid, uint8_t port_num = 0) = 0;
     virtual LocalPort local() = 0;
 };

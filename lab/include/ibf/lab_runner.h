@@ -48,6 +48,7 @@ struct LabOptions {
                                       // overrides sm_host
     int ha_heartbeat_ms = 100;        // plugin heartbeat_ms with several SMs
     int sweep_interval_s = 2;         // OpenSM light sweep period
+    int perfmgr_sweep_s = 2;          // OpenSM perfmgr_sweep_time_s; 0 = perfmgr off
     double start_timeout_s = 60;      // per step
     std::string umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
     std::function<void(const std::string&)> progress;  // one line per step, may be empty
@@ -161,9 +162,24 @@ struct LabSmFault {
 };
 LabSmFault lab_sm_fault(LabState& s, const std::string& action, const std::string& target);
 
+// After an ibfabricd of the lab was restarted (killed and started again with the lab's config, by
+// `lab fault` or by hand): finds the new process (an ibfabricd whose command line names that
+// config) and the port it listens on, records both and saves the state. `lab status`, `lab
+// findings` and `lab fault` call it first. Returns true when something changed.
+bool lab_follow_daemons(LabState& s);
+
+// ibsim never times a MAD out, and OpenSM answers SMInfo only once it has discovered its own port
+// (osm_sminfo_rcv.c): a master whose SMInfo query raced a starting SM waits for the answer forever
+// and never completes a sweep again (docs/ha-facts.md section 5). True once SM `i` has finished a
+// heavy sweep started by this call (SIGHUP); false after `timeout_s`.
+bool lab_sm_sweeps(const LabState& s, size_t i, double timeout_s);
+// Restarts the running SM `i` (SIGKILL, its ibsim client freed, the same command) and waits for
+// its SUBNET UP. LabError when it does not come within `timeout_s`.
+void lab_restart_sm(LabState& s, size_t i, double timeout_s);
+
 // Waits until exactly one running (alive, not frozen) SM has MASTER as the last state in its log
 // and that stays so for `stable_s`; returns its index, nullopt on timeout. (No SUBNET UP is
-// required: an SM that became MASTER by a handover logs none.)
+// required: a master whose sweep ibsim wedged, above, logs none.)
 std::optional<size_t> lab_wait_one_master(const LabState& s, double timeout_s, double stable_s = 0);
 
 // GET http://127.0.0.1:<port><target>: {status, body}. LabError when nothing answers.

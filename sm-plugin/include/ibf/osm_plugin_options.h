@@ -42,6 +42,7 @@ struct Options {
     int send_timeout_ms = 5000;           // a controller that reads nothing for this long is dropped (100..600000)
     int backoff_max_ms = 2000;            // reconnect backoff cap (10..60000)
     bool lft = true;                      // lft=1|0: export the switches' LFTs in each snapshot
+    size_t counter_queue = 16384;         // counters=N: perfmgr counter events queued per endpoint (0 = off, .. 1048576)
 
     std::string endpoint() const;         // every endpoint's name, ", "-separated, for log lines
 };

@@ -5,9 +5,9 @@ import datetime, json, os, random, re, shutil, signal, subprocess, tempfile, tim
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../.."))
-PROBE = os.path.join(ROOT, "build/bin/ibf_smp_probe")
+PROBE = os.environ.get("IBF_SMP_PROBE", os.path.join(ROOT, "build/bin/ibf_smp_probe"))
 
-CONF = """log_flags 0x03
+CONF = """log_flags {flags}
 force_log_flush TRUE
 accum_log_file FALSE
 log_max_size 0
@@ -59,7 +59,7 @@ class Lab:
     def opensm(self, name, host, prio, honor="FALSE", guid2lid=None):
         d = os.path.join(self.dir, name)
         os.makedirs(d, exist_ok=True)
-        open(os.path.join(d, "opensm.conf"), "w").write(CONF.format(prio=prio, honor=honor))
+        open(os.path.join(d, "opensm.conf"), "w").write(CONF.format(prio=prio, honor=honor, flags=os.environ.get("IBF_LOG_FLAGS", "0x03")))
         if guid2lid is not None:
             open(os.path.join(d, "guid2lid"), "w").write(guid2lid)
         out = open(os.path.join(d, "opensm.out"), "w")

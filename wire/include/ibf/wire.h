@@ -10,6 +10,7 @@
 // Pure: encode/decode only, no sockets.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -35,7 +36,7 @@ inline constexpr size_t kMaxString = 4096;             // bytes in any one strin
 inline constexpr int kMaxJsonDepth = 8;                // nesting of arrays/objects in a payload
 inline constexpr size_t kMaxLftLids = 49152;           // entries in one Snapshot "lf" table (unicast LIDs 0..0xBFFF)
 
-enum class MsgType : uint16_t { Hello = 1, Snapshot = 2, Event = 3, Heartbeat = 4, Counters = 5 };
+enum class MsgType : uint16_t { Hello = 1, Snapshot = 2, Event = 3, Heartbeat = 4, Counters = 5, PortCounters = 6 };
 
 // Optional Hello key "au": proof that the sender holds the shared key (docs/wire.md, "Hello
 // authentication"; built and checked by ibf/wire_auth.h).
@@ -80,9 +81,52 @@ struct Counters {
     uint64_t last_copy_us = 0;         // time spent under the OpenSM lock for the last copy
     uint64_t last_send_lag_ms = 0;     // SUBNET_UP -> last byte of that snapshot written
     uint64_t queue_depth = 0;
+    // Optional keys (absent from an older plugin: 0). Port counter events from OpenSM's perfmgr
+    // that report() handed to this endpoint, and those dropped because its queue was full.
+    uint64_t port_counter_events = 0;
+    uint64_t port_counter_events_dropped = 0;
 };
 
-using Message = std::variant<Hello, Snapshot, Event, Heartbeat, Counters>;
+// The port counters OpenSM's perfmgr reads (PortCounters / PortCountersExtended), in the order of
+// the wire array (docs/wire.md, "6 PortCounters"). Error counters first, then the data counters.
+enum class PortCounter : uint8_t {
+    symbol_errors,             // SymbolErrorCounter
+    link_error_recovery,       // LinkErrorRecoveryCounter
+    link_downed,               // LinkDownedCounter
+    rcv_errors,                // PortRcvErrors
+    rcv_remote_phys_errors,    // PortRcvRemotePhysicalErrors
+    rcv_switch_relay_errors,   // PortRcvSwitchRelayErrors
+    xmit_discards,             // PortXmitDiscards
+    xmit_constraint_errors,    // PortXmitConstraintErrors
+    rcv_constraint_errors,     // PortRcvConstraintErrors
+    link_integrity_errors,     // LocalLinkIntegrityErrors
+    excessive_buffer_overruns, // ExcessiveBufferOverrunErrors
+    vl15_dropped,              // VL15Dropped
+    xmit_wait,                 // PortXmitWait (ticks)
+    xmit_data,                 // PortXmitData (units of 4 bytes)
+    rcv_data,                  // PortRcvData (units of 4 bytes)
+    xmit_pkts,                 // PortXmitPkts
+    rcv_pkts,                  // PortRcvPkts
+};
+inline constexpr size_t kPortCounterCount = 17;
+inline constexpr size_t kPortErrorCounterCount = 13;  // symbol_errors .. xmit_wait: OSM_EVENT_ID_PORT_ERRORS
+std::string_view to_string(PortCounter c);            // "symbol_errors", ...
+
+// One port: what the plugin summed from the perfmgr's per-sweep deltas since it was loaded.
+struct PortCounterRow {
+    Guid node_guid = 0;
+    uint8_t port = 0;
+    std::array<uint64_t, kPortCounterCount> v{};  // indexed by PortCounter
+};
+
+// A batch of ports (at most kMaxPortCounterRows); the plugin sends the ports that changed.
+struct PortCounters {
+    int64_t unix_ms = 0;                  // wall clock when the batch was built
+    std::vector<PortCounterRow> ports;
+};
+inline constexpr size_t kMaxPortCounterRows = 128;    // keeps a batch below kMaxSmallPayload
+
+using Message = std::variant<Hello, Snapshot, Event, Heartbeat, Counters, PortCounters>;
 
 // Malformed input on the wire. The receiver closes that one connection and logs what().
 class Error : public std::runtime_error {

@@ -1,0 +1,94 @@
+// PortCounterTracker: per-port totals with resets as new baselines, growth within a window.
+#include "ibf/port_counters.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace ibf {
+
+std::array<std::optional<uint64_t>, wire::kPortCounterCount> PortErrorOptions::defaults() {
+    using C = wire::PortCounter;
+    std::array<std::optional<uint64_t>, wire::kPortCounterCount> m{};
+    auto set = [&](C c, uint64_t n) { m[static_cast<size_t>(c)] = n; };
+    set(C::symbol_errors, 10);
+    set(C::link_error_recovery, 10);
+    set(C::link_downed, 0);  // any increase: the link went down without anyone unplugging it
+    set(C::rcv_errors, 10);
+    set(C::rcv_remote_phys_errors, 100);
+    set(C::rcv_switch_relay_errors, 100);
+    set(C::xmit_discards, 100);
+    set(C::xmit_constraint_errors, 100);
+    set(C::rcv_constraint_errors, 100);
+    set(C::link_integrity_errors, 10);
+    set(C::excessive_buffer_overruns, 10);
+    set(C::vl15_dropped, 100);
+    return m;  // xmit_wait (congestion, not a cable) and the data counters: not watched
+}
+
+void PortCounterTracker::prune(PortCounterState& s, int64_t now_ms) const {
+    while (!s.recent.empty() && now_ms - s.recent.front().at_ms >= opt_.window_ms) s.recent.pop_front();
+}
+
+void PortCounterTracker::on_row(Guid sm, const wire::PortCounterRow& r, int64_t now_ms) {
+    ++rows_;
+    auto [it, fresh] = ports_.try_emplace(PortKey{r.node_guid, r.port});
+    PortCounterState& s = it->second;
+    s.updated_ms = now_ms;
+    if (fresh || s.sm != sm) {
+        // Baseline: the first row of this port, or the first from another SM's plugin (it sums
+        // from its own start). A fresh port's total starts at the value; a known one keeps its total.
+        ++baselines_;
+        if (fresh) s.total = r.v;
+        s.sm = sm;
+        s.last = r.v;
+        prune(s, now_ms);
+        return;
+    }
+    for (size_t c = 0; c < wire::kPortCounterCount; ++c) {
+        const uint64_t v = r.v[c];
+        if (v < s.last[c]) {
+            ++resets_;  // went down: the plugin (OpenSM) restarted; a new baseline, no growth
+        } else if (v > s.last[c]) {
+            const uint64_t d = v - s.last[c];
+            s.total[c] += d;
+            if (opt_.max_per_window[c]) s.recent.push_back({now_ms, static_cast<uint8_t>(c), d});
+        }
+        s.last[c] = v;
+    }
+    prune(s, now_ms);
+}
+
+std::vector<PortErrorGrowth> PortCounterTracker::over_threshold(int64_t now_ms) const {
+    std::vector<PortErrorGrowth> out;
+    for (const auto& [k, s] : ports_) {
+        std::array<PortErrorGrowth, wire::kPortCounterCount> g{};
+        for (const PortCounterState::Growth& x : s.recent) {
+            if (now_ms - x.at_ms >= opt_.window_ms || x.at_ms > now_ms) continue;
+            PortErrorGrowth& e = g[x.counter];
+            if (e.increase == 0) e.first_ms = x.at_ms;
+            e.increase += x.amount;
+            e.last_ms = x.at_ms;
+        }
+        for (size_t c = 0; c < wire::kPortCounterCount; ++c) {
+            const auto& max = opt_.max_per_window[c];
+            if (!max || g[c].increase <= *max) continue;
+            PortErrorGrowth e = g[c];
+            e.guid = k.first;
+            e.port = k.second;
+            e.counter = static_cast<wire::PortCounter>(c);
+            e.threshold = *max;
+            out.push_back(e);
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const PortErrorGrowth& x, const PortErrorGrowth& y) {
+        return std::tuple(x.guid, x.port, x.counter) < std::tuple(y.guid, y.port, y.counter);
+    });
+    return out;
+}
+
+const PortCounterState* PortCounterTracker::find(Guid g, int port) const {
+    auto it = ports_.find({g, port});
+    return it == ports_.end() ? nullptr : &it->second;
+}
+
+}  // namespace ibf
