@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "ibf/analysis.h"
 #include "ibf/check.h"
+#include "ibf/identity.h"
 #include "ibf/draw.h"
 #include "ibf/error.h"
 #include "ibf/http_client.h"
@@ -44,16 +45,23 @@ Drawn draw_dump(const DrawArgs& a) {
     std::vector<Finding> fs;
     Fabric f;
     std::string title = a.dump;
+    Analysis an;
     if (!a.expected.empty()) {
         Expected e = load_expected(a.expected, a.node_name_map);
         f = load_dump_file(a.dump, e.names);
         if (e.golden) align_golden_guids(e.plan, *e.golden, f);
-        fs = check(e.plan, f);
+        // One naming (ibf/names.h): the plan's names in the picture, tiers in the check's names.
+        AnalyzeOptions ao;
+        ao.preferred_names = plan_names(e.plan, match_nodes(e.plan, f), f.size());
+        an = analyze(f, ao);
+        CheckOptions co;
+        co.tier_of = an.tier_of;
+        fs = check(e.plan, f, co);
         title += " checked against " + a.expected;
     } else {
         f = load_dump_file(a.dump, a.node_name_map.empty() ? NodeNameMap{} : load_node_name_map(a.node_name_map));
+        an = analyze(f);
     }
-    Analysis an = analyze(f);
     if (a.expected.empty()) {
         fs = an.findings;
         title += " (fat-tree analysis, no plan)";

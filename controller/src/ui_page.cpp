@@ -70,7 +70,7 @@ draw::DrawInput ui_draw_input(const ControllerState& st, int64_t now_ms, Fabric&
     const auto& la = st.analysis();
     const bool same = la && st.analysis_sweep_seq() == cur->sweep_seq && la->tier_of.size() == f.size();
     in.tier_of = same ? la->tier_of : analyze(f).tier_of;
-    in.names = display_names(f, in.tier_of);
+    in.names = same && la->names.size() == f.size() ? la->names : display_names(f, in.tier_of);  // the plan's names too
     in.findings = st.findings_at(now_ms);
     if (same && !st.checked()) in.findings.insert(in.findings.end(), la->findings.begin(), la->findings.end());
     return in;
