@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.h"
+#include "ibf/analysis.h"
 #include "ibf/check.h"
 #include "ibf/dumps.h"
 #include "ibf/error.h"
@@ -36,6 +37,7 @@ int run_check(const CheckArgs& a) {
 
     CheckOptions opt;
     opt.rate_below_capability = !a.no_capability;
+    opt.tier_of = analyze(actual).tier_of;  // names: "leaf-cfb0" as `analyze` calls it (ibf/names.h)
     const std::vector<Finding> fs = check(plan, actual, opt);
 
     if (a.json) {

@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
 #ifdef IBF_HAVE_DRAW
     ibf::cli::register_draw(app, run);
 #endif
+#ifdef IBF_HAVE_HISTORY
+    ibf::cli::register_history(app, run);
+#endif
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

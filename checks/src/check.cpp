@@ -7,11 +7,15 @@
 //   5. rate and MTU of the matched links.
 #include "ibf/check.h"
 
+#include "ibf/identity.h"
+#include "ibf/names.h"
+
 #include "natural.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -23,8 +27,6 @@ namespace {
 
 using detail::natural_compare;
 
-constexpr uint32_t kUnclaimed = UINT32_MAX;
-constexpr uint32_t kAmbiguous = UINT32_MAX - 1;
 
 int compare_endpoint(const Endpoint& x, const Endpoint& y) {
     if (int c = natural_compare(x.name, y.name); c != 0) return c;
@@ -41,15 +43,10 @@ bool finding_less(const Finding& x, const Finding& y) {
     return x.actual < y.actual;
 }
 
+// " (40 Gb/s signalling, 32 Gb/s data)", " (100 Gb/s)": as ibstat prints rates (ibf/rate.h).
 std::string gbps_text(const Rate& r) {
-    double g = r.gbps();
-    if (g <= 0) return "";
-    char buf[32];
-    if (g == static_cast<double>(static_cast<long long>(g)))
-        std::snprintf(buf, sizeof buf, " (%lld Gb/s)", static_cast<long long>(g));
-    else
-        std::snprintf(buf, sizeof buf, " (%.1f Gb/s)", g);
-    return buf;
+    std::string t = rate_gbps_text(r);
+    return t.empty() ? "" : " (" + t + ")";
 }
 
 // Is `act` below `plan`? Compares the data rate when both are complete, else the halves both know.
@@ -77,6 +74,7 @@ public:
         resolve_nodes();
         match_exact();
         match_miswired();
+        merge_crossed_pairs();
         report_missing();
         report_unexpected();
         std::sort(out_.begin(), out_.end(), finding_less);
@@ -89,42 +87,37 @@ private:
     const CheckOptions& opt_;
     std::vector<LinkMatch>* matches_;
 
-    std::vector<NodeId> resolved_;             // per planned node: actual node or kNoNode
-    std::vector<std::vector<NodeId>> ambiguous_;  // per planned node: candidates when the name is ambiguous
-    std::vector<uint32_t> claimed_;            // per actual node: planned node, kUnclaimed or kAmbiguous
+    NodeMatch match_;                          // planned <-> actual nodes (identity.h)
+    NameBook names_;                           // every node's display name (names.h)
     std::vector<size_t> base_;                 // per actual node: first slot of its ports
     std::vector<uint8_t> used_;                // per actual port slot: its cable is accounted for
     std::vector<uint8_t> link_done_;           // per planned link: matched or miswired
-    std::unordered_map<std::string, int> plan_name_count_;
     std::vector<Finding> out_;
+    struct Miswire {
+        size_t finding;   // index into out_
+        NodeId sn; int sp;  // the shared end
+        NodeId an; int ap;  // where its cable goes
+        NodeId fn; int fp;  // where the plan says it goes
+    };
+    std::vector<Miswire> miswired_;
+    static constexpr uint32_t kUnclaimed = NodeMatch::kUnclaimed;
+    static constexpr uint32_t kAmbiguous = NodeMatch::kAmbiguous;
 
     // ---- naming ----
-    bool resolved(size_t pn) const { return resolved_[pn] != kNoNode; }
+    bool resolved(size_t pn) const { return match_.resolved[pn] != kNoNode; }
+    NodeId resolved_node(size_t pn) const { return match_.resolved[pn]; }
+    uint32_t claimed(NodeId n) const { return match_.claimed[n]; }
 
-    std::string actual_label(NodeId n, int port) const {
-        uint32_t pn = claimed_[n];
-        if (pn < plan_.nodes.size()) {
-            const std::string& name = plan_.nodes[pn].name;
-            auto it = plan_name_count_.find(name);
-            if (!name.empty() && it != plan_name_count_.end() && it->second == 1)
-                return name + "/" + std::to_string(port);
-        }
-        return port_label(f_, n, port);
-    }
+    std::string actual_label(NodeId n, int port) const { return names_.port(n, port); }
 
     std::string planned_label(const PlannedEnd& e) const {
-        if (resolved(e.node)) return actual_label(resolved_[e.node], e.port);
+        if (resolved(e.node)) return actual_label(resolved_node(e.node), e.port);
         const PlannedNode& pn = plan_.nodes[e.node];
         std::string base = pn.name.empty() && pn.guid ? guid_hex(*pn.guid) : pn.name;
         return base + "/" + std::to_string(e.port);
     }
 
-    Endpoint actual_end(NodeId n, int port) const {
-        const Node& node = f_.node(n);
-        uint32_t pn = claimed_[n];
-        std::string name = pn < plan_.nodes.size() && !plan_.nodes[pn].name.empty() ? plan_.nodes[pn].name : node.name;
-        return {std::move(name), node.guid, port};
-    }
+    Endpoint actual_end(NodeId n, int port) const { return names_.endpoint(f_, n, port); }
 
     static bool is_switch_end(const Fabric& f, NodeId n) { return f.node(n).type == NodeType::Switch; }
 
@@ -161,78 +154,47 @@ private:
         }
         base_[f_.size()] = slots;
         used_.assign(slots, 0);
-        claimed_.assign(f_.size(), kUnclaimed);
         link_done_.assign(plan_.links.size(), 0);
     }
 
     size_t slot(NodeId n, int port) const { return base_[n] + static_cast<size_t>(port); }
 
     void resolve_nodes() {
-        const size_t np = plan_.nodes.size();
-        resolved_.assign(np, kNoNode);
-        ambiguous_.assign(np, {});
-        for (const PlannedNode& pn : plan_.nodes) ++plan_name_count_[pn.name];
-        // GUID identity first, so name matching only considers nodes no GUID claimed.
-        std::vector<size_t> by_port_guid;
-        for (size_t i = 0; i < np; ++i) {
+        match_ = match_nodes(plan_, f_);
+        names_ = NameBook(f_, opt_.tier_of, plan_names(plan_, match_, f_.size()));
+        report_identity();
+    }
+
+    // A planned node found by its cabling (renamed, or replaced under a new GUID), or by its name
+    // under a new GUID: one identity_changed finding; its cables are checked as the plan's node.
+    void report_identity() {
+        for (size_t i = 0; i < plan_.nodes.size(); ++i) {
             const PlannedNode& pn = plan_.nodes[i];
-            if (!pn.guid) continue;
-            if (auto id = f_.find(*pn.guid); id && claimed_[*id] == kUnclaimed) {
-                resolved_[i] = *id;
-                claimed_[*id] = static_cast<uint32_t>(i);
-            } else if (!id) {
-                by_port_guid.push_back(i);
+            const MatchHow how = match_.how[i];
+            if (!resolved(i) || how == MatchHow::guid || how == MatchHow::port_guid) continue;
+            const Node& node = f_.node(resolved_node(i));
+            const bool new_guid = pn.guid && *pn.guid != node.guid;
+            const bool renamed = how == MatchHow::position && node.name != pn.name;
+            if (!new_guid && !renamed) continue;
+            Finding fd = make(FindingKind::identity_changed);
+            fd.a = actual_end(resolved_node(i), 0);
+            std::string who = pn.name.empty() ? guid_hex(pn.guid.value_or(0)) : pn.name;
+            fd.expected = who + (pn.guid ? " (" + guid_hex(*pn.guid) + ")" : std::string());
+            const std::string calls = node.name.empty() ? std::string() : " \"" + node.name + "\"";
+            if (new_guid) {
+                fd.actual = "replaced: new GUID " + guid_hex(node.guid) + (renamed ? ", renamed" + calls : "");
+                fd.message = who + " was replaced: the " + std::string(node.type == NodeType::Switch ? "switch" : "node") +
+                             (how == MatchHow::position ? " cabled where the plan puts it" : " named " + pn.name) +
+                             " has GUID " + guid_hex(node.guid) + ", plan says " + guid_hex(*pn.guid) +
+                             (renamed ? " (it calls itself" + calls + ")" : std::string()) +
+                             "; its cables are checked as " + who + "'s; update the plan's guid";
+            } else {
+                fd.actual = "renamed:" + calls + " (" + guid_hex(node.guid) + ")";
+                fd.message = who + " is called" + calls + " in the fabric (" + guid_hex(node.guid) +
+                             "), found by its cabling; its cables are checked as " + who +
+                             "'s; use one name in the plan and the node-name-map";
             }
-        }
-        // A planned GUID that is no node's GUID may be a port GUID (what `ibstat` shows for an HCA):
-        // a port GUID belongs to exactly one node, so it identifies that node too.
-        if (!by_port_guid.empty()) {
-            std::unordered_map<Guid, NodeId> port_guids;
-            for (NodeId n = 0; n < f_.size(); ++n)
-                for (const Port& p : f_.node(n).ports)
-                    if (p.valid && p.guid && p.guid != f_.node(n).guid) port_guids.emplace(p.guid, n);
-            for (size_t i : by_port_guid) {
-                auto it = port_guids.find(*plan_.nodes[i].guid);
-                if (it == port_guids.end() || claimed_[it->second] != kUnclaimed) continue;
-                resolved_[i] = it->second;
-                claimed_[it->second] = static_cast<uint32_t>(i);
-            }
-        }
-        // Then names: nodes the plan pins to an HCA first, so a bare name only competes for the rest.
-        std::vector<size_t> order;
-        for (size_t i = 0; i < np; ++i)
-            if (!plan_.nodes[i].guid && !plan_.nodes[i].name.empty() && !plan_.nodes[i].hca.empty()) order.push_back(i);
-        for (size_t i = 0; i < np; ++i)
-            if (!plan_.nodes[i].guid && !plan_.nodes[i].name.empty() && plan_.nodes[i].hca.empty()) order.push_back(i);
-        for (size_t i : order) {
-            const PlannedNode& pn = plan_.nodes[i];
-            // The name is the identity. The HCA narrows it (a node whose description names no HCA, e.g.
-            // after a node-name-map, still fits); the planned type only breaks ties, because plans that
-            // list bare cables may not know which end is a switch.
-            std::vector<NodeId> cands, with_hca, hca_unknown;
-            for (NodeId id : f_.find_by_name(pn.name)) {
-                if (claimed_[id] != kUnclaimed && claimed_[id] != kAmbiguous) continue;
-                cands.push_back(id);
-                if (pn.hca.empty()) continue;
-                const Node& n = f_.node(id);
-                std::string hca = derive_hca(n.type, n.description);
-                if (hca == pn.hca) with_hca.push_back(id);
-                else if (hca.empty()) hca_unknown.push_back(id);
-            }
-            if (!pn.hca.empty()) cands = !with_hca.empty() ? std::move(with_hca) : std::move(hca_unknown);
-            if (cands.size() > 1 && pn.type != NodeType::Unknown) {
-                std::vector<NodeId> typed;
-                for (NodeId id : cands)
-                    if (f_.node(id).type == pn.type) typed.push_back(id);
-                if (!typed.empty()) cands = std::move(typed);
-            }
-            if (cands.size() == 1 && claimed_[cands[0]] == kUnclaimed) {
-                resolved_[i] = cands[0];
-                claimed_[cands[0]] = static_cast<uint32_t>(i);
-            } else if (!cands.empty()) {  // several nodes, or one another plan node already found ambiguous
-                for (NodeId id : cands) claimed_[id] = kAmbiguous;
-                ambiguous_[i] = std::move(cands);
-            }
+            out_.push_back(std::move(fd));
         }
     }
 
@@ -242,7 +204,7 @@ private:
         for (size_t i = 0; i < plan_.links.size(); ++i) {
             const PlannedLink& l = plan_.links[i];
             if (!both_resolved(l)) continue;
-            NodeId na = resolved_[l.a.node], nb = resolved_[l.b.node];
+            NodeId na = match_.resolved[l.a.node], nb = match_.resolved[l.b.node];
             const Port* pa = f_.node(na).port(l.a.port);
             const Port* pb = f_.node(nb).port(l.b.port);
             if (!pa || !pb || pa->peer != nb || pa->peer_port != l.b.port) continue;
@@ -368,7 +330,7 @@ private:
                 if (link_done_[i]) continue;
                 const PlannedLink& l = plan_.links[i];
                 if (!both_resolved(l)) continue;
-                NodeId ra = resolved_[l.a.node], rb = resolved_[l.b.node];
+                NodeId ra = match_.resolved[l.a.node], rb = match_.resolved[l.b.node];
                 bool a_sw = is_switch_end(f_, ra), b_sw = is_switch_end(f_, rb);
                 bool b_first = (a_sw && !b_sw) || (a_sw == b_sw && compare_endpoint(actual_end(rb, l.b.port),
                                                                                     actual_end(ra, l.a.port)) < 0);
@@ -384,12 +346,12 @@ private:
     // Pairs planned link `i` with the unmatched actual cable at its end `shared`, if there is one.
     bool try_miswired(size_t i, const PlannedEnd& shared, const PlannedEnd& far) {
         const PlannedLink& l = plan_.links[i];
-        NodeId n = resolved_[shared.node];
+        NodeId n = match_.resolved[shared.node];
         const Port* p = f_.node(n).port(shared.port);
         if (!p || !p->linked() || used_[slot(n, shared.port)]) return false;
         NodeId m = p->peer;
         int mp = p->peer_port;
-        if (claimed_[m] >= plan_.nodes.size()) return false;  // the far node is not planned: unexpected_node
+        if (match_.claimed[m] >= plan_.nodes.size()) return false;  // the far node is not planned: unexpected_node
         used_[slot(n, shared.port)] = used_[slot(m, mp)] = 1;
         link_done_[i] = 1;
         Finding fd = make(FindingKind::miswired);
@@ -400,8 +362,50 @@ private:
         fd.label = l.label;
         fd.message = "cable at " + actual_label(n, shared.port) + cable_text(l.label) + " goes to " + fd.actual +
                      ", plan says " + fd.expected + "; move the cable at " + fd.actual + " to " + fd.expected;
+        const NodeId fn = match_.resolved[far.node];
+        miswired_.push_back({out_.size(), n, shared.port, m, mp, fn, far.port});
         out_.push_back(std::move(fd));
         return true;
+    }
+
+    // Two miswired cables whose far ends are swapped (the cable at S1 goes where S2's should, and the
+    // other way round) are one crossed pair: one finding, "swap the cables at A1 and A2".
+    void merge_crossed_pairs() {
+        std::map<std::pair<NodeId, int>, size_t> by_planned_far;
+        for (size_t k = 0; k < miswired_.size(); ++k)
+            by_planned_far.emplace(std::pair(miswired_[k].fn, miswired_[k].fp), k);
+        std::vector<uint8_t> drop(out_.size(), 0);
+        std::vector<uint8_t> merged(miswired_.size(), 0);
+        for (size_t k = 0; k < miswired_.size(); ++k) {
+            const Miswire& x = miswired_[k];
+            auto it = by_planned_far.find({x.an, x.ap});
+            if (merged[k] || it == by_planned_far.end() || it->second == k || merged[it->second]) continue;
+            const Miswire& y = miswired_[it->second];
+            if (y.an != x.fn || y.ap != x.fp) continue;
+            merged[k] = merged[it->second] = 1;
+            const bool x_first = compare_endpoint(out_[x.finding].a, out_[y.finding].a) <= 0;
+            const Miswire& p = x_first ? x : y;
+            const Miswire& q = x_first ? y : x;
+            drop[q.finding] = 1;
+            Finding& fd = out_[p.finding];
+            const std::string& lq = out_[q.finding].label;
+            std::string a1 = actual_label(p.an, p.ap), a2 = actual_label(q.an, q.ap);
+            if (natural_compare(a2, a1) < 0) std::swap(a1, a2);
+            std::string cables = fd.label.empty() && lq.empty() ? std::string()
+                                 : " (cables " + (fd.label.empty() ? "?" : fd.label) + " and " + (lq.empty() ? "?" : lq) + ")";
+            fd.message = "cables at " + actual_label(p.sn, p.sp) + " and " + actual_label(q.sn, q.sp) + cables +
+                         " are crossed: " + actual_label(p.sn, p.sp) + " goes to " + actual_label(p.an, p.ap) + " and " +
+                         actual_label(q.sn, q.sp) + " to " + actual_label(q.an, q.ap) +
+                         ", plan says the other way round; swap the cables at " + a1 + " and " + a2;
+        }
+        size_t w = 0;
+        for (size_t r = 0; r < out_.size(); ++r) {
+            if (drop[r]) continue;
+            if (w != r) out_[w] = std::move(out_[r]);
+            ++w;
+        }
+        out_.resize(w);
+        miswired_.clear();
     }
 
     void report_missing() {
@@ -436,13 +440,13 @@ private:
                 if (links_of[i] > static_cast<int>(peers_of[i].size())) links += ", ...";
                 links += ")";
             }
-            if (!ambiguous_[i].empty()) {
-                fd.actual = "ambiguous: " + std::to_string(ambiguous_[i].size()) + " nodes";
+            if (!match_.ambiguous[i].empty()) {
+                fd.actual = "ambiguous: " + std::to_string(match_.ambiguous[i].size()) + " nodes";
                 std::string gs;
-                for (size_t k = 0; k < ambiguous_[i].size() && k < 4; ++k)
-                    gs += (k ? ", " : "") + guid_hex(f_.node(ambiguous_[i][k]).guid);
-                if (ambiguous_[i].size() > 4) gs += ", ...";
-                fd.message = "plan node " + who + " matches " + std::to_string(ambiguous_[i].size()) +
+                for (size_t k = 0; k < match_.ambiguous[i].size() && k < 4; ++k)
+                    gs += (k ? ", " : "") + guid_hex(f_.node(match_.ambiguous[i][k]).guid);
+                if (match_.ambiguous[i].size() > 4) gs += ", ...";
+                fd.message = "plan node " + who + " matches " + std::to_string(match_.ambiguous[i].size()) +
                              " nodes in the fabric (" + gs + "), so its " + links +
                              " were not checked; give its guid (or hca) in the plan";
             } else {
@@ -451,7 +455,7 @@ private:
                              "; check that it is powered on and cabled";
                 if (pn.guid && !pn.name.empty()) {
                     for (NodeId id : f_.find_by_name(pn.name)) {
-                        if (claimed_[id] != kUnclaimed) continue;
+                        if (match_.claimed[id] != kUnclaimed) continue;
                         fd.actual = guid_hex(f_.node(id).guid);
                         fd.message += "; a node named " + pn.name + " has GUID " + fd.actual +
                                       ": if its hardware was replaced, update the plan's guid";
@@ -464,7 +468,7 @@ private:
     }
 
     void report_missing_link(const PlannedLink& l) {
-        NodeId na = resolved_[l.a.node], nb = resolved_[l.b.node];
+        NodeId na = match_.resolved[l.a.node], nb = match_.resolved[l.b.node];
         Finding fd = make(FindingKind::missing_link);
         Endpoint ea = actual_end(na, l.a.port), eb = actual_end(nb, l.b.port);
         std::string la = planned_label(l.a), lb = planned_label(l.b);
@@ -488,14 +492,14 @@ private:
             const std::string& lab = side == 0 ? la : lb;
             const Port* port = f_.node(n).port(p);
             if (!port) {
-                why += "; " + f_.node(n).name + " has no port " + std::to_string(p);
+                why += "; " + names_.name(n) + " has no port " + std::to_string(p);
                 continue;
             }
             if (port->linked()) {
                 std::string other = actual_label(port->peer, port->peer_port);
                 if (side == 0) fd.actual = other;
                 why += "; " + lab + " is cabled to " + other +
-                       (claimed_[port->peer] == kUnclaimed ? " (not in the plan)" : "");
+                       (match_.claimed[port->peer] == kUnclaimed ? " (not in the plan)" : "");
             } else if (std::string st = port_state_text(n, p); !st.empty()) {
                 why += "; " + lab + " is " + st;
             }
@@ -508,10 +512,10 @@ private:
     void report_unexpected() {
         for (NodeId n = 0; n < f_.size(); ++n) {
             const Node& node = f_.node(n);
-            if (claimed_[n] == kUnclaimed) {
+            if (match_.claimed[n] == kUnclaimed) {
                 Finding fd = make(FindingKind::unexpected_node);
-                fd.a = {node.name, node.guid, 0};
-                fd.actual = node.name.empty() ? guid_hex(node.guid) : node.name + " (" + guid_hex(node.guid) + ")";
+                fd.a = actual_end(n, 0);
+                fd.actual = names_.name(n) + " (" + guid_hex(node.guid) + ")";
                 int cables = 0;
                 std::string first;
                 for (const Port& p : node.ports) {
@@ -532,14 +536,14 @@ private:
                 out_.push_back(std::move(fd));
                 continue;
             }
-            if (claimed_[n] == kAmbiguous) continue;
+            if (match_.claimed[n] == kAmbiguous) continue;
             for (size_t p = 0; p < node.ports.size(); ++p) {
                 const Port& port = node.ports[p];
                 if (!port.valid || !port.linked() || used_[slot(n, static_cast<int>(p))]) continue;
                 NodeId m = port.peer;
                 int mp = port.peer_port;
                 if (std::pair(n, static_cast<int>(p)) > std::pair(m, mp)) continue;  // once per cable
-                if (claimed_[m] >= plan_.nodes.size()) continue;                  // unexpected_node covers it
+                if (match_.claimed[m] >= plan_.nodes.size()) continue;                  // unexpected_node covers it
                 Finding fd = make(FindingKind::unexpected_link);
                 Endpoint ea = actual_end(n, static_cast<int>(p)), eb = actual_end(m, mp);
                 std::string la = actual_label(n, static_cast<int>(p)), lb = actual_label(m, mp);

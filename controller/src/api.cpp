@@ -12,6 +12,7 @@
 #include "ibf/error.h"
 #include "ibf/ha_engine.h"
 #include "ibf/history.h"
+#include "ibf/history_api.h"
 #include "ibf/metrics.h"
 #include "ibf/report.h"
 #include "ibf/ui_page.h"
@@ -370,6 +371,9 @@ ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
             return ok_json(ctx.sm_priority(body));
         }
         if (path == "/api/v1/history") return method_is("GET", r) ? history_response(query, ctx) : r;
+        if (path == "/api/v1/history/changes") return method_is("GET", r) ? history_changes_response(query, ctx) : r;
+        if (path == "/api/v1/history/diff") return method_is("GET", r) ? history_diff_response(query, ctx) : r;
+        if (path == "/api/v1/accept") return method_is("POST", r) && no_query(r) ? accept_response(req, ctx) : r;
         if (path == "/api/v1/reload") {
             if (!method_is("POST", r) || !no_query(r)) return r;
             if (!ctx.token) return api_error(403, "mutating calls are disabled: no token_file is configured");

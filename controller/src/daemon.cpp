@@ -28,14 +28,19 @@
 
 #include "ibf/api.h"
 #include "ibf/check.h"
+#include "ibf/identity.h"
 #include "ibf/check_queue.h"
 #include "ibf/controller_state.h"
 #include "ibf/error.h"
 #include "ibf/guid2lid.h"
 #include "ibf/ha_agent.h"
 #include "ibf/ha_findings.h"
+#include "ibf/fabric_diff.h"
 #include "ibf/history.h"
+#include "ibf/history_api.h"
 #include "ibf/ingest_policy.h"
+#include "ibf/inputs.h"
+#include "ibf/plan_accept.h"
 #include "ibf/log_limit.h"
 #include "ibf/report.h"
 #include "ibf/wire.h"
@@ -175,6 +180,7 @@ struct Daemon::Impl {
     void submit(CheckJob job, steady::time_point received, double decode_ms);
     void on_result(CheckResult r, steady::time_point received, double wait_ms, double decode_ms);
     nlohmann::json reload();
+    nlohmann::json accept(const nlohmann::json& body);  // POST /api/v1/accept (docs/api.md)
     ApiContext api_context();
     void remove_socket_file();
     // HA (io thread)
@@ -449,8 +455,10 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
     if (!token) spdlog::info("no token_file configured: POST /api/v1/reload is refused (403)");
     if (const std::string w = http_exposure_warning(c); !w.empty()) spdlog::warn("{}", w);
     if (!c.history_db.empty()) {
-        history = std::make_unique<HistoryStore>(c.history_db);
-        spdlog::info("history: {} ({} rows)", c.history_db, history->count());
+        history = std::make_unique<HistoryStore>(
+            c.history_db, HistoryRetention{c.history_retention_days, c.history_max_sweeps});
+        history->prune(now_ms());
+        spdlog::info("history: {} ({} rows, schema {})", c.history_db, history->count(), history->schema_version());
     }
 
     // HTTP API
@@ -779,41 +787,52 @@ void Daemon::Impl::worker_loop() {
         CheckResult r;
         r.generation = w.job.generation;
         r.snapshot = w.job.snapshot;
-        const auto t0 = steady::now();
         std::optional<Fabric> mapped;  // the map applies to a copy: snapshots stay as sent
         std::vector<LinkMatch> matches;  // planned links cabled as planned: planned rates and labels for /metrics
+        std::vector<std::string> plan_node_names;  // per NodeId: the plan's name ("" = none)
         try {
             if (w.names && !w.names->empty()) {
                 mapped = w.job.snapshot->fabric;
                 apply_node_name_map(*mapped, *w.names);
             }
             const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
+            // One naming for the check, the analysis and the link table (ibf::NameBook): the plan's
+            // names first, tiers from the analysis.
+            if (w.plan) plan_node_names = plan_names(*w.plan, match_nodes(*w.plan, f), f.size());
+            const auto t1 = steady::now();
+            try {
+                r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*w.job.snapshot, f, plan_node_names));
+            } catch (const std::exception& e) {
+                spdlog::error("analysis of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
+            }
+            r.analyze_ms = ms_since(t1);
+            const auto t0 = steady::now();
             if (w.plan) {
-                r.findings = check(*w.plan, f, w.options, &matches);
+                CheckOptions opt = w.options;
+                if (r.analysis) opt.tier_of = r.analysis->tier_of;
+                r.findings = check(*w.plan, f, opt, &matches);
                 r.checked = true;
             }
             r.findings_json = findings_to_json(r.findings);
+            r.check_ms = ms_since(t0);
         } catch (const std::exception& e) {
             spdlog::error("check of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
             continue;
         }
-        r.check_ms = ms_since(t0);
-        // The fat-tree analysis of the same fabric (no plan needed): tiers, routing engine, LFTs.
-        const auto t1 = steady::now();
-        try {
-            r.analysis = std::make_shared<const LiveAnalysis>(
-                analyze_live(*w.job.snapshot, mapped ? *mapped : w.job.snapshot->fabric));
-        } catch (const std::exception& e) {
-            spdlog::error("analysis of sweep {} failed: {}", w.job.snapshot->sweep_seq, e.what());
-        }
-        r.analyze_ms = ms_since(t1);
         r.links = std::make_shared<const LinkTable>(link_table(mapped ? *mapped : w.job.snapshot->fabric,
                                                                r.analysis ? r.analysis->tier_of : std::vector<int>{},
-                                                               w.plan.get(), matches));
-        mapped.reset();
-
+                                                               w.plan.get(), matches,
+                                                               r.analysis ? r.analysis->names : std::vector<std::string>{}));
         HistoryRow row;
         const bool record = history && w.job.new_sweep;
+        FabricState fabric_now;  // what the history compares with the previous sweep
+        std::vector<Finding> findings_now;
+        if (record) {
+            const Snapshot& s = *w.job.snapshot;
+            fabric_now = fabric_state(mapped ? *mapped : s.fabric, s.self, s.other_sms);
+            findings_now = r.findings;
+        }
+        mapped.reset();
         if (record) {
             const Snapshot& s = *w.job.snapshot;
             row.sweep_seq = s.sweep_seq;
@@ -834,7 +853,7 @@ void Daemon::Impl::worker_loop() {
         });
         if (record) {
             try {
-                if (!history->append(row))
+                if (!history->record(row, fabric_now, findings_now))
                     spdlog::debug("history: sweep {} of SM {} is already recorded (resent after a restart)",
                                   row.sweep_seq, guid_hex(row.sm_guid));
             } catch (const std::exception& e) {
@@ -898,6 +917,53 @@ nlohmann::json Daemon::Impl::reload() {
                           {"rechecking", job.has_value()}};
 }
 
+// POST /api/v1/accept: the current fabric (node-name-map applied) becomes the plan; the previous
+// plan file is kept as plan.yaml.N; then the topology is reloaded. io thread.
+nlohmann::json Daemon::Impl::accept(const nlohmann::json& body) {
+    std::vector<std::string> scope;
+    if (body.contains("scope")) {
+        const nlohmann::json& sj = body["scope"];
+        for (const nlohmann::json& e : sj.is_array() ? sj : nlohmann::json::array({sj})) {
+            if (!e.is_string() || e.get<std::string>().empty())
+                throw ApiFailure(400, "scope: expected node names (\"leaf03\", \"leaf2*\"), got " + e.dump());
+            scope.push_back(e.get<std::string>());
+        }
+    }
+    const std::string& path = opt.config.topology;
+    if (path.empty()) throw ApiFailure(409, "no topology configured: accept writes into the 'topology' plan (docs/daemon.md)");
+    if (detect_dump_format(read_text_file(path, "plan")))
+        throw ApiFailure(409, path + " is a dump used as the plan; accept writes YAML plans: point 'topology' at one "
+                                     "(`ibfabric plan from-dump` makes it)");
+    const std::shared_ptr<const Snapshot> snap = state.current();
+    if (!snap) throw ApiFailure(409, "no fabric yet: nothing to accept before the first snapshot");
+    Fabric f = snap->fabric;
+    if (topo.names && !topo.names->empty()) apply_node_name_map(f, *topo.names);
+    size_t differences = 0;
+    if (topo.plan) {
+        const std::vector<Finding> fs = check(*topo.plan, f, CheckOptions{opt.config.check_rate_below_capability});
+        differences = fs.size();
+        if (!scope.empty()) {
+            const std::vector<Finding> outside = findings_outside_scope(fs, scope);
+            if (!outside.empty()) {
+                std::string list;
+                for (size_t i = 0; i < outside.size() && i < 3; ++i) list += (i ? "; " : "") + outside[i].message;
+                throw ApiFailure(409, std::to_string(outside.size()) + " differences from the plan are outside the scope (" + list +
+                                          "): fix them, or widen the scope");
+            }
+        }
+    }
+    const std::string source = "ibfabricd: sweep " + std::to_string(snap->sweep_seq) + " of SM " + guid_hex(snap->self.port_guid);
+    const AcceptWrite w = write_accepted_plan(path, f, source);
+    spdlog::info("accept: {} written from {} ({} differences from the previous plan); previous plan kept as {}", path,
+                 source, differences, w.backup);
+    nlohmann::json out{{"accepted", true}, {"topology", path}, {"backup", w.backup}, {"sweep_seq", snap->sweep_seq},
+                       {"sm_guid", guid_hex(snap->self.port_guid)}, {"scope", scope}, {"differences", differences},
+                       {"compact_switches", w.compact_switches}, {"compact_hosts", w.compact_hosts},
+                       {"explicit_cables", w.explicit_cables}};
+    out["reload"] = reload();
+    return out;
+}
+
 ApiContext Daemon::Impl::api_context() {
     ApiContext c;
     c.state = &state;
@@ -918,6 +984,8 @@ ApiContext Daemon::Impl::api_context() {
         if (history) c.ha_history = [h = history.get()](int limit) { return h->recent_ha_events(limit); };
     }
     c.reload = [this] { return reload(); };
+    c.history_store = history.get();
+    c.accept = [this](const nlohmann::json& body) { return accept(body); };
     return c;
 }
 

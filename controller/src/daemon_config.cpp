@@ -232,6 +232,19 @@ void parse_host_port(std::string_view s, std::string& host, uint16_t& port, cons
     port = static_cast<uint16_t>(v);
 }
 
+// `history: {path, retention_days, max_sweeps}` (the short form `history: FILE` is the path).
+template <class Ctx>
+void parse_history(Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
+    for (const auto& hk : v) {
+        const std::string k = hk.first.Scalar();
+        if (k == "path") c.history_db = ctx.path(hk.second, "history.path");
+        else if (k == "retention_days") c.history_retention_days = static_cast<uint32_t>(ctx.unsigned_value(hk.second, k, 36500));
+        else if (k == "max_sweeps") c.history_max_sweeps = ctx.unsigned_value(hk.second, k, uint64_t{1} << 40);
+        else ctx.fail(hk.first, "unknown key 'history." + k + "' (expected path, retention_days, max_sweeps)");
+    }
+    if (c.history_db.empty()) ctx.fail(v, "'history' needs 'path' (the SQLite file)");
+}
+
 DaemonConfig parse_daemon_config(std::string_view text, const std::string& file) {
     DaemonConfig c;
     c.source = file;
@@ -273,6 +286,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 c.topology = ctx.path(v, key);
             } else if (key == "node_name_map") {
                 c.node_name_map = ctx.path(v, key);
+            } else if (key == "history" && v.IsMap()) {
+                parse_history(ctx, v, c);
             } else if (key == "history") {
                 c.history_db = ctx.path(v, key);
             } else if (key == "token_file") {

@@ -45,7 +45,7 @@ std::string escape_label_value(const std::string& s) {
 }
 
 LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Plan* plan,
-                     const std::vector<LinkMatch>& matches) {
+                     const std::vector<LinkMatch>& matches, const std::vector<std::string>& names) {
     // Planned link by actual (node, port) of either end.
     std::map<std::pair<NodeId, int>, size_t> planned;
     if (plan)
@@ -69,8 +69,8 @@ LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Pla
         r.remote_guid = f.node(rn).guid;
         r.local_port = lp;
         r.remote_port = rp;
-        r.local_name = f.node(ln).name;
-        r.remote_name = f.node(rn).name;
+        r.local_name = names.size() == f.size() ? names[ln] : f.node(ln).name;
+        r.remote_name = names.size() == f.size() ? names[rn] : f.node(rn).name;
         const int lo = std::min(llev < 0 ? 1000 : llev, rlev < 0 ? 1000 : rlev);
         const int hi = std::max(llev < 0 ? 1000 : llev, rlev < 0 ? 1000 : rlev);
         r.tier = level_name(lo == 1000 ? -1 : lo) + "-" + level_name(hi == 1000 ? -1 : hi);

@@ -43,7 +43,7 @@ std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric&
     for (const Node& n : f.nodes())
         for (const Port& p : n.ports)
             if (p.valid && p.guid == s.self.port_guid && s.self.port_guid != 0) {
-                fd.a = {n.name, n.guid, p.num};
+                fd.a = {n.name, n.guid, p.num};  // analyze_live gives it the NameBook's name
                 break;
             }
     fd.expected = want;
@@ -61,16 +61,22 @@ std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric&
     return fd;
 }
 
-LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f) {
+LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names) {
     LiveAnalysis la;
-    const Analysis a = analyze(f);
+    AnalyzeOptions ao;
+    ao.preferred_names = plan_names;
+    const Analysis a = analyze(f, ao);
     la.findings = a.findings;
     la.tier_of = a.tier_of;
+    la.names = a.names;
 
     nlohmann::json lft = nullptr;
     nlohmann::json balance = nlohmann::json::array();
     if (!s.lfts.empty()) {
-        const LftReport rep = lft_balance(f, a, s.lfts);
+        LftOptions lo;
+        lo.engine = s.routing_engine;
+        lo.configured = s.routing_engine_configured;
+        const LftReport rep = lft_balance(f, a, s.lfts, lo);
         const LftPaths paths = lft_paths(f, s.lfts);
         la.lft_switches = static_cast<int>(s.lfts.size());
         la.lft_imbalanced = static_cast<int>(rep.findings.size());
@@ -101,6 +107,7 @@ LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f) {
     }
     if (auto fb = routing_fallback_finding(s, f)) {
         la.routing_fallback = true;
+        if (auto id = f.find(fb->a.guid); id && fb->a.guid != 0) fb->a.name = a.names.at(*id);
         la.findings.push_back(std::move(*fb));
     }
     // Same order as the analysis' own findings: by kind (stable keeps each source's name order).

@@ -7,7 +7,7 @@
 namespace ibf {
 namespace {
 constexpr std::array<std::string_view, kFindingKindCount> kNames{
-    "missing_link", "unexpected_link", "miswired", "missing_node", "unexpected_node", "rate_mismatch",
+    "missing_link", "unexpected_link", "miswired", "missing_node", "unexpected_node", "identity_changed", "rate_mismatch",
     "rate_below_capability", "mtu_mismatch", "missing_uplink", "uneven_bundle", "tier_skip", "intra_tier_link",
     "host_misplaced", "rate_outlier", "host_on_uplink_port", "routing_fallback", "lft_imbalance",
     "sm_split_brain", "sm_master_lid_mismatch", "sm_stalled", "sm_unknown", "sm_config_mismatch", "sm_no_standby",
@@ -37,6 +37,7 @@ std::string_view to_string(Severity s) {
 Severity default_severity(FindingKind k) {
     switch (k) {
         case FindingKind::rate_below_capability:
+        case FindingKind::identity_changed:
         case FindingKind::uneven_bundle:
         case FindingKind::host_on_uplink_port:
         case FindingKind::lft_imbalance:

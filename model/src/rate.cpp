@@ -1,5 +1,7 @@
 #include "ibf/rate.h"
 
+#include <cstdio>
+
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -88,6 +90,39 @@ int lanes(Width w) {
 double lane_data_gbps(Speed s) {
     const auto* i = info(s);
     return i ? i->data : 0.0;
+}
+
+namespace {
+double nominal_lane_gbps(Speed s) {
+    switch (s) {
+        case Speed::SDR: return 2.5;
+        case Speed::DDR: return 5;
+        case Speed::QDR: return 10;
+        case Speed::FDR10: return 10;
+        case Speed::FDR: return 14;
+        case Speed::EDR: return 25;
+        case Speed::HDR: return 50;
+        case Speed::NDR: return 100;
+        case Speed::XDR: return 200;
+        default: return 0;
+    }
+}
+
+std::string gbps_number(double g) {
+    char buf[32];
+    if (g == static_cast<double>(static_cast<long long>(g))) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(g));
+    else std::snprintf(buf, sizeof buf, "%.1f", g);
+    return buf;
+}
+}  // namespace
+
+double ibstat_gbps(const Rate& r) { return r.known() ? lanes(r.width) * nominal_lane_gbps(r.speed) : 0.0; }
+
+std::string rate_gbps_text(const Rate& r) {
+    if (!r.known()) return "";
+    const std::string sig = gbps_number(ibstat_gbps(r)), data = gbps_number(r.gbps());
+    if (sig == data) return sig + " Gb/s";
+    return sig + " Gb/s signalling, " + data + " Gb/s data";
 }
 
 double lane_signal_gbps(Speed s) {

@@ -1,5 +1,7 @@
 #include "ibf/analysis.h"
 
+#include "ibf/names.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -107,7 +109,7 @@ public:
         refine_by_majority();
         demote_hostless_leaves();
         a_.tier_of = tier_;
-        a_.names = display_names(f_, tier_);
+        a_.names = NameBook(f_, tier_, opt_.preferred_names).all();
         build_switch_info();
         build_tiers();
         find_bundle_problems();
@@ -701,54 +703,13 @@ const SwitchInfo* Analysis::info(NodeId n) const {
     return it != switches.end() && it->node == n ? &*it : nullptr;
 }
 
-namespace {
-// short_count: how many nodes share each last-4-hex-digit GUID suffix (nullptr: count now).
-std::string compute_display_name(const Fabric& f, const std::vector<int>& tier_of, NodeId n,
-                                 const std::unordered_map<uint16_t, int>* short_count) {
-    const Node& node = f.node(n);
-    if (!node.name.empty() && f.find_by_name(node.name).size() == 1) return node.name;
-    if (node.type == NodeType::Switch && !node.name.empty() && chassis_role(node.description) != 0) {
-        // a chassis ASIC: "MF0;sw01:CS7500/L05/U1" -> "sw01/L05/U1"
-        auto colon = node.description.find(':');
-        auto slash = colon == std::string::npos ? std::string::npos : node.description.find('/', colon);
-        if (slash != std::string::npos) {
-            std::string c = node.name + node.description.substr(slash);
-            while (!c.empty() && std::isspace(static_cast<unsigned char>(c.back()))) c.pop_back();
-            if (f.find_by_name(c).empty()) return c;
-        }
-    }
-    int t = n < tier_of.size() ? tier_of[n] : 0;
-    std::string prefix = node.type == NodeType::Switch ? (t > 0 ? tier_name(t) : std::string("switch")) : std::string("host");
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "%04llx", static_cast<unsigned long long>(node.guid & 0xffff));
-    std::string candidate = prefix + "-" + buf;
-    // unique among nodes of the fabric? (names of other nodes, and other short GUIDs)
-    if (f.find_by_name(candidate).empty()) {
-        int same = 0;
-        if (short_count) {
-            auto it = short_count->find(static_cast<uint16_t>(node.guid & 0xffff));
-            same = it == short_count->end() ? 0 : it->second;
-        } else {
-            for (const Node& o : f.nodes())
-                if ((o.guid & 0xffff) == (node.guid & 0xffff)) ++same;
-        }
-        if (same == 1) return candidate;
-    }
-    return guid_hex(node.guid);
-}
-}  // namespace
-
 std::vector<std::string> display_names(const Fabric& f, const std::vector<int>& tier_of) {
-    std::unordered_map<uint16_t, int> short_count;
-    for (const Node& o : f.nodes()) ++short_count[static_cast<uint16_t>(o.guid & 0xffff)];
-    std::vector<std::string> out(f.size());
-    for (NodeId n = 0; n < f.size(); ++n) out[n] = compute_display_name(f, tier_of, n, &short_count);
-    return out;
+    return NameBook(f, tier_of).all();
 }
 
 std::string display_name(const Fabric& f, const Analysis& a, NodeId n) {
     if (a.names.size() == f.size() && n < a.names.size()) return a.names[n];
-    return compute_display_name(f, a.tier_of, n, nullptr);
+    return NameBook(f, a.tier_of).name(n);
 }
 
 Analysis analyze(const Fabric& f, const AnalyzeOptions& opt) { return Analyzer(f, opt).run(); }

@@ -1,12 +1,50 @@
 #include "ibf/lft.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <string>
 
 namespace ibf {
 
+namespace {
+std::string lower_word(const std::string& s) {
+    size_t b = s.find_first_not_of(" \t,");
+    if (b == std::string::npos) return "";
+    size_t e = s.find_first_of(" \t,", b);
+    std::string w = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return w;
+}
+
+bool balancing(const std::string& engine) {
+    return engine == "ftree" || engine == "updn" || engine == "dnup" || engine == "sssp" || engine == "dfsssp";
+}
+
+// What to check, after the numbers, for the engine that routed.
+std::string imbalance_advice(const LftOptions& opt) {
+    const std::string used = lower_word(opt.engine), want = lower_word(opt.configured);
+    if (used.empty() && want.empty())
+        return "the routing engine is not known here (offline tables); if it is ftree or updn, check its "
+               "root/cn guid files";
+    if (!want.empty() && used != want && balancing(want))
+        return "OpenSM routed with " + (used.empty() ? std::string("another engine") : used) + ", not the configured " +
+               want + " (see routing_fallback); fix what made " + want + " fail";
+    if (used == "ftree") return "ftree should spread host routes evenly: check root_guid_file and cn_guid_file";
+    if (used == "updn" || used == "dnup") return used + " should spread host routes evenly: check root_guid_file";
+    return used + " should spread host routes evenly: check the OpenSM log for routing errors";
+}
+}  // namespace
+
+bool balance_expected(const std::string& engine, const std::string& configured) {
+    const std::string used = lower_word(engine), want = lower_word(configured);
+    if (used.empty() && want.empty()) return true;
+    return balancing(used) || balancing(want);
+}
+
 LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const LftOptions& opt) {
     LftReport r;
+    const bool report = balance_expected(opt.engine, opt.configured);
     // Destination LIDs of compute-host ports.
     std::vector<uint8_t> host_lid(65536, 0);
     for (NodeId h : a.compute_hosts) {
@@ -45,7 +83,7 @@ LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<Swit
         b.mean = static_cast<double>(total) / static_cast<double>(b.up_ports.size());
         int spread = b.max_routes - b.min_routes;
         b.imbalanced = spread >= opt.min_spread && spread > opt.tolerance * b.mean;
-        if (b.imbalanced) {
+        if (b.imbalanced && report) {
             Finding fd;
             fd.kind = FindingKind::lft_imbalance;
             fd.severity = default_severity(fd.kind);
@@ -59,7 +97,7 @@ LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<Swit
             fd.message = display_name(f, a, *id) + " routes " + std::to_string(b.max_routes) + " host destinations through uplink " +
                          std::to_string(mx->port) + " but " + std::to_string(b.min_routes) + " through uplink " +
                          std::to_string(mn->port) + " (mean " + mean +
-                         "): check the routing engine (ftree fell back to minhop?) and the root/cn guid files";
+                         "); " + imbalance_advice(opt);
             r.findings.push_back(std::move(fd));
         }
         r.switches.push_back(std::move(b));

@@ -116,7 +116,10 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
     std::set<std::string> used;
     for (NodeId x = 0; x < n; ++x) {
         if (!is_sw(x)) continue;
+        // The display name (ibf/names.h) wherever a plan can carry it; a chassis card's
+        // "dir1/L12/U1" as "dir1-L12-U1" (a plan name has no '/').
         std::string c = display_name(f, a, x);
+        if (!safe(c)) std::replace(c.begin(), c.end(), '/', '-');
         if (!safe(c) || used.count(c)) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "%04llx", static_cast<unsigned long long>(f.node(x).guid & 0xffff));
@@ -134,7 +137,11 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
         if (node.type != NodeType::CA) continue;
         std::string name = node.name, hca = derive_hca(NodeType::CA, node.description);
         bool ok = safe(name) && (hca.empty() || safe(hca)) && key_count[name + ":" + hca] == 1 && !used.count(name);
-        if (!ok) name = "host-" + hexg(node.guid, false), hca.clear();
+        if (!ok) {  // the display name (ibf/names.h) when a plan can carry it
+            std::string d = display_name(f, a, x);
+            name = safe(d) && !used.count(d) ? d : "host-" + hexg(node.guid, false);
+            hca.clear();
+        }
         pname[x] = name;
         phca[x] = hca;
     }

@@ -108,22 +108,20 @@ TEST_F(Sx6036, CableMovedToAFreePortIsExactlyOneMiswired) {
     EXPECT_NE(fs[0].message.find("move the cable at ib5/17 to ib5/1"), std::string::npos) << fs[0].message;
 }
 
-TEST_F(Sx6036, CrossedParallelPairIsExactlyTwoMiswired) {
+TEST_F(Sx6036, CrossedParallelPairIsExactlyOneSwap) {
     expect_cable("ib5", 21, "ib8", 26);
     expect_cable("ib5", 23, "ib8", 28);
     cross_cables(fabric, id("ib5"), 21, 23);
     auto fs = check(plan, fabric);
-    ASSERT_EQ(fs.size(), 2u) << dump(fs);
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
     EXPECT_EQ(fs[0].kind, FindingKind::miswired);
     expect_end(fs[0].a, "ib5", 21);
     expect_end(fs[0].b, "ib8", 28);
     EXPECT_EQ(fs[0].expected, "ib8/26");
     EXPECT_EQ(fs[0].actual, "ib8/28");
-    EXPECT_EQ(fs[1].kind, FindingKind::miswired);
-    expect_end(fs[1].a, "ib5", 23);
-    expect_end(fs[1].b, "ib8", 26);
-    EXPECT_EQ(fs[1].expected, "ib8/28");
-    EXPECT_EQ(fs[1].actual, "ib8/26");
+    EXPECT_EQ(fs[0].message,
+              "cables at ib5/21 and ib5/23 are crossed: ib5/21 goes to ib8/28 and ib5/23 to ib8/26, plan says the "
+              "other way round; swap the cables at ib8/26 and ib8/28");
 }
 
 TEST_F(Sx6036, DegradedRateIsExactlyOneRateMismatch) {
@@ -132,6 +130,10 @@ TEST_F(Sx6036, DegradedRateIsExactlyOneRateMismatch) {
     auto fs = check(plan, fabric);
     ASSERT_EQ(fs.size(), 1u) << dump(fs);
     EXPECT_EQ(fs[0].kind, FindingKind::rate_mismatch);
+    // As ibstat prints rates: both 40 Gb/s signalling, but QDR carries 32 Gb/s of data.
+    EXPECT_EQ(fs[0].message,
+              "ib5/21 -- ib8/26 runs at 4xQDR (40 Gb/s signalling, 32 Gb/s data), plan says 4xFDR10 (40 Gb/s); speed "
+              "degraded: check the cable type and both ports' enabled speeds, then reseat or replace the cable");
     expect_end(fs[0].a, "ib5", 21);
     expect_end(fs[0].b, "ib8", 26);
     EXPECT_EQ(fs[0].expected, "4xFDR10");
@@ -190,7 +192,7 @@ TEST_F(Sx6036, FaultsSurviveTheDumpWriterAndJson) {
     cross_cables(fabric, id("ib5"), 21, 23);
     set_link_rate(fabric, id("ib5"), 25, {Width::X1, Speed::FDR10});
     auto direct = check(plan, fabric);
-    ASSERT_EQ(direct.size(), 4u) << dump(direct);
+    ASSERT_EQ(direct.size(), 3u) << dump(direct);  // missing_link, one swap, rate_mismatch
     // What `ibfabric check` sees: the mutated fabric as an ibnetdiscover dump.
     Fabric reread = parse_dump(write_ibnetdiscover(fabric), "mutated.txt");
     auto via_dump = check(plan, reread);
@@ -201,7 +203,7 @@ TEST_F(Sx6036, FaultsSurviveTheDumpWriterAndJson) {
     };
     EXPECT_EQ(without_messages(via_dump), without_messages(direct)) << dump(via_dump);
     auto j = findings_to_json(direct);
-    EXPECT_EQ(j["summary"], nlohmann::json::parse(R"({"missing_link": 1, "miswired": 2, "rate_mismatch": 1})"));
+    EXPECT_EQ(j["summary"], nlohmann::json::parse(R"({"missing_link": 1, "miswired": 1, "rate_mismatch": 1})"));
     EXPECT_EQ(findings_to_json(findings_from_json(nlohmann::json::parse(j.dump()))), j);
 }
 
@@ -219,8 +221,15 @@ TEST(RealDumps, GoldenIbnetdiscoverAgainstIblinkinfoOfTheSameFabric) {
         Fabric actual = parse_dump(slurp(ap), ap);
         const size_t cas = golden.count(NodeType::CA);
         Plan plan = plan_from_fabric(golden, gp);
-        // Unaligned, every CA looks replaced: one missing_node and one unexpected_node each.
-        EXPECT_EQ(check(plan, actual).size(), 2 * cas) << a;
+        // Unaligned, every CA looks replaced. On the SX6036 (hosts named stageNNN) the name finds it: one
+        // identity_changed each; on the X5 (every CA "MT25408 ConnectX") no name tells them apart: a
+        // missing_node and an unexpected_node each.
+        auto unaligned = check(plan, actual);
+        const bool named = std::string(g).find("sx6036") != std::string::npos;
+        EXPECT_EQ(unaligned.size(), named ? cas : 2 * cas) << a;
+        for (const Finding& fd : unaligned)
+            if (named) EXPECT_EQ(fd.kind, FindingKind::identity_changed) << a;
+            else EXPECT_TRUE(fd.kind == FindingKind::missing_node || fd.kind == FindingKind::unexpected_node) << a;
         EXPECT_EQ(align_golden_guids(plan, golden, actual), cas) << a;
         auto fs = check(plan, actual);
         EXPECT_TRUE(fs.empty()) << a << "\n" << dump(fs);
@@ -252,18 +261,17 @@ TEST(RealDumps, AlignedPlansStillFindFaultsAndReplacedHosts) {
     Plan plan = plan_from_fabric(golden, gp);
     EXPECT_EQ(align_golden_guids(plan, golden, actual), golden.count(NodeType::CA) - 1);
     auto fs = check(plan, actual);
-    ASSERT_EQ(fs.size(), 4u) << dump(fs);
-    EXPECT_EQ(fs[0].kind, FindingKind::miswired);
+    ASSERT_EQ(fs.size(), 2u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::miswired);  // the crossed hosts: one swap
     EXPECT_EQ(fs[0].a.name, "stage112");
     EXPECT_EQ(fs[0].b.name, "ib5");
     EXPECT_EQ(fs[0].b.port, 1);
     EXPECT_EQ(fs[0].expected, "ib5/2");
-    EXPECT_EQ(fs[1].kind, FindingKind::miswired);
-    EXPECT_EQ(fs[1].a.name, "stage114");
-    EXPECT_EQ(fs[1].expected, "ib5/1");
-    EXPECT_EQ(fs[2].kind, FindingKind::missing_node);
-    EXPECT_EQ(fs[2].a.name, "stage110");
-    EXPECT_EQ(fs[2].actual, "0x0002c903deadbee0");
-    EXPECT_EQ(fs[3].kind, FindingKind::unexpected_node);
-    EXPECT_EQ(fs[3].a.guid, 0x0002c903deadbee0u);
+    EXPECT_EQ(fs[0].message,
+              "cables at stage112/1 and stage114/1 are crossed: stage112/1 goes to ib5/1 and stage114/1 to ib5/2, plan "
+              "says the other way round; swap the cables at ib5/1 and ib5/2");
+    EXPECT_EQ(fs[1].kind, FindingKind::identity_changed);  // the new HCA, matched by its name
+    EXPECT_EQ(fs[1].a.name, "stage110");
+    EXPECT_EQ(fs[1].a.guid, 0x0002c903deadbee0u);
+    EXPECT_EQ(fs[1].actual, "replaced: new GUID 0x0002c903deadbee0");
 }

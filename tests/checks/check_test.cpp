@@ -97,22 +97,38 @@ TEST(Check, CableMovedToAFreePortIsOneMiswired) {
     EXPECT_NE(fs[0].message.find("move the cable at leaf0002/3 to leaf0002/1"), std::string::npos) << fs[0].message;
 }
 
-TEST(Check, CrossedPairIsTwoMiswired) {
+TEST(Check, CrossedPairIsOneSwap) {
     Fabric f = small_tree();
     Plan p = plan_of(f);
     cross_cables(f, id(f, "leaf0001"), 5, 6);  // spine0001/1 and spine0002/1 swap
     auto fs = check(p, f);
-    ASSERT_EQ(fs.size(), 2u) << dump(fs);
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
     EXPECT_EQ(fs[0].kind, FindingKind::miswired);
     expect_end(fs[0].a, f, "leaf0001", 5);
     expect_end(fs[0].b, f, "spine0002", 1);
     EXPECT_EQ(fs[0].expected, "spine0001/1");
     EXPECT_EQ(fs[0].actual, "spine0002/1");
-    EXPECT_EQ(fs[1].kind, FindingKind::miswired);
-    expect_end(fs[1].a, f, "leaf0001", 6);
-    expect_end(fs[1].b, f, "spine0001", 1);
-    EXPECT_EQ(fs[1].expected, "spine0002/1");
-    EXPECT_EQ(fs[1].actual, "spine0001/1");
+    EXPECT_EQ(fs[0].message,
+              "cables at leaf0001/5 and leaf0001/6 are crossed: leaf0001/5 goes to spine0002/1 and leaf0001/6 to "
+              "spine0001/1, plan says the other way round; swap the cables at spine0001/1 and spine0002/1");
+}
+
+TEST(Check, ThreeCablesInACycleAreThreeMoves) {
+    // 5 -> where 6 belongs, 6 -> where 7 belongs, 7 -> where 5 belongs: no pair is crossed.
+    Fabric f = small_tree();
+    Plan p = plan_of(f);
+    const NodeId leaf = id(f, "leaf0001");
+    const Port p5 = *f.node(leaf).port(5), p6 = *f.node(leaf).port(6), p7 = *f.node(leaf).port(7);
+    ASSERT_TRUE(p5.linked() && p6.linked() && p7.linked());
+    f.connect(leaf, 5, p6.peer, p6.peer_port);
+    f.connect(leaf, 6, p7.peer, p7.peer_port);
+    f.connect(leaf, 7, p5.peer, p5.peer_port);
+    auto fs = check(p, f);
+    ASSERT_EQ(fs.size(), 3u) << dump(fs);
+    for (const Finding& x : fs) {
+        EXPECT_EQ(x.kind, FindingKind::miswired);
+        EXPECT_NE(x.message.find("; move the cable at "), std::string::npos) << x.message;
+    }
 }
 
 TEST(Check, CableToAnotherSwitchIsMiswired) {
@@ -436,13 +452,17 @@ TEST(Check, NamePlansUseHcaAndNeverGuessBetweenNamesakes) {
     ASSERT_EQ(with_hca.nodes[2].hca, "mlx5_1");
     EXPECT_TRUE(check(with_hca, f).empty()) << dump(check(with_hca, f));
 
-    // Swapping the two HCAs' cables is two miswired findings, found through the HCA names.
+    // Swapping the two HCAs' cables is one crossed pair, found through the HCA names; the two
+    // adapters of gpu01 are named gpu01:mlx5_0 and gpu01:mlx5_1 (ibf/names.h).
     Fabric swapped = f;
     cross_cables(swapped, sw, 1, 2);
     auto fs = check(with_hca, swapped);
-    ASSERT_EQ(fs.size(), 2u) << dump(fs);
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
     EXPECT_EQ(fs[0].kind, FindingKind::miswired);
-    EXPECT_EQ(fs[1].kind, FindingKind::miswired);
+    EXPECT_EQ(fs[0].a.name, "gpu01:mlx5_0");
+    EXPECT_EQ(fs[0].message,
+              "cables at gpu01:mlx5_0/1 and gpu01:mlx5_1/1 are crossed: gpu01:mlx5_0/1 goes to sw1/2 and "
+              "gpu01:mlx5_1/1 to sw1/1, plan says the other way round; swap the cables at sw1/1 and sw1/2");
 
     // Without the HCA, "gpu01" names two nodes: report it, check nothing of theirs, invent nothing.
     Plan no_hca = with_hca;
@@ -511,16 +531,25 @@ TEST(Check, GuidPlansHandleSharedDescriptionsAndSpotReplacedHardware) {
     NodeId new_h = g2.add_node({.type = NodeType::CA, .guid = 0x600, .description = "db01 mlx5_0"}, 1);
     g2.connect(s3, 4, new_h, 1);
     g2.finalize();
+    // One finding: the planned db01 is the node named db01, replaced (and its cable checked).
     auto fs = check(pg, g2);
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::identity_changed);
+    EXPECT_EQ(fs[0].a.name, "db01");
+    EXPECT_EQ(fs[0].a.guid, 0x600u);
+    EXPECT_EQ(fs[0].expected, "db01 (0x0000000000000500)");
+    EXPECT_EQ(fs[0].actual, "replaced: new GUID 0x0000000000000600");
+    EXPECT_EQ(fs[0].message,
+              "db01 was replaced: the node named db01 has GUID 0x0000000000000600, plan says 0x0000000000000500; its "
+              "cables are checked as db01's; update the plan's guid");
+    // Cabled elsewhere, it is still db01: the cable is miswired, not a missing and an unexpected node.
+    g2.connect(s3, 5, new_h, 1);
+    fs = check(pg, g2);
     ASSERT_EQ(fs.size(), 2u) << dump(fs);
-    EXPECT_EQ(fs[0].kind, FindingKind::missing_node);
-    EXPECT_EQ(fs[0].a.guid, 0x500u);
-    EXPECT_EQ(fs[0].actual, "0x0000000000000600");
-    EXPECT_NE(fs[0].message.find("update the plan's guid"), std::string::npos) << fs[0].message;
-    EXPECT_EQ(fs[1].kind, FindingKind::unexpected_node);
-    EXPECT_EQ(fs[1].a.guid, 0x600u);
-    EXPECT_EQ(fs[1].b.name, "sw1");
-    EXPECT_EQ(fs[1].b.port, 4);
+    EXPECT_EQ(fs[0].kind, FindingKind::miswired);
+    EXPECT_EQ(fs[0].expected, "sw1/4");
+    EXPECT_EQ(fs[0].actual, "sw1/5");
+    EXPECT_EQ(fs[1].kind, FindingKind::identity_changed);
 }
 
 TEST(Check, APlannedPortGuidIdentifiesItsNode) {
@@ -577,11 +606,10 @@ TEST(Check, HundredThousandLinksAreCheckedQuickly) {
     auto fs = check(p, f);
     double cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    ASSERT_EQ(fs.size(), 4u) << dump(fs);
+    ASSERT_EQ(fs.size(), 3u) << dump(fs);
     EXPECT_EQ(fs[0].kind, FindingKind::missing_link);
-    EXPECT_EQ(fs[1].kind, FindingKind::miswired);
-    EXPECT_EQ(fs[2].kind, FindingKind::miswired);
-    EXPECT_EQ(fs[3].kind, FindingKind::rate_mismatch);
+    EXPECT_EQ(fs[1].kind, FindingKind::miswired);  // the crossed pair: one swap
+    EXPECT_EQ(fs[2].kind, FindingKind::rate_mismatch);
     RecordProperty("check_seconds", std::to_string(secs));
     RecordProperty("check_cpu_seconds", std::to_string(cpu));
     std::printf("check of %zu links: %.3f s wall, %.3f s CPU\n", f.link_count(), secs, cpu);

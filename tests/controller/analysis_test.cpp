@@ -6,7 +6,12 @@
 #include "ibf/analysis.h"
 #include "ibf/api.h"
 #include "ibf/controller_state.h"
+#include "ibf/check.h"
+#include "ibf/identity.h"
+#include "ibf/link_table.h"
+#include "ibf/lft.h"
 #include "ibf/live_analysis.h"
+#include "ibf/plan_yaml.h"
 
 using namespace ibf;
 using namespace ibf::test;
@@ -149,6 +154,106 @@ TEST(LiveAnalysis, SkewedTableAndFallbackAreFindings) {
     EXPECT_EQ(la.summary_json["summary"]["lft_imbalance"], 1);
     EXPECT_EQ(la.summary_json["routing"]["fallback"], true);
     EXPECT_EQ(la.summary_json["routing"]["expected"], "ftree");
+}
+
+namespace {
+// `s` with leaf0001 sending every remote host through its first uplink; returns that port.
+int skew_leaf0001(Snapshot& s) {
+    s.lfts = updown_tables(s.fabric);
+    const NodeId leaf = synth_node(s.fabric, "leaf0001");
+    const int first_up = analyze(s.fabric).info(leaf)->up_bundles[0].ports[0];
+    for (SwitchLft& t : s.lfts)
+        if (t.switch_guid == s.fabric.node(leaf).guid)
+            for (NodeId n = 0; n < s.fabric.size(); ++n) {
+                const Port* p = s.fabric.node(n).type == NodeType::CA ? s.fabric.node(n).port(1) : nullptr;
+                if (p && p->linked() && p->peer != leaf) t.port_by_lid[p->lid] = static_cast<uint8_t>(first_up);
+            }
+    return first_up;
+}
+
+std::vector<const Finding*> of_kind(const LiveAnalysis& la, FindingKind k) {
+    std::vector<const Finding*> out;
+    for (const Finding& f : la.findings)
+        if (f.kind == k) out.push_back(&f);
+    return out;
+}
+}  // namespace
+
+// lft_imbalance only where the engine aims at balance, and its advice names that engine.
+TEST(LiveAnalysis, LftImbalanceWordingFollowsTheEngine) {
+    struct Case {
+        const char *used, *configured;
+        const char* advice;  // "" = no finding
+    } cases[] = {
+        {"minhop", "", ""},  // a lab that configures none: OpenSM's minhop, balance not expected
+        {"minhop", "minhop", ""},
+        {"ftree", "ftree", "ftree should spread host routes evenly: check root_guid_file and cn_guid_file"},
+        {"updn", "updn", "updn should spread host routes evenly: check root_guid_file"},
+        {"minhop", "ftree,minhop",
+         "OpenSM routed with minhop, not the configured ftree (see routing_fallback); fix what made ftree fail"},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(std::string(c.used) + " / " + c.configured);
+        Snapshot s = routed(c.used, c.configured);
+        const int first_up = skew_leaf0001(s);
+        const LiveAnalysis la = analyze_live(s, s.fabric);
+        const auto fs = of_kind(la, FindingKind::lft_imbalance);
+        if (std::string(c.advice).empty()) {
+            EXPECT_TRUE(fs.empty());
+            EXPECT_EQ(la.lft_imbalanced, 0);
+            continue;
+        }
+        ASSERT_EQ(fs.size(), 1u);
+        EXPECT_EQ(fs[0]->a.port, first_up);
+        const std::string& m = fs[0]->message;
+        EXPECT_TRUE(m.ends_with(std::string("; ") + c.advice)) << m;
+    }
+    // Offline (no engine known), the message says so.
+    LftReport r = lft_balance(small_fabric(), analyze(small_fabric()), [] {
+        Snapshot s = routed("", "");
+        skew_leaf0001(s);
+        return s.lfts;
+    }());
+    ASSERT_EQ(r.findings.size(), 1u);
+    EXPECT_TRUE(r.findings[0].message.ends_with(
+        "; the routing engine is not known here (offline tables); if it is ftree or updn, check its root/cn guid files"))
+        << r.findings[0].message;
+}
+
+// One naming: with the plan's names, the live analysis calls a switch what the check calls it.
+TEST(LiveAnalysis, NamesNodesAsTheCheckDoes) {
+    Snapshot s = routed("ftree", "ftree");
+    skew_leaf0001(s);
+    const NodeId leaf = synth_node(s.fabric, "leaf0001");
+    Plan plan = plan_from_fabric(s.fabric, "golden");  // every node by GUID
+    for (PlannedNode& pn : plan.nodes)
+        if (pn.name == "leaf0001") pn.name = "rack1-leaf";
+    const std::vector<std::string> names = plan_names(plan, match_nodes(plan, s.fabric), s.fabric.size());
+    const LiveAnalysis la = analyze_live(s, s.fabric, names);
+    EXPECT_EQ(la.names[leaf], "rack1-leaf");
+    const auto fs = of_kind(la, FindingKind::lft_imbalance);
+    ASSERT_EQ(fs.size(), 1u);
+    EXPECT_EQ(fs[0]->a.name, "rack1-leaf");
+
+    Fabric slow = s.fabric;
+    const int up = analyze(slow).info(leaf)->up_bundles[0].ports[0];
+    Port& p = *slow.node(leaf).port(up);
+    p.width_active = Width::X1;
+    slow.node(p.peer).port(p.peer_port)->width_active = Width::X1;
+    CheckOptions opt;
+    opt.tier_of = la.tier_of;
+    const auto cf = check(plan, slow, opt);
+    ASSERT_EQ(cf.size(), 1u);
+    EXPECT_EQ(cf[0].kind, FindingKind::rate_mismatch);
+    EXPECT_EQ(cf[0].a.name, "rack1-leaf");
+    EXPECT_EQ(cf[0].a.name, la.names[leaf]);
+    int rows = 0;
+    for (const LinkRow& r : link_table(slow, la.tier_of, &plan, {}, la.names).rows)
+        if (r.local_guid == slow.node(leaf).guid) {
+            EXPECT_EQ(r.local_name, "rack1-leaf");  // the /metrics link labels
+            ++rows;
+        }
+    EXPECT_GT(rows, 0);
 }
 
 TEST(LiveAnalysis, WithoutLftsTheLftPartIsNull) {

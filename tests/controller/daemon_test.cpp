@@ -550,6 +550,46 @@ TEST_F(ControllerDaemon, NodeNameMapAppliesBeforeTheCheck) {
     EXPECT_TRUE(j["findings"].empty()) << j.dump(2);
 }
 
+// Issue 9: without the map the renamed leaf is found by its cabling: one identity_changed, and the
+// daemon's findings and its live analysis both call it by the plan's name.
+TEST_F(ControllerDaemon, RenamedSwitchKeepsItsPlanNameInFindingsAndAnalysis) {
+    std::string yaml = "version: 1\nnodes:\n";
+    for (const Node& n : planned.nodes())
+        if (n.type == NodeType::Switch) yaml += "  " + n.name + ": {type: switch, ports: " + std::to_string(n.num_ports()) + "}\n";
+    yaml += "cables:\n";
+    for (const Link& l : planned.links())
+        yaml += "  - {a: " + planned.node(l.a).name + "/" + std::to_string(l.pa) + ", b: " + planned.node(l.b).name +
+                "/" + std::to_string(l.pb) + "}\n";
+    write_file(dir.file("plan.yaml"), yaml);
+    cfg.topology = dir.file("plan.yaml");
+
+    Fabric actual = small_fabric();
+    const NodeId leaf = synth_node(actual, "leaf0001");
+    const std::string leaf_guid = guid_hex(actual.node(leaf).guid);
+    actual.node(leaf).description = "MF0;switch-7cfe90:QM8700/U1";
+    actual.node(leaf).name.clear();
+    actual.finalize();
+    start();
+    UnixClient plugin(cfg.socket_path);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(actual, kMasterGuid, SmState::Master, 3)));
+    ASSERT_TRUE(wait_findings_seq(3));
+    const json j = get("/api/v1/findings");
+    ASSERT_EQ(j["findings"].size(), 1u) << j.dump(2);
+    EXPECT_EQ(j["findings"][0]["kind"], "identity_changed");
+    EXPECT_EQ(j["findings"][0]["a"]["name"], "leaf0001");
+    EXPECT_EQ(j["findings"][0]["a"]["guid"], leaf_guid);
+    EXPECT_EQ(j["findings"][0]["actual"], "renamed: \"switch-7cfe90\" (" + leaf_guid + ")");
+    const json a = get("/api/v1/analysis?switches=1");
+    int seen = 0;
+    for (const json& sw : a["switches"])
+        if (sw["guid"] == leaf_guid) {
+            EXPECT_EQ(sw["name"], "leaf0001");
+            ++seen;
+        }
+    EXPECT_EQ(seen, 1) << a.dump(2);
+}
+
 TEST_F(ControllerDaemon, HttpAnswersWhileALargeSnapshotIsDecoded) {
     const Fabric big = synth_fat_tree({.levels = 3, .radix = 40, .hosts = 16000});
     write_file(topology, write_ibnetdiscover(big));

@@ -150,3 +150,23 @@ TEST(Rate, WidthsAndTheirLaneCounts) {
     EXPECT_EQ(max_speed(speed_bit(Speed::FDR10) | speed_bit(Speed::FDR)), Speed::FDR);
     EXPECT_EQ(max_speed(0), Speed::Unknown);
 }
+
+// Rates as `ibstat` prints them (issue 9): QDR and FDR10 at 4x are both 40 Gb/s; the data rate
+// follows where the encoding makes it differ.
+TEST(Rate, IbstatRateAndDataRate) {
+    EXPECT_EQ(ibstat_gbps({Width::X4, Speed::QDR}), 40);
+    EXPECT_EQ(ibstat_gbps({Width::X4, Speed::FDR10}), 40);
+    EXPECT_EQ(ibstat_gbps({Width::X4, Speed::FDR}), 56);
+    EXPECT_EQ(ibstat_gbps({Width::X4, Speed::EDR}), 100);
+    EXPECT_EQ(ibstat_gbps({Width::X4, Speed::HDR}), 200);
+    EXPECT_EQ(ibstat_gbps({Width::X1, Speed::SDR}), 2.5);
+    EXPECT_EQ(ibstat_gbps({Width::X4, Speed::Unknown}), 0);
+    EXPECT_EQ(rate_gbps_text({Width::X4, Speed::QDR}), "40 Gb/s signalling, 32 Gb/s data");
+    EXPECT_EQ(rate_gbps_text({Width::X4, Speed::FDR10}), "40 Gb/s");
+    EXPECT_EQ(rate_gbps_text({Width::X4, Speed::FDR}), "56 Gb/s signalling, 54.5 Gb/s data");
+    EXPECT_EQ(rate_gbps_text({Width::X4, Speed::EDR}), "100 Gb/s");
+    EXPECT_EQ(rate_gbps_text({Width::X1, Speed::EDR}), "25 Gb/s");
+    EXPECT_EQ(rate_gbps_text({Width::X1, Speed::SDR}), "2.5 Gb/s signalling, 2 Gb/s data");
+    EXPECT_EQ(rate_gbps_text({Width::X4, Speed::DDR}), "20 Gb/s signalling, 16 Gb/s data");
+    EXPECT_EQ(rate_gbps_text({Width::Unknown, Speed::HDR}), "");
+}

@@ -2,11 +2,11 @@
 //
 //   std::vector<ibf::Finding> fs = ibf::check(plan, fabric);
 //
-// Planned nodes are matched to actual nodes by GUID when the plan gives one, else by name (and
-// HCA). Then every planned link is compared with the actual cabling:
+// Planned nodes are matched to actual nodes by GUID, else by name (and HCA), else by position
+// (ibf/identity.h); every node is named by one ibf::NameBook (plan names first). Then every planned link is compared with the actual cabling:
 //   missing_link, unexpected_link, miswired (one finding per cable that goes elsewhere: a crossed
 //   pair of parallel cables is two miswired findings; a cable moved to another port is one),
-//   missing_node, unexpected_node, rate_mismatch, rate_below_capability, mtu_mismatch.
+//   missing_node, unexpected_node, identity_changed (renamed or replaced), rate_mismatch, rate_below_capability, mtu_mismatch.
 // Findings come out sorted (kind, a.name, a.port) so output is stable.
 #pragma once
 
@@ -20,6 +20,9 @@ namespace ibf {
 
 struct CheckOptions {
     bool rate_below_capability = true;  // report links that run slower than both ends could
+    // routing's Analysis::tier_of of the fabric, for the names of nodes that need a synthesized one
+    // ("leaf-cfb0", ibf/names.h); empty: "switch-cfb0".
+    std::vector<int> tier_of;
 };
 
 std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt = {});

@@ -6,8 +6,9 @@
 //   ApiResponse r = handle_api({.method = "GET", .target = "/api/v1/findings"}, ctx);
 //
 // Routes: GET /api/v1/fabric, /api/v1/findings, /api/v1/analysis[?switches=1], /api/v1/sm,
-// /api/v1/history?limit=N[&before=ID], /healthz, /metrics, the page / and /ui (HTML) and
-// /ui/fabric.svg (ui_page.h); POST /api/v1/reload (Authorization:
+// /api/v1/history?limit=N[&before=ID], /api/v1/history/changes, /api/v1/history/diff (history_api.h),
+// /healthz, /metrics, the page / and /ui (HTML) and /ui/fabric.svg (ui_page.h); POST /api/v1/reload
+// and /api/v1/accept (Authorization:
 // Bearer <token>; with token_for_reads every path but /healthz needs it). Unknown path 404, wrong
 // method 405, bad or unknown query parameter 400, missing/wrong token 401, no token configured 403.
 // Errors are {"error": "..."}.
@@ -67,6 +68,11 @@ struct ApiContext {
     std::function<nlohmann::json(const nlohmann::json& body)> sm_priority;
     // The durable failover history (the history database), newest first; null = the engine's.
     std::function<nlohmann::json(int limit)> ha_history;
+    // GET /api/v1/history/changes and /diff (history_api.h); null when history is off (404).
+    const HistoryStore* history_store = nullptr;
+    // POST /api/v1/accept (token): writes the current fabric into the plan; body {"scope": [...]}.
+    // Throws ApiFailure (its status) or InputError (400).
+    std::function<nlohmann::json(const nlohmann::json& body)> accept;
 };
 
 ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx);

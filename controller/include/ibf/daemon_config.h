@@ -31,6 +31,8 @@ struct DaemonConfig {
     std::string topology;                                     // plan YAML or golden dump, "" = none
     std::string node_name_map;                                // "" = none
     std::string history_db;                                   // SQLite file, "" = no history
+    uint32_t history_retention_days = 0;                      // `history.retention_days`, 0 = keep all
+    uint64_t history_max_sweeps = 0;                          // `history.max_sweeps`, 0 = no bound
     std::string token_file;                                   // bearer token for POST, "" = refuse
     bool token_for_reads = false;                             // GETs need the token too (not /healthz)
     std::string log_level = "info";                           // trace debug info warn error off

@@ -47,8 +47,9 @@ struct LinkTable {
 
 // `tier_of`: per NodeId, 1 leaf, 2 spine, ... (routing/analysis.h), may be shorter (then unknown).
 // `plan` may be null; `matches` are ibf::check's exactly cabled links for that plan and fabric.
+// `names`: per NodeId, the display name (ibf::NameBook, LiveAnalysis::names); empty = Node::name.
 LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Plan* plan,
-                     const std::vector<LinkMatch>& matches);
+                     const std::vector<LinkMatch>& matches, const std::vector<std::string>& names = {});
 
 // A Prometheus label value with \\, \" and \n escaped.
 std::string escape_label_value(const std::string& s);

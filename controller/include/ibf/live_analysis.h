@@ -30,6 +30,7 @@ struct LiveAnalysis {
     int lft_switches = 0;            // switches with an exported LFT (0: not exported)
     int lft_imbalanced = 0;          // switches with an lft_imbalance finding
     std::vector<int> tier_of;        // per NodeId: 1 leaf, 2 spine, ...; 0 hosts and unknown (Analysis::tier_of)
+    std::vector<std::string> names;  // per NodeId: the display name (ibf::NameBook; Analysis::names)
 };
 
 // The first engine of opensm.conf's routing_engine list ("ftree,minhop" -> "ftree"), lower case;
@@ -42,7 +43,9 @@ std::string first_configured_engine(const std::string& configured);
 std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric& f);
 
 // The whole live analysis. `f` is the fabric to analyze (the snapshot's, or a copy with the
-// node-name-map applied); LFTs and routing engines come from `s`.
-LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f);
+// node-name-map applied); LFTs and routing engines come from `s`. `plan_names`: per NodeId, the
+// plan's name of the node ("" = none; ibf::plan_names in checks/identity.h), so the analysis names
+// nodes as the check does.
+LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names = {});
 
 }  // namespace ibf

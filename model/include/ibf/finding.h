@@ -21,6 +21,7 @@ enum class FindingKind : uint8_t {
     miswired,
     missing_node,
     unexpected_node,
+    identity_changed,        // a planned node found by its cabling or name under another name or GUID
     rate_mismatch,
     rate_below_capability,
     mtu_mismatch,
@@ -48,7 +49,7 @@ enum class FindingKind : uint8_t {
     link_flapping,           // a port that went down and up repeatedly within a window
     port_errors,             // error counters growing faster than their threshold
 };
-inline constexpr int kFindingKindCount = 28;
+inline constexpr int kFindingKindCount = 29;
 
 std::string_view to_string(FindingKind k);  // "missing_link", ...
 std::optional<FindingKind> parse_finding_kind(std::string_view s);

@@ -56,6 +56,14 @@ struct Rate {
 // "4xHDR"; "4x" or "HDR" when only one half is known; "?" when neither.
 std::string to_string(const Rate& r);
 
+// The rate `ibstat` prints ("Rate: 40" for 4xQDR and 4xFDR10, 56 for 4xFDR, 100 for 4xEDR): lanes x
+// the nominal lane rate (2.5, 5, 10, 10, 14, 25, 50, 100, 200 Gb/s); 0 when a half is unknown.
+double ibstat_gbps(const Rate& r);
+// How reports print a rate's speed: ibstat's figure, with the data rate where it differs:
+//   rate_gbps_text(4xEDR) == "100 Gb/s"; rate_gbps_text(4xQDR) == "40 Gb/s signalling, 32 Gb/s data";
+//   rate_gbps_text(4xFDR) == "56 Gb/s signalling, 54.5 Gb/s data"; "" when a half is unknown.
+std::string rate_gbps_text(const Rate& r);
+
 // Accepts every spelling listed at the top of this file; nullopt for anything else.
 std::optional<Rate> parse_rate(std::string_view s);
 

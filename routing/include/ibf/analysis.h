@@ -79,6 +79,9 @@ struct AnalyzeOptions {
     // A group of host links (one adapter model) or a switch's uplinks below this fraction of the
     // majority rate is a rate_outlier; 1.0 = any slower link.
     double rate_outlier_fraction = 1.0;
+    // Per NodeId, the plan's name of the node ("" = none): names come from one ibf::NameBook (plan
+    // names first, see ibf/names.h and ibf::plan_names in checks/identity.h).
+    std::vector<std::string> preferred_names;
 };
 
 // True for SHARP aggregation nodes: a CA whose description contains "Aggregation Node".
@@ -99,9 +102,9 @@ std::string render_tier_table(const Fabric& f, const Analysis& a);
 // One line per switch (by tier, then name): hosts, down/up links, bundle sizes, oversubscription.
 std::string render_switch_table(const Fabric& f, const Analysis& a);
 
-// A readable, unique name for a node: its derived name when unique in the fabric, a chassis
-// ASIC's "sw01/L05/U1", else "<tier>-<last 4 GUID hex digits>" (e.g. "spine-8098") when unique,
-// else the full GUID. From Analysis::names when filled (analyze() fills it).
+// A node's display name: ibf::NameBook's (ibf/names.h) — its name when unique in the fabric, a
+// chassis ASIC's "sw01/L05/U1", a host adapter's "gpu01:mlx5_1", else "<tier>-<last 4 GUID hex
+// digits>" (e.g. "spine-8098"). From Analysis::names when filled (analyze() fills it).
 std::string display_name(const Fabric& f, const Analysis& a, NodeId n);
 // display_name() of every node at once (linear time).
 std::vector<std::string> display_names(const Fabric& f, const std::vector<int>& tier_of);

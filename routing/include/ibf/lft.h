@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ibf/analysis.h"
@@ -44,7 +45,18 @@ struct LftBalance {
 struct LftOptions {
     double tolerance = 0.25;
     int min_spread = 2;
+    // The routing engine that computed the tables (the snapshot's SmConf: OpenSM's routing_engine
+    // as used, and as configured in opensm.conf). Both "" = not known (offline tables): imbalance is
+    // reported and the message says the engine is unknown. An engine that does not aim at balanced
+    // uplinks (minhop, OpenSM's default when none is configured) gets no lft_imbalance findings,
+    // unless it is a fallback from a configured one that does (ftree, updn, dnup, sssp, dfsssp).
+    std::string engine;
+    std::string configured;
 };
+
+// True when tables from `engine` (configured: `configured`, first entry counts) should spread host
+// routes evenly over a fat-tree's uplinks; see LftOptions. "" and "" (unknown) is true.
+bool balance_expected(const std::string& engine, const std::string& configured);
 
 struct LftReport {
     std::vector<LftBalance> switches;  // one per known switch with uplinks, in input order

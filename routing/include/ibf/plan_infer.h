@@ -14,7 +14,8 @@
 // pin_all_guids) are pinned by GUID in `nodes:`; rates are written where
 // they differ from the plan-wide majority rate (tier, group, cable, or an `overrides:` entry); the
 // MTU only when every link reports the same one. Names that a plan cannot carry (spaces, '/', '[',
-// shared descriptions) are replaced by "<tier>-<last 4 GUID digits>" or "host-<GUID>".
+// shared descriptions) are replaced by their display name (ibf/names.h: "leaf-369c", "host-cd00")
+// when a plan can carry it, else "<tier>-<last 4 GUID digits>" or "host-<GUID>".
 #pragma once
 
 #include <string>

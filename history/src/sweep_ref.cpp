@@ -1,0 +1,68 @@
+// parse_sweep_ref / parse_iso_time.
+#include "ibf/sweep_ref.h"
+
+#include <charconv>
+#include <ctime>
+
+namespace ibf {
+namespace {
+
+std::optional<int64_t> number(std::string_view s) {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_iso_time(std::string_view s) {
+    if (!s.empty() && (s.back() == 'Z' || s.back() == 'z')) s.remove_suffix(1);
+    // YYYY-MM-DDTHH:MM (16), :SS (19), .mmm (23)
+    if (s.size() != 16 && s.size() != 19 && s.size() != 23) return std::nullopt;
+    if (s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ' && s[10] != 't') || s[13] != ':') return std::nullopt;
+    if (s.size() >= 19 && s[16] != ':') return std::nullopt;
+    if (s.size() == 23 && s[19] != '.') return std::nullopt;
+    auto field = [&](size_t at, size_t n) { return number(s.substr(at, n)); };
+    auto y = field(0, 4), mo = field(5, 2), d = field(8, 2), h = field(11, 2), mi = field(14, 2);
+    auto sec = s.size() >= 19 ? field(17, 2) : std::optional<int64_t>(0);
+    auto ms = s.size() == 23 ? field(20, 3) : std::optional<int64_t>(0);
+    if (!y || !mo || !d || !h || !mi || !sec || !ms) return std::nullopt;
+    if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *sec > 60 || *ms < 0) return std::nullopt;
+    const int64_t days = days_from_civil(*y, static_cast<unsigned>(*mo), static_cast<unsigned>(*d));
+    return ((days * 24 + *h) * 60 + *mi) * 60000 + *sec * 1000 + *ms;
+}
+
+std::optional<SweepRef> parse_sweep_ref(std::string_view s, int64_t now_unix_ms) {
+    if (s == "latest" || s == "now") return SweepRef{SweepRef::Kind::latest, 0};
+    if (auto id = number(s); id && *id > 0) return SweepRef{SweepRef::Kind::id, *id};
+    if (s.size() > 1 && s[0] == '@')
+        if (auto ms = number(s.substr(1)); ms && *ms >= 0) return SweepRef{SweepRef::Kind::time, *ms};
+    if (s.size() > 2 && s[0] == '-') {
+        int64_t unit = 0;
+        switch (s.back()) {
+        case 's': unit = 1000; break;
+        case 'm': unit = 60000; break;
+        case 'h': unit = 3600000; break;
+        case 'd': unit = 86400000; break;
+        default: return std::nullopt;
+        }
+        auto n = number(s.substr(1, s.size() - 2));
+        if (!n || *n < 0) return std::nullopt;
+        return SweepRef{SweepRef::Kind::time, now_unix_ms - *n * unit};
+    }
+    if (auto t = parse_iso_time(s)) return SweepRef{SweepRef::Kind::time, *t};
+    return std::nullopt;
+}
+
+}  // namespace ibf

@@ -1,0 +1,252 @@
+// `ibfabric history`, `ibfabric diff` and `ibfabric accept`: the daemon's sweep history
+// (docs/api.md, GET /api/v1/history/changes and /diff) and adopting the current fabric as the
+// plan (POST /api/v1/accept).
+//
+//   ibfabric history [--since T] [--limit N] [--json]   one line per sweep: what changed
+//   ibfabric diff FROM [TO] [--json]                     the changes as findings (TO: latest)
+//   ibfabric accept [--scope NAME]... [--token-file F]   write the current fabric into the plan
+//
+// URL: --url, else $IBFABRIC_URL, else http://127.0.0.1:8639. Token: --token-file, else
+// $IBFABRIC_TOKEN. Exit codes in each command's help (docs/cli.md).
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "commands.h"
+#include "ibf/http_client.h"
+#include "ibf/report.h"
+#include "ibf/sweep_ref.h"
+#include "ibf/text.h"
+
+namespace ibf::cli {
+namespace {
+
+using nlohmann::json;
+
+struct HistoryOptions {
+    std::string url, since, from, to = "latest", token_file;
+    std::vector<std::string> scope;
+    int limit = 50;
+    bool json = false;
+};
+
+std::string base_url(const HistoryOptions& o) {
+    if (!o.url.empty()) return o.url;
+    if (const char* env = std::getenv("IBFABRIC_URL"); env && *env) return env;
+    return "http://127.0.0.1:8639";
+}
+
+// One request; `out` gets the JSON answer. Returns 0, or the exit code after printing why:
+// 2 for a bad URL or a 400/401/403/404 answer (the request or the token is wrong), 3 when the
+// daemon cannot be reached or fails otherwise. `refused` (when given) is returned for 409.
+int call(const HistoryOptions& o, const std::string& method, const std::string& path, const std::string& body,
+         const std::string& token, json& out, int refused = kExitUnavailable) {
+    const std::string base = base_url(o);
+    auto url = parse_http_url(base);
+    if (!url) {
+        std::fprintf(stderr, "ibfabric: bad daemon URL '%s' (expected http://host:port)\n", base.c_str());
+        return kExitBadInput;
+    }
+    HttpResult r;
+    try {
+        r = http_request(*url, method, path, body, token.empty() ? "" : "Bearer " + token, std::chrono::seconds(60));
+    } catch (const HttpUnavailable& e) {
+        std::fprintf(stderr, "ibfabric: the daemon is unreachable: %s\n", e.what());
+        return kExitUnavailable;
+    }
+    out = json::parse(r.body, nullptr, false);
+    if (r.status == 200 && out.is_object()) return kExitClean;
+    const std::string msg = out.is_object() && out.contains("error") && out["error"].is_string()
+                                ? out["error"].get<std::string>()
+                                : r.body;
+    std::fprintf(stderr, "ibfabric: %s%s answered %d: %s\n", base.c_str(), path.c_str(), r.status, terminal_safe(msg).c_str());
+    if (r.status == 409) return refused;
+    return r.status == 400 || r.status == 401 || r.status == 403 || r.status == 404 ? kExitBadInput : kExitUnavailable;
+}
+
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A reference the daemon will understand, checked here so a typo is exit 2 before any request.
+bool valid_ref(const std::string& what, const std::string& text, bool time_only) {
+    auto r = parse_sweep_ref(text, now_ms());
+    if (r && (!time_only || r->kind == SweepRef::Kind::time)) return true;
+    std::fprintf(stderr, "ibfabric: %s '%s' is not %s\n", what.c_str(), terminal_safe(text).c_str(),
+                 time_only ? "a time: 2026-12-01T03:00:00Z, @unix_ms, or -30m/-2h/-1d"
+                           : "a sweep: a history row id (ibfabric history), latest, 2026-12-01T03:00:00Z, @unix_ms, or -2h");
+    return false;
+}
+
+std::string query_escape(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == ':' || c == '@') out += static_cast<char>(c);
+        else {
+            char buf[4];
+            std::snprintf(buf, sizeof buf, "%%%02X", c);
+            out += buf;
+        }
+    }
+    return out;
+}
+
+int run_history(const HistoryOptions& o) {
+    if (!o.since.empty() && !valid_ref("--since", o.since, true)) return kExitBadInput;
+    std::string path = "/api/v1/history/changes?limit=" + std::to_string(o.limit);
+    if (!o.since.empty()) path += "&since=" + query_escape(o.since);
+    json j;
+    if (int rc = call(o, "GET", path, "", "", j)) return rc;
+    bool changed = false;
+    for (const json& s : j["sweeps"]) changed |= s["changes_count"].is_number() && s["changes_count"].get<int64_t>() > 0;
+    if (o.json) {
+        std::cout << json_text(j, 2) << "\n";
+        return changed ? kExitFindings : kExitClean;
+    }
+    if (j["sweeps"].empty()) std::cout << "no sweeps recorded" << (o.since.empty() ? "" : " since " + o.since) << "\n";
+    for (const json& s : j["sweeps"]) {
+        std::cout << "#" << s["id"].get<int64_t>() << "  " << s["time"].get<std::string>() << "  sweep "
+                  << s["sweep_seq"].get<int64_t>() << "  SM " << terminal_safe(s["sm_guid"].get<std::string>()) << "  "
+                  << s["links"].get<int64_t>() << " links  " << s["findings_count"].get<int64_t>() << " findings";
+        if (s["findings_opened"].is_number() && (s["findings_opened"] != 0 || s["findings_closed"] != 0))
+            std::cout << " (+" << s["findings_opened"].get<int64_t>() << " -" << s["findings_closed"].get<int64_t>() << ")";
+        std::cout << "  " << terminal_safe(s["summary"].get<std::string>()) << "\n";
+    }
+    if (!j["next"].is_null()) std::cout << "(older sweeps: --limit " << o.limit * 2 << ")\n";
+    return changed ? kExitFindings : kExitClean;
+}
+
+int run_diff(const HistoryOptions& o) {
+    if (!valid_ref("FROM", o.from, false) || !valid_ref("TO", o.to, false)) return kExitBadInput;
+    json j;
+    if (int rc = call(o, "GET", "/api/v1/history/diff?from=" + query_escape(o.from) + "&to=" + query_escape(o.to), "", "", j))
+        return rc;
+    const bool changed = !j["changes"].empty();
+    if (o.json) {
+        std::cout << json_text(j, 2) << "\n";
+        return changed ? kExitFindings : kExitClean;
+    }
+    auto ref = [](const json& r) {
+        return "#" + std::to_string(r["id"].get<int64_t>()) + " (sweep " + std::to_string(r["sweep_seq"].get<int64_t>()) +
+               ", " + r["time"].get<std::string>() + ")";
+    };
+    std::cout << "changes from " << ref(j["from"]) << " to " << ref(j["to"]) << ": "
+              << terminal_safe(j["change_summary"].get<std::string>()) << "\n";
+    std::vector<Finding> fs = findings_from_json(j);
+    if (!fs.empty()) std::cout << "\n" << render_text(fs, ::isatty(1) != 0);
+    bool header = false;
+    for (const json& c : j["changes"]) {
+        if (c["kind"].get<std::string>().rfind("sm_", 0) != 0) continue;
+        if (!header) std::cout << "\nSM changes\n", header = true;
+        std::cout << "  " << terminal_safe(c["text"].get<std::string>()) << "\n";
+    }
+    return changed ? kExitFindings : kExitClean;
+}
+
+std::string read_token(const HistoryOptions& o) {
+    if (o.token_file.empty()) {
+        if (const char* env = std::getenv("IBFABRIC_TOKEN"); env && *env) return env;
+        return "";
+    }
+    std::ifstream f(o.token_file);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string t = ss.str();
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    if (!f || t.empty()) throw std::invalid_argument(o.token_file + ": cannot read a token");
+    return t;
+}
+
+int run_accept(const HistoryOptions& o) {
+    const std::string token = read_token(o);
+    if (token.empty()) {
+        std::fprintf(stderr, "ibfabric: accept needs the daemon's token: --token-file F or $IBFABRIC_TOKEN\n");
+        return kExitBadInput;
+    }
+    json body = json::object();
+    if (!o.scope.empty()) body["scope"] = o.scope;
+    json j;
+    if (int rc = call(o, "POST", "/api/v1/accept", body.dump(), token, j, kExitFindings)) return rc;
+    if (o.json) {
+        std::cout << json_text(j, 2) << "\n";
+        return kExitClean;
+    }
+    std::cout << "accepted sweep " << j["sweep_seq"].get<int64_t>() << " of SM " << j["sm_guid"].get<std::string>()
+              << " into " << terminal_safe(j["topology"].get<std::string>()) << " (" << j["differences"].get<int64_t>()
+              << " differences from the previous plan"
+              << (o.scope.empty() ? std::string() : ", all inside the scope") << "); previous plan kept as "
+              << terminal_safe(j["backup"].get<std::string>()) << "\n";
+    return kExitClean;
+}
+
+}  // namespace
+
+void register_history(CLI::App& app, Runner& run) {
+    const std::string url_help = "daemon URL (default: $IBFABRIC_URL, else http://127.0.0.1:8639)";
+    {
+        auto o = std::make_shared<HistoryOptions>();
+        CLI::App* sub = app.add_subcommand("history", "What changed in the fabric, sweep by sweep (needs history: in ibfabricd)");
+        sub->add_option("--since", o->since, "only sweeps taken at or after this time (2026-12-01T03:00:00Z, @unix_ms, -2h)")
+            ->type_name("T");
+        sub->add_option("--limit", o->limit, "at most this many sweeps, newest first (1..1000, default 50)")
+            ->check(CLI::Range(1, 1000));
+        sub->add_option("--url", o->url, url_help);
+        sub->add_flag("--json", o->json, "print GET /api/v1/history/changes's answer (docs/api.md)");
+        sub->footer(
+            "Examples:\n"
+            "  ibfabric history --since -2h\n"
+            "  ibfabric history --json | jq '.sweeps[] | select(.changes_count > 0) | .summary'\n"
+            "Exit status: 0 no listed sweep changed anything, 1 some did, 2 usage, 3 daemon unreachable.");
+        sub->callback([&run, o] { run = [o] { return run_history(*o); }; });
+    }
+    {
+        auto o = std::make_shared<HistoryOptions>();
+        CLI::App* sub = app.add_subcommand("diff", "The fabric's changes between two recorded sweeps, as findings");
+        sub->add_option("from", o->from, "a history row id (the #N of `ibfabric history`), latest, or a time")
+            ->required()
+            ->type_name("SWEEP|TIME");
+        sub->add_option("to", o->to, "the same forms (default: latest)")->type_name("SWEEP|TIME");
+        sub->add_option("--url", o->url, url_help);
+        sub->add_flag("--json", o->json, "print the findings object (docs/findings.md) plus from, to, changes");
+        sub->footer(
+            "A time names the newest sweep taken at or before it. The earlier sweep stands in for the plan:\n"
+            "a cable gone is missing_link, a new one unexpected_link, a slower link rate_mismatch.\n"
+            "Examples:\n"
+            "  ibfabric diff -1d latest          # what changed since yesterday\n"
+            "  ibfabric diff 40 41 --json\n"
+            "Exit status: 0 no changes, 1 changes, 2 usage or no such sweep, 3 daemon unreachable.");
+        sub->callback([&run, o] { run = [o] { return run_diff(*o); }; });
+    }
+    {
+        auto o = std::make_shared<HistoryOptions>();
+        CLI::App* sub = app.add_subcommand(
+            "accept", "After an expansion: write the current fabric into ibfabricd's plan (the previous one is kept)");
+        sub->add_option("--scope", o->scope,
+                        "accept only if every difference from the plan touches these nodes (a name, or a prefix\n"
+                        "ending in '*'); repeat it for several")
+            ->type_name("NAME");
+        sub->add_option("--token-file", o->token_file, "the daemon's bearer token (default: $IBFABRIC_TOKEN)")->type_name("F");
+        sub->add_option("--url", o->url, url_help);
+        sub->add_flag("--json", o->json, "print POST /api/v1/accept's answer (docs/api.md)");
+        sub->footer(
+            "The plan is written like `ibfabric plan from-dump` writes it, the previous file kept as\n"
+            "plan.yaml.1 (.2, ...), and the daemon re-checks against it.\n"
+            "Examples:\n"
+            "  ibfabric accept --token-file /etc/ibfabric/token\n"
+            "  ibfabric accept --scope leaf19 --scope 'node3*' --token-file /etc/ibfabric/token\n"
+            "Exit status: 0 accepted, 1 refused (differences outside the scope, no fabric yet, no YAML plan),\n"
+            "2 usage or token refused, 3 daemon unreachable.");
+        sub->callback([&run, o] { run = [o] { return run_accept(*o); }; });
+    }
+}
+
+}  // namespace ibf::cli
