@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -23,6 +24,7 @@
 #include "ibf/draw.h"
 #include "ibf/error.h"
 #include "ibf/http_client.h"
+#include "ibf/identity.h"
 #include "ibf/inputs.h"
 #include "ibf/page.h"
 #include "ibf/report.h"
@@ -44,21 +46,25 @@ Drawn draw_dump(const DrawArgs& a) {
     std::vector<Finding> fs;
     Fabric f;
     std::string title = a.dump;
+    std::optional<Expected> e;
     if (!a.expected.empty()) {
-        Expected e = load_expected(a.expected, a.node_name_map);
-        f = load_dump_file(a.dump, e.names);
-        if (e.golden) align_golden_guids(e.plan, *e.golden, f);
-        fs = check(e.plan, f);
+        e = load_expected(a.expected, a.node_name_map);
+        f = load_dump_file(a.dump, e->names);
+        if (e->golden) align_golden_guids(e->plan, *e->golden, f);
+        fs = check(e->plan, f);
         title += " checked against " + a.expected;
     } else {
         f = load_dump_file(a.dump, a.node_name_map.empty() ? NodeNameMap{} : load_node_name_map(a.node_name_map));
     }
     Analysis an = analyze(f);
-    if (a.expected.empty()) {
+    std::vector<std::string> names = an.names;
+    if (e) {
+        names = plan_name_book(e->plan, f, an.tier_of).all();  // the names the check's findings use
+    } else {
         fs = an.findings;
         title += " (fat-tree analysis, no plan)";
     }
-    const draw::Layout l = draw::layout({.fabric = &f, .tier_of = an.tier_of, .names = an.names, .findings = fs});
+    const draw::Layout l = draw::layout({.fabric = &f, .tier_of = an.tier_of, .names = names, .findings = fs});
     Drawn d{.findings = fs.size()};
     if (!a.html) {
         d.text = draw::render_svg(l, {.title = title});
