@@ -54,11 +54,12 @@ long peak_rss_kb() {
     return ru.ru_maxrss;  // kilobytes on Linux
 }
 
-int usage() {
-    std::fprintf(stderr,
+int usage(bool asked = false) {
+    std::fprintf(asked ? stdout : stderr,
                  "usage: bench_check [--levels 2|3] [--radix K] [--hosts N] [--repeat R] [--write DIR]\n"
-                 "  defaults: --levels 3 --radix 64 --hosts 32768 --repeat 5\n");
-    return 2;
+                 "  defaults: --levels 3 --radix 64 --hosts 32768 --repeat 5\n"
+                 "Example: bench_check --levels 2 --radix 36 --hosts 648 --repeat 3\n");
+    return asked ? 0 : 2;
 }
 
 }  // namespace
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
     std::string write_dir;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
+        if (a == "--help" || a == "-h") return usage(true);
         if (i + 1 >= argc) return usage();
         if (a == "--levels") spec.levels = std::atoi(argv[++i]);
         else if (a == "--radix") spec.radix = std::atoi(argv[++i]);

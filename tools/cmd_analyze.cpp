@@ -173,7 +173,7 @@ void register_analyze(CLI::App& app, Runner& run) {
     an->callback([&run, aa] { run = [aa] { return run_analyze(*aa); }; });
 
     auto pa = std::make_shared<PlanArgs>();
-    CLI::App* plan = app.add_subcommand("plan", "Write plans (docs/plan.md)");
+    CLI::App* plan = app.add_subcommand("plan", "Write plans (docs/plan.md)\nExample: ibfabric plan from-dump golden.txt -o plan.yaml");
     plan->require_subcommand(1);
     CLI::App* fd = plan->add_subcommand(
         "from-dump",

@@ -273,6 +273,7 @@ LabState need_lab(const std::string& d) {
     const std::string dir = lab_dir(d);
     auto s = lab_load_state(dir);
     if (!s) throw LabError("no lab in " + dir + " (start one with `ibfabric lab up <plan>`)");
+    lab_follow_daemons(*s);  // a restarted ibfabricd: its new PID and port
     return *s;
 }
 
@@ -502,7 +503,8 @@ void register_lab(CLI::App& app, Runner& run) {
     CLI::App* lab = app.add_subcommand(
         "lab",
         "A simulated fabric: real OpenSM (with the ibfabric plugin) on ibsim, built from a plan, with\n"
-        "faults injected; ibfabricd checks every sweep against the plan. docs/lab.md.");
+        "faults injected; ibfabricd checks every sweep against the plan. docs/lab.md.\n"
+        "Example: ibfabric lab up config/examples/small-plan.yaml && ibfabric lab fault unlink leaf01/1");
     lab->require_subcommand(1);
 
     auto up = std::make_shared<UpArgs>();
@@ -561,7 +563,8 @@ void register_lab(CLI::App& app, Runner& run) {
         "SM faults (lab up --sms N; TARGET is master, standby, sm<i> or a port GUID; prints the time in unix ms):\n"
         "  kill-sm TARGET      kill -9 that OpenSM\n"
         "  freeze-sm TARGET    SIGSTOP (a hung SM); thaw-sm TARGET: SIGCONT\n"
-        "  restart-sm TARGET   start a killed OpenSM again with the same config (its stale ibsim client is freed)");
+        "  restart-sm TARGET   start a killed OpenSM again with the same config (its stale ibsim client is freed)\n"
+        "Example: ibfabric lab fault move leaf01/1 leaf01/30");
     cfault->add_option("action", fa->words, "unlink|relink|move|errors|kill-sm|freeze-sm|thaw-sm|restart-sm and its arguments")
         ->required()->expected(1, 3);
     cfault->add_option("--dir", fa->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
@@ -572,20 +575,20 @@ void register_lab(CLI::App& app, Runner& run) {
     cfault->callback([&run, fa] { run = [fa] { return run_fault(*fa); }; });
 
     auto st = std::make_shared<DirArgs>();
-    CLI::App* cst = lab->add_subcommand("status", "Show the lab's processes, their PIDs and logs (exit 3 when one is not running)");
+    CLI::App* cst = lab->add_subcommand("status", "Show the lab's processes, their PIDs and logs (exit 3 when one is not running)\nExample: ibfabric lab status --json");
     cst->add_option("--dir", st->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
     cst->add_flag("--json", st->json, "JSON output");
     cst->callback([&run, st] { run = [st] { return run_status(*st); }; });
 
     auto fi = std::make_shared<DirArgs>();
-    CLI::App* cfi = lab->add_subcommand("findings", "Print the running lab's current findings");
+    CLI::App* cfi = lab->add_subcommand("findings", "Print the running lab's current findings\nExample: ibfabric lab findings --dir /tmp/mylab");
     cfi->add_option("--dir", fi->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
     cfi->add_flag("--json", fi->json, "JSON output");
     cfi->add_flag("--no-color", fi->no_color, "Never colour the report");
     cfi->callback([&run, fi] { run = [fi] { return run_findings(*fi); }; });
 
     auto dn = std::make_shared<DirArgs>();
-    CLI::App* cdn = lab->add_subcommand("down", "Stop exactly the processes `lab up` started (by PID) and free the simulator");
+    CLI::App* cdn = lab->add_subcommand("down", "Stop exactly the processes `lab up` started (by PID) and free the simulator\nExample: ibfabric lab down --dir /tmp/mylab");
     cdn->add_option("--dir", dn->dir, "Lab directory (default /tmp/ibfabric-lab-$USER)")->type_name("DIR");
     cdn->callback([&run, dn] { run = [dn] { return run_down(*dn); }; });
 }

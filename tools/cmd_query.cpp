@@ -144,14 +144,14 @@ void register_daemon_queries(CLI::App& app, Runner& run) {
     const std::string url_help = "daemon URL (default: $IBFABRIC_URL, else " + std::string(kDefaultUrl) + ")";
     {
         auto o = std::make_shared<QueryOptions>();
-        CLI::App* sub = app.add_subcommand("status", "Ask ibfabricd about the fabric, its SMs and findings count");
+        CLI::App* sub = app.add_subcommand("status", "Ask ibfabricd about the fabric, its SMs and findings count\nExample: ibfabric status --url http://10.0.0.1:8639");
         sub->add_option("--url", o->url, url_help);
         sub->add_flag("--json", o->json, "print the daemon's JSON ({\"fabric\": ..., \"sm\": ...})");
         sub->callback([&run, o] { run = [o] { return run_status(*o); }; });
     }
     {
         auto o = std::make_shared<QueryOptions>();
-        CLI::App* sub = app.add_subcommand("findings", "Print ibfabricd's latest findings (same report as check)");
+        CLI::App* sub = app.add_subcommand("findings", "Print ibfabricd's latest findings (same report as check)\nExample: ibfabric findings --json | jq '.findings | length'");
         sub->add_option("--url", o->url, url_help);
         sub->add_flag("--json", o->json, "print the findings JSON (docs/findings.md) instead of text");
         sub->callback([&run, o] { run = [o] { return run_findings(*o); }; });

@@ -242,7 +242,7 @@ Runner guarded(std::function<int()> f) {
 
 void register_sm(CLI::App& app, Runner& run) {
     const std::string url_help = "HA agent URL (default: $IBFABRIC_URL, else " + std::string(kDefaultUrl) + ")";
-    CLI::App* sm = app.add_subcommand("sm", "The Subnet Managers: state, successor, failovers, switchover");
+    CLI::App* sm = app.add_subcommand("sm", "The Subnet Managers: state, successor, failovers, switchover\nExample: ibfabric sm status");
     sm->require_subcommand(1);
     {
         auto o = std::make_shared<SmOptions>();
@@ -268,7 +268,7 @@ void register_sm(CLI::App& app, Runner& run) {
         c->add_option("--timeout", o->timeout, "seconds to wait for the new master (default 10)");
         c->callback([&run, o] { run = guarded([o] { return run_switchover(*o); }); });
     }
-    CLI::App* ha = app.add_subcommand("ha", "keepalived hooks: health check and notify");
+    CLI::App* ha = app.add_subcommand("ha", "keepalived hooks: health check and notify\nExample: ibfabric ha check || echo not master");
     ha->require_subcommand(1);
     {
         auto o = std::make_shared<SmOptions>();

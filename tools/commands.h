@@ -25,6 +25,7 @@ void register_check(CLI::App& app, Runner& run);     // cmd_check.cpp   (issue: 
 void register_daemon_queries(CLI::App& app, Runner& run);  // cmd_query.cpp  (status, findings)
 void register_lab(CLI::App& app, Runner& run);       // cmd_lab.cpp     (lab up/down/fault)
 void register_analyze(CLI::App& app, Runner& run);   // cmd_analyze.cpp (analyze, plan from-dump, routing files)
+void register_doctor(CLI::App& app, Runner& run);   // cmd_doctor.cpp  (doctor: is this SM node wired up?)
 void register_sm(CLI::App& app, Runner& run);        // cmd_sm.cpp      (sm status|switchover, ha check|notify)
 void register_draw(CLI::App& app, Runner& run);      // cmd_draw.cpp    (draw: SVG/HTML picture of the fabric)
 void register_history(CLI::App& app, Runner& run);   // cmd_history.cpp (history, diff, accept)

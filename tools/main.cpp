@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
 #ifdef IBF_HAVE_ANALYZE
     ibf::cli::register_analyze(app, run);
 #endif
+#ifdef IBF_HAVE_DOCTOR
+    ibf::cli::register_doctor(app, run);
+#endif
 #ifdef IBF_HAVE_SM
     ibf::cli::register_sm(app, run);
 #endif

@@ -19,6 +19,8 @@
 
 int main(int argc, char** argv) {
     CLI::App app{"ibfabricd: live fabric checks from OpenSM plugin snapshots, served over HTTP.", "ibfabricd"};
+    app.footer("Example:\n  ibfabricd --config /etc/ibfabric/ibfabricd.yaml\n"
+               "  ibfabricd --socket /tmp/osm.sock --http 127.0.0.1:0 --port-file /tmp/port --topology plan.yaml");
     std::string config_file, socket, http, tcp, tcp_key_file, topology, port_file, log_level, history;
     app.add_option("-c,--config", config_file, "YAML config file (docs/daemon.md)");
     app.add_option("--socket", socket, "Unix socket for plugin streams (overrides 'socket')");

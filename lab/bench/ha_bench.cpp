@@ -61,7 +61,9 @@ constexpr const char* kHelp =
     "ms), the standby's sweep (DISCOVERING/MASTER -> SUBNET UP: the floor), takeovers K/K, double\n"
     "masters seen after settling, LIDs changed. Needs ibsim, opensm, infiniband-diags, and (mode\n"
     "ibfabric) ibfabricd + libibfabric_osm.so next to this program. Exit 0, 2 bad arguments, 3 a lab\n"
-    "failed.\n";
+    "failed.\n"
+    "\n"
+    "Example: ibf_ha_bench --mode ibfabric --kills 5\n";
 
 struct Mode {
     std::string name;

@@ -199,18 +199,28 @@ std::vector<double> findings_lags(const LabState& s, int n) {
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: ibf_lab_bench [--leaves N (1..64, default 60)] [--sweeps N (>= 3, default 20)] [--dir DIR]\n"
+    "Live figures on a simulated 2-level fat-tree (docs/benchmarks-live.md): OpenSM's heavy-sweep period\n"
+    "without and with the plugin, the plugin's copy time, SUBNET UP -> findings. Takes minutes.\n"
+    "Example: ibf_lab_bench --leaves 60 --sweeps 20\n";
+
 int main(int argc, char** argv) {
     int leaves = 60, sweeps = 20;
     std::string dir = "/tmp/ibf-lab-bench-" + std::to_string(getpid());
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) {
         std::string k = argv[i];
-        if (k == "--leaves") leaves = std::atoi(argv[i + 1]);
-        else if (k == "--sweeps") sweeps = std::atoi(argv[i + 1]);
-        else if (k == "--dir") dir = argv[i + 1];
-        else {
-            std::fprintf(stderr, "usage: ibf_lab_bench [--leaves N (1..64)] [--sweeps N] [--dir DIR]\n");
+        if (k == "--help" || k == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        if (i + 1 >= argc || (k != "--leaves" && k != "--sweeps" && k != "--dir")) {
+            std::fputs(kUsage, stderr);
             return 2;
         }
+        if (k == "--leaves") leaves = std::atoi(argv[i + 1]);
+        else if (k == "--sweeps") sweeps = std::atoi(argv[i + 1]);
+        else dir = argv[i + 1];
     }
     if (leaves < 1 || leaves > 64 || sweeps < 3) {
         std::fprintf(stderr, "ibf_lab_bench: --leaves 1..64, --sweeps >= 3\n");

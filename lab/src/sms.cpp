@@ -3,10 +3,13 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
 
 #include "ibf/lab_process.h"
 #include "ibf/lab_runner.h"
@@ -53,6 +56,52 @@ std::string daemon_port_path(const LabState& s, const LabSm& m) {
     return s.sms.size() > 1 ? m.dir + "/ibfabricd.port" : s.path("ibfabricd.port");
 }
 
+// The PID of a running ibfabricd whose command line has `--config <config>`, 0 when none: how the
+// lab recognises its daemon after someone restarted it.
+int find_daemon(const std::string& config) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::string cmd = read_file(e.path().string() + "/cmdline");
+        std::vector<std::string> argv;
+        for (size_t pos = 0; pos < cmd.size();) {
+            const size_t end = cmd.find('\0', pos);
+            argv.push_back(cmd.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+            pos = end == std::string::npos ? cmd.size() : end + 1;
+        }
+        if (argv.empty() || fs::path(argv[0]).filename() != "ibfabricd") continue;
+        for (size_t i = 0; i + 1 < argv.size(); ++i)
+            if (argv[i] == "--config" && argv[i + 1] == config) return std::atoi(name.c_str());
+    }
+    return 0;
+}
+
+// TCP ports `pid` listens on (from /proc/<pid>/fd socket inodes and /proc/net/tcp{,6}).
+std::vector<int> listening_ports(int pid) {
+    std::vector<std::string> inodes;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+        const std::string link = fs::read_symlink(e.path(), ec).string();
+        if (!ec && link.rfind("socket:[", 0) == 0) inodes.push_back(link.substr(8, link.size() - 9));
+    }
+    std::vector<int> ports;
+    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+        std::istringstream in(read_file(table));
+        std::string line;
+        std::getline(in, line);  // header
+        while (std::getline(in, line)) {
+            std::istringstream f(line);
+            std::string sl, local, remote, st, queues, tr, retr, uid, timeout, inode;
+            if (!(f >> sl >> local >> remote >> st >> queues >> tr >> retr >> uid >> timeout >> inode) || st != "0A") continue;
+            if (std::find(inodes.begin(), inodes.end(), inode) == inodes.end()) continue;
+            const auto colon = local.rfind(':');
+            if (colon != std::string::npos) ports.push_back(static_cast<int>(std::stoul(local.substr(colon + 1), nullptr, 16)));
+        }
+    }
+    return ports;
+}
+
 // ibsim clients left behind by `pid` (a killed OpenSM) are disconnected with `X <n>`.
 std::vector<int> free_sim_clients(const LabState& s, int pid) {
     std::vector<int> freed;
@@ -74,6 +123,9 @@ int spawn_opensm(const LabState& s, const LabSm& m) {
     sm.argv = {"opensm", "-F", m.conf, "-f", m.log, "-e"};
     sm.env = {{"IBSIM_SOCKNAME", s.sockname}, {"SIM_HOST", m.host}, {"OSM_TMP_DIR", m.dir},
               {"OSM_CACHE_DIR", m.cache}, {"LD_PRELOAD", s.umad2sim}};
+    // $IBF_OPENSM_PRELOAD goes first (scripts/sanitize.sh: the ASan runtime for an ASan-built plugin).
+    if (const char* extra = getenv("IBF_OPENSM_PRELOAD"); extra && *extra)
+        sm.env.back().second = std::string(extra) + ":" + s.umad2sim;
     if (!s.plugin_dir.empty()) {
         std::string ld = s.plugin_dir;
         if (const char* old = getenv("LD_LIBRARY_PATH"); old && *old) ld += std::string(":") + old;
@@ -173,6 +225,24 @@ LabSmFault lab_sm_fault(LabState& s, const std::string& action, const std::strin
         for (int k = 0; k < 100 && alive(m.pid, "opensm"); ++k) sleep_s(0.005);
     }
     return f;
+}
+
+bool lab_follow_daemons(LabState& s) {
+    bool changed = false;
+    for (auto& m : s.sms) {
+        if (m.daemon_pid <= 0 || alive(m.daemon_pid, "ibfabricd")) continue;  // none in this lab, or still the same
+        const int pid = find_daemon(daemon_config_path(s, m));
+        if (pid <= 0) continue;
+        int port = 0;
+        for (int p : listening_ports(pid))
+            if (p != m.tcp_port) port = p;
+        if (port <= 0) continue;  // not listening yet: keep the old view until it is
+        m.daemon_pid = pid;
+        m.api_port = port;
+        changed = true;
+    }
+    if (changed) save_state(s);
+    return changed;
 }
 
 std::optional<size_t> lab_wait_one_master(const LabState& s, double timeout_s, double stable_s) {

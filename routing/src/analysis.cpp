@@ -573,7 +573,9 @@ private:
             const Node& n = f_.node(s.node);
             if (s.tier == 1) by_model[{n.num_ports(), n.vendor_id, n.device_id}].push_back(&s);
         }
-        for (auto& [model, group] : by_model) {
+        for (auto& kv : by_model) {  // not a structured binding: clang 14 (fuzz build) cannot capture one
+            const auto& model = kv.first;
+            auto& group = kv.second;
             int np = std::get<0>(model);
             if (group.size() < 3) continue;
             std::vector<int> up_use(np + 1, 0);

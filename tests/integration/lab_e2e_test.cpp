@@ -195,6 +195,43 @@ TEST(LabE2E, RestartedDaemonResynchronisesWithoutRestartingOpenSM) {
     EXPECT_EQ(summary(un), (std::map<std::string, int>{{"missing_link", 2}})) << describe(un);
 }
 
+// Someone restarts the lab's ibfabricd by hand (same config, new process, new ephemeral port, no
+// port file): `lab status` and `lab findings` follow it (issue 10: they kept the dead one's PID
+// and port).
+TEST(LabE2E, StatusAndFindingsFollowADaemonRestartedByHand) {
+    if (!have_daemon()) GTEST_SKIP() << "ibfabricd / libibfabric_osm.so not built";
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--fault", "remove:leaf02/21", "--json"});
+    ASSERT_EQ(up.rc, 1) << describe(up);
+    const LabState s = lab.state();
+    ASSERT_TRUE(lab_detail::stop(s.daemon_pid, "ibfabricd", 3.0));
+
+    lab_detail::SpawnSpec d;
+    d.argv = {kBin + "/ibfabricd", "--config", s.path("ibfabricd.yaml")};
+    d.out_path = s.path("ibfabricd-by-hand.log");
+    const int pid = lab_detail::spawn(d);
+    lab.extra_pids.push_back(pid);  // stopped at the end even if the lab did not follow it
+
+    Cli st;
+    const double deadline = now_s() + 15;
+    do {
+        sleep_s(0.1);
+        st = lab.cli({"lab", "status", "--json"});
+    } while (now_s() < deadline && !(st.rc == 0 && st.j.is_object() && st.j["sms"][0]["daemon_pid"] == pid));
+    ASSERT_EQ(st.rc, 0) << describe(st) << tail_file(d.out_path);
+    EXPECT_EQ(st.j["sms"][0]["daemon_pid"], pid);
+    const int port = st.j["api_port"].get<int>();
+    EXPECT_GT(port, 0);
+    EXPECT_EQ(st.j["sms"][0]["api_port"], port);
+    EXPECT_EQ(lab.state().daemon_pid, pid) << "the state file keeps the new PID";
+    EXPECT_EQ(ibf::http_get(port, "/healthz", 5).status, 200) << "the recorded port is the new daemon's";
+
+    // Findings come from the new daemon (the plugin resends its last snapshot).
+    Cli fi = lab.cli({"lab", "findings", "--json"});
+    EXPECT_EQ(fi.rc, 1) << describe(fi);
+    EXPECT_EQ(summary(fi), (std::map<std::string, int>{{"missing_link", 1}})) << describe(fi);
+}
+
 namespace {
 
 // Forces `n` heavy sweeps (SIGHUP makes OpenSM re-read its config and sweep heavily, as reliably as

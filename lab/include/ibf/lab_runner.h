@@ -161,6 +161,12 @@ struct LabSmFault {
 };
 LabSmFault lab_sm_fault(LabState& s, const std::string& action, const std::string& target);
 
+// After an ibfabricd of the lab was restarted (killed and started again with the lab's config, by
+// `lab fault` or by hand): finds the new process (an ibfabricd whose command line names that
+// config) and the port it listens on, records both and saves the state. `lab status`, `lab
+// findings` and `lab fault` call it first. Returns true when something changed.
+bool lab_follow_daemons(LabState& s);
+
 // Waits until exactly one running (alive, not frozen) SM has MASTER as the last state in its log
 // and that stays so for `stable_s`; returns its index, nullopt on timeout. (No SUBNET UP is
 // required: an SM that became MASTER by a handover logs none.)

@@ -264,12 +264,19 @@ void IbsimFixture::console(const std::string& cmd) {
     ASSERT_EQ(::write(console_fd_, line.data(), line.size()), static_cast<ssize_t>(line.size()));
 }
 
+// LD_PRELOAD of OpenSM: umad2sim, after $IBF_OPENSM_PRELOAD when set (scripts/sanitize.sh puts the
+// ASan runtime there so an ASan-built plugin loads into the uninstrumented opensm).
+static std::string opensm_preload() {
+    const char* extra = ::getenv("IBF_OPENSM_PRELOAD");
+    return extra && *extra ? std::string(extra) + ":" + kUmad2sim : kUmad2sim;
+}
+
 Child IbsimFixture::spawn_opensm(const std::string& dir, const std::string& host, const std::string& conf,
                                  const std::string& lib_dir) const {
     write_file(dir + "/opensm.conf", conf);
     return Child({"opensm", "-F", dir + "/opensm.conf", "-f", dir + "/osm.log", "-e"},
                  {"IBSIM_SOCKNAME=" + sockname, "SIM_HOST=" + host, "OSM_TMP_DIR=" + dir, "OSM_CACHE_DIR=" + dir,
-                  "LD_LIBRARY_PATH=" + lib_dir, "LD_PRELOAD=" + kUmad2sim},
+                  "LD_LIBRARY_PATH=" + lib_dir, "LD_PRELOAD=" + opensm_preload()},
                  dir, dir + "/opensm.out");
 }
 

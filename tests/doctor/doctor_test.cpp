@@ -1,0 +1,203 @@
+// The doctor's checks as pure functions of Facts: each verdict, its detail and its fix.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ibf/doctor.h"
+
+namespace ibf::doctor {
+namespace {
+
+FileFact file(const std::string& path, const std::string& text = "", unsigned mode = 0644) {
+    FileFact f;
+    f.path = path;
+    f.exists = true;
+    f.is_regular = true;
+    f.mode = mode;
+    f.owner = f.group = "root";
+    f.text = text;
+    return f;
+}
+
+// A node where everything is right.
+Facts healthy() {
+    Facts f;
+    f.opensm_conf = file("/etc/opensm/opensm.conf",
+                         "# OpenSM\nevent_plugin_name ibfabric_osm\nevent_plugin_options socket=/run/ibfabric/osm.sock\n");
+    f.plugin_dirs = {"/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"};
+    f.plugin = file("/usr/lib/x86_64-linux-gnu/libibfabric_osm.so");
+    f.plugin_osm_version = "OpenSM 3.3.23";
+    f.opensm_bin = file("/usr/sbin/opensm", "", 0755);
+    f.opensm_version = "OpenSM 3.3.23";
+    f.opensm_log = file("/var/log/opensm.log",
+                        "Dec 01 03:00:00 123 [7F] 0x02 -> ibfabric_osm: loaded (ibfabric 0.1.0, OpenSM 3.3.23), sending to unix:/run/ibfabric/osm.sock\n"
+                        "Dec 01 03:00:01 456 [7F] 0x02 -> SUBNET UP\n");
+    f.daemon_config = file("/etc/ibfabric/ibfabricd.yaml", "", 0640);
+    f.config = DaemonConfig{};
+    f.config->token_file = "/etc/ibfabric/token";
+    f.config->history_db = "/var/lib/ibfabric/history.db";
+    f.socket = file("/run/ibfabric/osm.sock", "", 0660);
+    f.socket.is_socket = true;
+    f.socket.is_regular = false;
+    f.token = file("/etc/ibfabric/token", "", 0600);
+    f.history = file("/var/lib/ibfabric/history.db", "", 0600);
+    f.daemon_url = "http://127.0.0.1:8639";
+    f.daemon_sm = {{"sms", {{{"guid", "0x1"}, {"connected", true}}}}};
+    f.daemon_fabric = {{"sweeps_ingested", 3}};
+    return f;
+}
+
+const Check& find(const std::vector<Check>& r, const std::string& name) {
+    for (const auto& c : r)
+        if (c.name == name) return c;
+    throw std::runtime_error("no check " + name);
+}
+
+TEST(Doctor, AHealthyNodePassesEveryCheckInOrder) {
+    const auto r = run_checks(healthy());
+    std::vector<std::string> names;
+    for (const auto& c : r) names.push_back(c.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"opensm.conf", "plugin file", "plugin version", "opensm log", "daemon config",
+                                                "daemon", "socket", "token", "history db", "keepalived"}));
+    for (const auto& c : r) EXPECT_EQ(c.status, c.name == "keepalived" ? Status::skip : Status::ok) << c.name << ": " << c.detail;
+    EXPECT_TRUE(all_passed(r));
+    EXPECT_EQ(find(r, "daemon").detail, "ibfabricd at http://127.0.0.1:8639: 1 plugin(s) connected, 3 sweep(s) received");
+    EXPECT_EQ(find(r, "opensm log").detail,
+              "ibfabric_osm: loaded (ibfabric 0.1.0, OpenSM 3.3.23), sending to unix:/run/ibfabric/osm.sock");
+}
+
+TEST(Doctor, OpensmConfWithoutThePluginOrWithAnotherSocketFails) {
+    Facts f = healthy();
+    f.opensm_conf.text = "#event_plugin_name ibfabric_osm\nevent_plugin_name osmeventplugin\n";
+    Check c = check_opensm_conf(f);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, "/etc/opensm/opensm.conf has no 'event_plugin_name ibfabric_osm' (it names: osmeventplugin)");
+    f.opensm_conf.text = "event_plugin_name osmeventplugin ibfabric_osm\nevent_plugin_options socket=/tmp/other.sock\n";
+    c = check_opensm_conf(f);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, "the plugin sends to /tmp/other.sock but ibfabricd listens on /run/ibfabric/osm.sock");
+    f.opensm_conf.text = "event_plugin_name ibfabric_osm\n";
+    EXPECT_EQ(check_opensm_conf(f).status, Status::warn);  // defaults: the same socket
+    f.opensm_conf.text = "event_plugin_name ibfabric_osm\nevent_plugin_options tcp=10.0.0.2:8640\n";
+    EXPECT_EQ(check_opensm_conf(f).status, Status::ok);  // TCP only: no socket to compare
+    f.opensm_conf = FileFact{.path = "/etc/opensm/opensm.conf"};
+    c = check_opensm_conf(f);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, "/etc/opensm/opensm.conf does not exist");
+}
+
+TEST(Doctor, PluginMissingOrWritableOrBuiltForAnotherOpensm) {
+    Facts f = healthy();
+    f.plugin.mode = 0664;
+    EXPECT_EQ(check_plugin_file(f).status, Status::fail);
+    f.plugin = FileFact{};
+    Check c = check_plugin_file(f);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, "libibfabric_osm.so is in none of the loader's directories: /usr/lib/x86_64-linux-gnu /lib /usr/lib");
+    EXPECT_EQ(check_plugin_version(f).status, Status::skip);
+
+    f = healthy();
+    f.opensm_version = "OpenSM 5.17.0.MLNX";  // not matched by find_osm_version, but as if it were
+    c = check_plugin_version(f);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, "the plugin is built for OpenSM 3.3.23, the installed opensm is OpenSM 5.17.0.MLNX: OpenSM skips it (\"OpenSM version mismatch\")");
+    EXPECT_NE(c.fix.find("rebuild the plugin"), std::string::npos);
+    f.opensm_version = "";
+    EXPECT_EQ(check_plugin_version(f).status, Status::warn);
+}
+
+TEST(Doctor, TheLatestPluginLineOfTheLogDecides) {
+    Facts f = healthy();
+    f.opensm_log.text += "x 0x01 -> Error loading plugin 'ibfabric_osm': OpenSM version mismatch - plugin was built against OpenSM 3.3.99 version of OpenSM. Skip loading.\n";
+    Check c = check_opensm_log(f);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, "OpenSM refused the plugin: built for another OpenSM: x 0x01 -> Error loading plugin 'ibfabric_osm': OpenSM version mismatch - "
+                        "plugin was built against OpenSM 3.3.99 version of OpenSM. Skip loading.");
+    f.opensm_log.text += "y -> ibfabric_osm: loaded (ibfabric 0.1.0, OpenSM 3.3.23), sending to unix:/x\n";
+    EXPECT_EQ(check_opensm_log(f).status, Status::ok);
+    f.opensm_log.text += "z -> Failed to open event plugin \"libibfabric_osm.so\" : \"libibfabric_osm.so: cannot open shared object file\"\n";
+    EXPECT_EQ(check_opensm_log(f).detail.rfind("OpenSM could not dlopen the plugin: z -> Failed", 0), 0u);
+    f.opensm_log.text = "ibfabric_osm: refusing to load: event_plugin_options: unknown key 'sockte'\n";
+    EXPECT_EQ(check_opensm_log(f).detail.rfind("the plugin refused to load", 0), 0u);
+    f.opensm_log.text = "SUBNET UP\n";
+    EXPECT_EQ(check_opensm_log(f).detail, "/var/log/opensm.log never says 'ibfabric_osm: loaded'");
+    f.opensm_log.text = "\x1b]0;pwned\x07 ibfabric_osm: refusing to load: \x1b[31m\n";
+    EXPECT_EQ(check_opensm_log(f).detail.find('\x1b'), std::string::npos);  // terminal-safe
+}
+
+TEST(Doctor, DaemonDownIdleOrWithoutSnapshots) {
+    Facts f = healthy();
+    f.daemon_error = "connection refused";
+    EXPECT_EQ(check_daemon(f).detail, "ibfabricd at http://127.0.0.1:8639 does not answer: connection refused");
+    f = healthy();
+    f.daemon_sm = {{"sms", {{{"connected", false}}}}};
+    EXPECT_EQ(check_daemon(f).status, Status::fail);
+    EXPECT_EQ(check_daemon(f).detail, "ibfabricd at http://127.0.0.1:8639 answers but no OpenSM plugin is connected");
+    f = healthy();
+    f.daemon_fabric = {{"sweeps_ingested", 0}};
+    EXPECT_EQ(check_daemon(f).status, Status::warn);
+}
+
+TEST(Doctor, PermissionsOfSocketTokenAndDatabase) {
+    Facts f = healthy();
+    f.socket.mode = 0666;
+    EXPECT_EQ(check_socket(f).detail, "/run/ibfabric/osm.sock is world-writable (mode 0666)");
+    f.socket.mode = 0600;
+    EXPECT_EQ(check_socket(f).status, Status::warn);  // differs from the config's 0660
+    f.socket.is_socket = false;
+    EXPECT_EQ(check_socket(f).status, Status::fail);
+    f.token.mode = 0644;
+    EXPECT_EQ(check_token(f).detail, "/etc/ibfabric/token has mode 0644: ibfabricd refuses it");
+    f.token.mode = 0640;
+    EXPECT_EQ(check_token(f).status, Status::ok);
+    f.history.mode = 0644;
+    EXPECT_EQ(check_history(f).status, Status::fail);
+    f.history.exists = false;
+    EXPECT_EQ(check_history(f).status, Status::warn);
+    f.config->token_file.clear();
+    f.token = FileFact{};
+    EXPECT_EQ(check_token(f).status, Status::skip);
+    f.config.reset();
+    EXPECT_EQ(check_socket(f).status, Status::skip);
+}
+
+TEST(Doctor, KeepalivedIsCheckedOnlyWithHa) {
+    Facts f = healthy();
+    EXPECT_EQ(check_keepalived(f).status, Status::skip);
+    f.config->ha.mode = ha::Mode::act;
+    f.config->ha.track_file = "/run/ibfabric/sm-state";
+    f.keepalived_conf = file("/etc/keepalived/keepalived.conf", "vrrp_instance X {}\n");
+    EXPECT_EQ(check_keepalived(f).detail, "/etc/keepalived/keepalived.conf does not track /run/ibfabric/sm-state (the daemon's ha.track_file)");
+    f.keepalived_conf.text = "track_file t { file \"/run/ibfabric/sm-state\" }\nnotify_master \"/usr/bin/ibfabric ha notify MASTER\"\n";
+    EXPECT_EQ(check_keepalived(f).status, Status::ok);
+    f.keepalived_conf = FileFact{.path = "/etc/keepalived/keepalived.conf"};
+    EXPECT_EQ(check_keepalived(f).status, Status::fail);
+}
+
+TEST(Doctor, Helpers) {
+    EXPECT_EQ(conf_value("a 1\n  event_plugin_name  x y \n# event_plugin_name z\nevent_plugin_names q\n", "event_plugin_name"), "x y");
+    EXPECT_EQ(conf_value("event_plugin_name\n", "event_plugin_name"), std::nullopt);
+    EXPECT_EQ(find_osm_version(std::string("\x7f" "ELF..OpenSM \0OpenSM 3.3.23\0tail", 30)), "OpenSM 3.3.23");
+    EXPECT_EQ(find_osm_version("loaded (ibfabric 0.1.0, OpenSM 3.3.23), sending"), "");  // not terminated: a log line
+    EXPECT_EQ(find_osm_version(std::string("OpenSM 3.3\0", 11)), "");
+    EXPECT_EQ(ld_so_conf_dirs("include /etc/ld.so.conf.d/*.conf\n# c\n/usr/local/lib\n/lib/x86_64-linux-gnu # multiarch\n"),
+              (std::vector<std::string>{"/usr/local/lib", "/lib/x86_64-linux-gnu"}));
+}
+
+TEST(Doctor, TextIsOneLinePerCheckAndJsonSaysOk) {
+    Facts f = healthy();
+    f.token.mode = 0644;
+    const auto r = run_checks(f);
+    const std::string text = render_text(r);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<long>(r.size()));
+    EXPECT_NE(text.find("FAIL  token           /etc/ibfabric/token has mode 0644: ibfabricd refuses it; fix: chmod 0600 /etc/ibfabric/token\n"),
+              std::string::npos) << text;
+    const auto j = render_json(r);
+    EXPECT_EQ(j["ok"], false);
+    EXPECT_EQ(j["checks"][7]["name"], "token");
+    EXPECT_EQ(j["checks"][7]["status"], "fail");
+    EXPECT_FALSE(all_passed(r));
+}
+
+}  // namespace
+}  // namespace ibf::doctor
