@@ -14,16 +14,17 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "commands.h"
 #include "ibf/analysis.h"
 #include "ibf/check.h"
-#include "ibf/identity.h"
 #include "ibf/draw.h"
 #include "ibf/error.h"
 #include "ibf/http_client.h"
+#include "ibf/identity.h"
 #include "ibf/inputs.h"
 #include "ibf/page.h"
 #include "ibf/report.h"
@@ -45,28 +46,25 @@ Drawn draw_dump(const DrawArgs& a) {
     std::vector<Finding> fs;
     Fabric f;
     std::string title = a.dump;
-    Analysis an;
+    std::optional<Expected> e;
     if (!a.expected.empty()) {
-        Expected e = load_expected(a.expected, a.node_name_map);
-        f = load_dump_file(a.dump, e.names);
-        if (e.golden) align_golden_guids(e.plan, *e.golden, f);
-        // One naming (ibf/names.h): the plan's names in the picture, tiers in the check's names.
-        AnalyzeOptions ao;
-        ao.preferred_names = plan_names(e.plan, match_nodes(e.plan, f), f.size());
-        an = analyze(f, ao);
-        CheckOptions co;
-        co.tier_of = an.tier_of;
-        fs = check(e.plan, f, co);
+        e = load_expected(a.expected, a.node_name_map);
+        f = load_dump_file(a.dump, e->names);
+        if (e->golden) align_golden_guids(e->plan, *e->golden, f);
+        fs = check(e->plan, f);
         title += " checked against " + a.expected;
     } else {
         f = load_dump_file(a.dump, a.node_name_map.empty() ? NodeNameMap{} : load_node_name_map(a.node_name_map));
-        an = analyze(f);
     }
-    if (a.expected.empty()) {
+    Analysis an = analyze(f);
+    std::vector<std::string> names = an.names;
+    if (e) {
+        names = plan_name_book(e->plan, f, an.tier_of).all();  // the names the check's findings use
+    } else {
         fs = an.findings;
         title += " (fat-tree analysis, no plan)";
     }
-    const draw::Layout l = draw::layout({.fabric = &f, .tier_of = an.tier_of, .names = an.names, .findings = fs});
+    const draw::Layout l = draw::layout({.fabric = &f, .tier_of = an.tier_of, .names = names, .findings = fs});
     Drawn d{.findings = fs.size()};
     if (!a.html) {
         d.text = draw::render_svg(l, {.title = title});

@@ -1,34 +1,12 @@
 // The daemon's web page and picture (ui_page.h).
 #include "ibf/ui_page.h"
 
-#include <unordered_map>
-
 #include "ibf/analysis.h"
 #include "ibf/api.h"
 #include "ibf/page.h"
 
 namespace ibf {
 namespace {
-
-// The current fabric with the node names the check used (the node-name-map is applied to a copy
-// on the check thread; the link table carries its names by GUID). False when no name differs.
-bool rename_like_check(const ControllerState& st, const Fabric& f, Fabric& out) {
-    if (!st.links()) return false;
-    std::unordered_map<Guid, const std::string*> by_guid;
-    for (const LinkRow& r : st.links()->rows) {
-        by_guid.emplace(r.local_guid, &r.local_name);
-        by_guid.emplace(r.remote_guid, &r.remote_name);
-    }
-    bool differs = false;
-    for (const Node& n : f.nodes())
-        if (auto it = by_guid.find(n.guid); it != by_guid.end() && *it->second != n.name) differs = true;
-    if (!differs) return false;
-    out = f;
-    for (NodeId i = 0; i < out.size(); ++i)
-        if (auto it = by_guid.find(out.node(i).guid); it != by_guid.end()) out.node(i).name = *it->second;
-    out.finalize();
-    return true;
-}
 
 std::string state_text(const SmRecord& r) { return std::string(to_string(r.info.state)); }
 
@@ -61,24 +39,30 @@ draw::Table counters_table() {
 
 }  // namespace
 
-draw::DrawInput ui_draw_input(const ControllerState& st, int64_t now_ms, Fabric& names_fabric) {
+draw::DrawInput ui_draw_input(const ControllerState& st, int64_t now_ms) {
     draw::DrawInput in;
     const auto& cur = st.current();
     if (!cur) return in;
-    const Fabric& f = rename_like_check(st, cur->fabric, names_fabric) ? names_fabric : cur->fabric;
+    const Fabric& f = cur->fabric;
     in.fabric = &f;
     const auto& la = st.analysis();
-    const bool same = la && st.analysis_sweep_seq() == cur->sweep_seq && la->tier_of.size() == f.size();
-    in.tier_of = same ? la->tier_of : analyze(f).tier_of;
-    in.names = same && la->names.size() == f.size() ? la->names : display_names(f, in.tier_of);  // the plan's names too
+    const bool same = la && st.analysis_sweep_seq() == cur->sweep_seq && la->tier_of.size() == f.size() &&
+                      la->names.size() == f.size();
+    if (same) {
+        in.tier_of = la->tier_of;
+        in.names = la->names;  // the NameBook names the findings use (plan names, node-name-map)
+    } else {                   // the analysis failed or is of another sweep: analyze here
+        Analysis a = analyze(f);
+        in.tier_of = std::move(a.tier_of);
+        in.names = std::move(a.names);
+    }
     in.findings = st.findings_at(now_ms);
     if (same && !st.checked()) in.findings.insert(in.findings.end(), la->findings.begin(), la->findings.end());
     return in;
 }
 
 std::string ui_fabric_svg(const ControllerState& st, int64_t now_ms) {
-    Fabric renamed;
-    draw::DrawInput in = ui_draw_input(st, now_ms, renamed);
+    draw::DrawInput in = ui_draw_input(st, now_ms);
     if (!in.fabric) return "";
     const std::string title = "sweep " + std::to_string(st.current()->sweep_seq) + " at " + iso_time(now_ms);
     return draw::render_svg(draw::layout(in), {.title = title});
@@ -101,8 +85,7 @@ std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topolog
                                                                     : (topology_configured ? "not yet" : "no (no topology)")});
     p.facts.push_back({"page time", iso_time(now_ms)});
     if (d.state != DataState::fresh) p.warning = d.message;
-    Fabric renamed;
-    draw::DrawInput in = ui_draw_input(st, now_ms, renamed);
+    draw::DrawInput in = ui_draw_input(st, now_ms);
     if (in.fabric) p.svg = draw::render_svg(draw::layout(in));
     p.no_picture = "no fabric yet: no Subnet Manager has sent a snapshot";
     p.findings = in.fabric ? in.findings : st.findings_at(now_ms);

@@ -276,8 +276,11 @@ private:
     void place_spread(int r, double left, double width) {
         auto& m = row_members_[r];
         if (m.empty()) return;
+        // Barycenters within one slot of this row count as equal (then: name order), so a spine
+        // that lost one cable does not jump to the end of its row.
+        const double bucket = width / static_cast<double>(m.size());
         std::vector<std::pair<double, int>> order;
-        for (int b : m) order.push_back({barycenter(l_.boxes[b].node, r), b});
+        for (int b : m) order.push_back({std::floor(barycenter(l_.boxes[b].node, r) / bucket), b});
         std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
             if (x.first != y.first) return x.first < y.first;
             return natural_less(l_.boxes[x.second].name, l_.boxes[y.second].name);

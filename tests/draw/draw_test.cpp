@@ -343,3 +343,17 @@ TEST(DrawLayout, ARowWiderThanTheLeavesWrapsIntoLines) {
     EXPECT_GT(l.rows[1].y, *core_y.rbegin() + 22);
     EXPECT_LT(l.width, 8000);
 }
+
+TEST(DrawLayout, ASpineThatLostACableKeepsItsPlace) {
+    // 12 spines over 12 leaves, every leaf to every spine; spine01 loses its cable to leaf01.
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 24, .hosts = 0});
+    remove_cable(f, synth_node(f, "spine0001"), 1);
+    Analysis a = analyze(f);
+    Layout l = layout({.fabric = &f, .tier_of = a.tier_of, .names = a.names});
+    for (int i = 1; i < 12; ++i) {
+        char x[16], y[16];
+        std::snprintf(x, sizeof x, "spine%04d", i);
+        std::snprintf(y, sizeof y, "spine%04d", i + 1);
+        EXPECT_LT(box(l, BoxKind::Switch, x).x, box(l, BoxKind::Switch, y).x) << x;
+    }
+}

@@ -15,12 +15,11 @@
 
 namespace ibf {
 
-// The picture's input for the current fabric: tiers from the live analysis of that sweep (else
-// analyzed here), names as the check sees them (node-name-map applied), and the findings at
+// The picture's input for the current fabric: tiers and names (ibf::NameBook: plan names,
+// node-name-map) from the live analysis of that sweep (else analyzed here), and the findings at
 // `now_ms` (the check's, link_flapping and the SMs' own; the analysis findings too when no plan is
-// configured). Empty (fabric null) before the first snapshot. `names_fabric` holds the renamed
-// copy when one is needed.
-draw::DrawInput ui_draw_input(const ControllerState& st, int64_t now_ms, Fabric& names_fabric);
+// configured). Empty (fabric null) before the first snapshot.
+draw::DrawInput ui_draw_input(const ControllerState& st, int64_t now_ms);
 
 std::string ui_fabric_svg(const ControllerState& st, int64_t now_ms);
 std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topology_configured);
