@@ -48,7 +48,7 @@ void publish(ControllerState& st, const std::vector<Link>& declared = {}) {
     r.findings = {mis};
     r.findings_json = findings_to_json(r.findings);
     r.checked = true;
-    r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*job->snapshot, job->snapshot->fabric, declared));
+    r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*job->snapshot, job->snapshot->fabric, {}, declared));
     ASSERT_TRUE(st.publish(std::move(r), 30));
 }
 
