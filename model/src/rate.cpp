@@ -24,7 +24,7 @@ constexpr std::array<SpeedInfo, 9> kSpeeds{{
     {Speed::DDR, "DDR", 4.0, 5.0},
     {Speed::QDR, "QDR", 8.0, 10.0},
     {Speed::FDR10, "FDR10", 10.0, 10.3125},
-    {Speed::FDR, "FDR", 13.64, 14.0625},
+    {Speed::FDR, "FDR", 14.0625 * 64 / 66, 14.0625},  // 13.636..: 4x is 54.5 Gb/s of data
     {Speed::EDR, "EDR", 25.0, 25.78125},
     {Speed::HDR, "HDR", 50.0, 53.125},
     {Speed::NDR, "NDR", 100.0, 106.25},

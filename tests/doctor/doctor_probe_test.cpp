@@ -101,6 +101,7 @@ TEST(DoctorProbe, ADaemonReceivingSnapshotsPassesAndTheCliSaysSo) {
         EXPECT_EQ(ibf::lab_detail::run_capture(s, 20.0, out), 0) << out;
         EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 10) << out;
         s.argv.push_back("--json");
+        out.clear();  // run_capture appends
         EXPECT_EQ(ibf::lab_detail::run_capture(s, 20.0, out), 0) << out;
         const auto j = nlohmann::json::parse(out);
         EXPECT_EQ(j["ok"], true);

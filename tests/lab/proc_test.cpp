@@ -50,7 +50,7 @@ TEST(LabProc, TheShippedOpenSMTemplateFillsAndAsksForThePlugin) {
                                       {"EVENT_PLUGIN_NAME", "ibfabric_osm"}, {"EVENT_PLUGIN_OPTIONS", "socket=/l/s"},
                                       {"PARTITION_FILE", "/l/p.conf"}, {"SM_PRIORITY", "14"},
                                       {"SMINFO_POLLING_TIMEOUT", "1000"}, {"POLLING_RETRY_NUMBER", "2"},
-                                      {"HONOR_GUID2LID", "TRUE"}},
+                                      {"HONOR_GUID2LID", "TRUE"}, {"PERFMGR", "TRUE"}, {"PERFMGR_SWEEP_TIME", "2"}},
                                      "opensm.conf");
     EXPECT_NE(conf.find("\nevent_plugin_name ibfabric_osm\n"), std::string::npos);
     EXPECT_NE(conf.find("\nevent_plugin_options socket=/l/s\n"), std::string::npos);
@@ -60,6 +60,8 @@ TEST(LabProc, TheShippedOpenSMTemplateFillsAndAsksForThePlugin) {
     EXPECT_NE(conf.find("\nsminfo_polling_timeout 1000\n"), std::string::npos);
     EXPECT_NE(conf.find("\npolling_retry_number 2\n"), std::string::npos);
     EXPECT_NE(conf.find("\nhonor_guid2lid_file TRUE\n"), std::string::npos);
+    EXPECT_NE(conf.find("\nperfmgr TRUE\n"), std::string::npos);
+    EXPECT_NE(conf.find("\nperfmgr_sweep_time_s 2\n"), std::string::npos);
     EXPECT_EQ(conf.find("{{"), std::string::npos);
 }
 

@@ -39,10 +39,10 @@ TEST(Capability, CouldBeNotesOfIblinkinfoAreFindings) {
     const Analysis a = analyze(f);
     EXPECT_EQ(text(a.findings),
               "rate_below_capability warning leaf01/1 node10/1 exp=4xFDR act=4xQDR | leaf01/1 -- node10/1 runs at 4xQDR "
-              "(32 Gb/s) but both ends can do 4xFDR (54.6 Gb/s); speed QDR instead of FDR: check that the cable is rated "
+              "(32 Gb/s) but both ends can do 4xFDR (54.5 Gb/s); speed QDR instead of FDR: check that the cable is rated "
               "for FDR, both ports' enabled speeds (port speed configuration), and both ends' firmware\n"
               "rate_below_capability warning leaf01/2 node11/1 exp=4xFDR act=1xFDR | leaf01/2 -- node11/1 runs at 1xFDR "
-              "(13.6 Gb/s) but both ends can do 4xFDR (54.6 Gb/s); width degraded (1x of 4x): reseat or replace the "
+              "(13.6 Gb/s) but both ends can do 4xFDR (54.5 Gb/s); width degraded (1x of 4x): reseat or replace the "
               "cable\n");
     // No rate_outlier on top of it: one finding per link.
 }

@@ -379,7 +379,7 @@ TEST_F(CheckCli, NodeNameMapRenameKeepsTheCrossedPairAndTheSlowLink) {
               "[22]\t\"S-f4521403007e8af0\"[25]\t\t# \"MF0;ib3:SX6036/U1\" lid 65 1xFDR10");
     const std::string actual = write("faulty.txt", text);
     const std::string plan = (dir / "plan.yaml").string();
-    ASSERT_EQ(run("plan from-dump " + quote(kSx6036) + " -o " + quote(plan)).code, 0);
+    ASSERT_EQ(run("plan from-dump " + quote(kSx6036) + " -o " + quote(plan) + " --accept-anomalies").code, 0);
     const std::string faults =
         "miswired (1)\n"
         "  ib3\n"

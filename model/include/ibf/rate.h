@@ -31,7 +31,7 @@ constexpr SpeedMask speed_bit(Speed s) { return static_cast<SpeedMask>(1u << sta
 constexpr WidthMask width_bit(Width w) { return static_cast<WidthMask>(w); }
 
 int lanes(Width w);                       // 1, 2, 4, 8, 12; 0 for Unknown
-double lane_data_gbps(Speed s);           // effective data rate per lane (2, 4, 8, 10, 13.64, 25, 50, 100, 200)
+double lane_data_gbps(Speed s);           // effective data rate per lane (2, 4, 8, 10, 13.636, 25, 50, 100, 200)
 double lane_signal_gbps(Speed s);         // what iblinkinfo prints (2.5, 5.0, 10.0, 10.3125, 14.0625, ...)
 std::string_view to_string(Width w);      // "4x"; "?" for Unknown
 std::string_view to_string(Speed s);      // "HDR"; "?" for Unknown
