@@ -13,7 +13,7 @@ done
 tmp=$(mktemp -d /tmp/ibf-pkg-XXXXXX)
 daemon_pid= ibsim_pid= opensm_pid=
 cleanup() {
-  for p in $opensm_pid $daemon_pid $ibsim_pid; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+  for p in $opensm_pid $daemon_pid $ibsim_pid; do kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -99,14 +99,14 @@ if command -v ibsim >/dev/null && [ -x /usr/sbin/opensm ] && [ -r "$umad2sim" ];
   port=$(cat "$sim/port")
   sweeps=0
   for _ in $(seq 200); do
-    sweeps=$(curl -s "http://127.0.0.1:$port/api/v1/fabric" | sed -n 's/.*"sweeps_ingested":\([0-9]*\).*/\1/p')
+    sweeps=$(curl -s "http://127.0.0.1:$port/api/v1/fabric" | sed -n 's/.*"sweeps_ingested": *\([0-9]*\).*/\1/p')
     [ "${sweeps:-0}" -ge 1 ] && break; sleep 0.05
   done
   grep -q "ibfabric_osm: loaded (ibfabric $version, OpenSM " "$sim/osm.log" || { tail -20 "$sim/osm.log"; fail "the system opensm did not load the unpacked plugin"; }
   [ "${sweeps:-0}" -ge 1 ] || { cat "$sim/daemon.log"; fail "the unpacked daemon got no snapshot from the system opensm"; }
   "$root/usr/bin/ibfabric" doctor --opensm-conf "$sim/opensm.conf" --plugin-dir "$root/usr/lib/$arch" --opensm-log "$sim/osm.log" \
     --config "$sim/ibfabricd.yaml" --url "http://127.0.0.1:$port" >"$sim/doctor.out" || { cat "$sim/doctor.out"; fail "ibfabric doctor failed"; }
-  for p in $opensm_pid $daemon_pid $ibsim_pid; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
+  for p in $opensm_pid $daemon_pid $ibsim_pid; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
   opensm_pid= daemon_pid= ibsim_pid=
   echo "ok: the system opensm loaded the unpacked plugin; the daemon got sweep(s): $sweeps; ibfabric doctor passed"
 else
