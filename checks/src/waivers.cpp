@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <chrono>
 #include <charconv>
 #include <map>
 
@@ -105,14 +106,10 @@ private:
     std::string file_;
 };
 
-// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
+// Days since 1970-01-01 of a proleptic Gregorian date (<chrono> civil calendar; no clock is read).
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = static_cast<unsigned>(y - era * 400);
-    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + static_cast<int64_t>(doe) - 719468;
+    const std::chrono::year_month_day ymd{std::chrono::year{static_cast<int>(y)}, std::chrono::month{m}, std::chrono::day{d}};
+    return std::chrono::sys_days{ymd}.time_since_epoch().count();
 }
 
 // "leaf01/3" or "leaf01" or a GUID, against one endpoint.
