@@ -80,16 +80,6 @@ Drawn draw_dump(const DrawArgs& a) {
     return d;
 }
 
-std::string read_token(const std::string& path) {
-    if (path.empty()) {
-        const char* env = std::getenv("IBFABRIC_TOKEN");
-        return env ? env : "";
-    }
-    std::string t = read_text_file(path, "token file", 4096);
-    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-    return t;
-}
-
 // The daemon's picture or page; the findings count from the SVG root's data-findings.
 int draw_daemon(const DrawArgs& a, Drawn& d) {
     std::string base = a.url;
@@ -99,7 +89,7 @@ int draw_daemon(const DrawArgs& a, Drawn& d) {
         std::fprintf(stderr, "ibfabric: bad daemon URL '%s' (expected http://host:port)\n", base.c_str());
         return kExitBadInput;
     }
-    const std::string token = read_token(a.token_file);
+    const std::string token = bearer_token(a.token_file).value_or("");
     const std::string path = a.html ? "/ui" : "/ui/fabric.svg";
     HttpResult r;
     try {

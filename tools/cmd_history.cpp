@@ -152,22 +152,8 @@ int run_diff(const HistoryOptions& o) {
     return changed ? kExitFindings : kExitClean;
 }
 
-std::string read_token(const HistoryOptions& o) {
-    if (o.token_file.empty()) {
-        if (const char* env = std::getenv("IBFABRIC_TOKEN"); env && *env) return env;
-        return "";
-    }
-    std::ifstream f(o.token_file);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string t = ss.str();
-    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-    if (!f || t.empty()) throw std::invalid_argument(o.token_file + ": cannot read a token");
-    return t;
-}
-
 int run_accept(const HistoryOptions& o) {
-    const std::string token = read_token(o);
+    const std::string token = bearer_token(o.token_file).value_or("");
     if (token.empty()) {
         std::fprintf(stderr, "ibfabric: accept needs the daemon's token: --token-file F or $IBFABRIC_TOKEN\n");
         return kExitBadInput;

@@ -111,20 +111,6 @@ int run_status(const SmOptions& o) {
     return print_status(sm, base);
 }
 
-std::string read_token(const SmOptions& o) {
-    if (o.token_file.empty()) {
-        if (const char* env = std::getenv("IBFABRIC_TOKEN"); env && *env) return env;
-        throw std::invalid_argument("a switchover needs the daemons' token: --token-file F or $IBFABRIC_TOKEN");
-    }
-    std::ifstream f(o.token_file);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string t = ss.str();
-    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-    if (!f || t.empty()) throw std::invalid_argument(o.token_file + ": cannot read a token");
-    return t;
-}
-
 // The SMs as `sm` (GET /api/v1/sm of one agent) shows them: SMInfo state, priority, alive.
 std::map<Guid, ha::SwitchoverSm> views(const json& sm) {
     std::map<Guid, ha::SwitchoverSm> out;
@@ -215,7 +201,9 @@ Guid pick_target(const SmOptions& o, const json& ha) {
 
 int run_switchover(const SmOptions& o) {
     const std::string base = resolve(o.url);
-    const std::string token = read_token(o);
+    const auto token_or = bearer_token(o.token_file);
+    if (!token_or) throw std::invalid_argument("a switchover needs the daemons' token: --token-file F or $IBFABRIC_TOKEN");
+    const std::string token = *token_or;
     json sm = call(base, "GET", "/api/v1/sm");
     const json& ha = sm["ha"];
     if (!ha.is_object()) throw std::invalid_argument(base + " is not an HA agent (no 'ha:' in its config)");

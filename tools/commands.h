@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
+#include <string>
 
 namespace ibf::cli {
 
@@ -20,6 +22,10 @@ inline constexpr int kExitUnavailable = 3;
 // Each register_* adds a subcommand to `app`; when that subcommand is chosen, main() calls
 // the function stored in `run` and exits with what it returns.
 using Runner = std::function<int()>;
+
+// The bearer token for ibfabricd (token.cpp): the trimmed content of `token_file` (bounded; an empty
+// or unreadable file throws, naming it), else $IBFABRIC_TOKEN, else nullopt.
+std::optional<std::string> bearer_token(const std::string& token_file);
 
 void register_check(CLI::App& app, Runner& run);     // cmd_check.cpp   (issue: foundation)
 void register_daemon_queries(CLI::App& app, Runner& run);  // cmd_query.cpp  (status, findings)

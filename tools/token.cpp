@@ -1,0 +1,22 @@
+// The bearer token the CLI sends to ibfabricd: one reader for every subcommand (commands.h).
+#include <cctype>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "commands.h"
+#include "ibf/inputs.h"
+
+namespace ibf::cli {
+
+std::optional<std::string> bearer_token(const std::string& token_file) {
+    if (token_file.empty()) {
+        if (const char* env = std::getenv("IBFABRIC_TOKEN"); env && *env) return std::string(env);
+        return std::nullopt;
+    }
+    std::string t = read_text_file(token_file, "token file", 4096);  // bounded; names the file on error
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    if (t.empty()) throw std::invalid_argument(token_file + ": the token file is empty");
+    return t;
+}
+
+}  // namespace ibf::cli
