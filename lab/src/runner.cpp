@@ -709,6 +709,7 @@ void wait_daemons_see_every_sm(LabState& s, const LabOptions& o) {
     const double deadline = now_s() + o.start_timeout_s;
     for (const auto& m : s.sms) {
         size_t seen = 0;
+        std::string why;
         while (now_s() < deadline) {
             try {
                 auto j = nlohmann::json::parse(http_get(m.api_port, "/api/v1/sm", 2).body, nullptr, false);
@@ -722,7 +723,11 @@ void wait_daemons_see_every_sm(LabState& s, const LabOptions& o) {
                 // or the first findings would carry a passing sm_no_standby.
                 if (j.is_object() && j.contains("ha") && j["ha"].is_object() && s.sms.size() > 1 &&
                     (!j["ha"].contains("designated_successor") || j["ha"]["designated_successor"].is_null()))
-                    seen = std::min(seen, s.sms.size() - 1);
+                    seen = std::min(seen, s.sms.size() - 1), why = " (its HA engine sees no live standby)";
+                // ... and its published SM findings caught up with that (they are refreshed every ha.poll_ms).
+                if (seen >= s.sms.size() && s.sms.size() > 1 &&
+                    http_get(m.api_port, "/api/v1/findings", 2).body.find("\"sm_no_standby\"") != std::string::npos)
+                    seen = s.sms.size() - 1, why = " (its findings still say sm_no_standby)";
             } catch (const LabError&) {
                 seen = 0;
             }
@@ -731,7 +736,7 @@ void wait_daemons_see_every_sm(LabState& s, const LabOptions& o) {
         }
         if (seen < s.sms.size())
             fail(s, "ibfabricd of \"" + m.host + "\" sees " + std::to_string(seen) + " of " + std::to_string(s.sms.size()) +
-                        " SMs as MASTER or STANDBY", m.daemon_log);
+                        " SMs as MASTER or STANDBY" + why, m.daemon_log);
     }
 }
 
