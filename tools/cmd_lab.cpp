@@ -61,7 +61,7 @@ struct UpArgs {
     bool no_color = false;
     bool no_daemon = false;
     int sweep_interval = 2;
-    int perfmgr_sweep = 0;
+    int perfmgr_sweep = 5;
     double timeout = 120;
     double ttl = 0;
 };
@@ -537,7 +537,7 @@ void register_lab(CLI::App& app, Runner& run) {
                     "native: OpenSM's own polling only, the daemons watch (ha: monitor)")->type_name("ibfabric|native");
     cup->add_option("--sweep-interval", up->sweep_interval, "OpenSM sweep_interval in seconds (default 2)")->check(CLI::Range(1, 3600));
     cup->add_option("--perfmgr-sweep", up->perfmgr_sweep,
-                    "OpenSM perfmgr_sweep_time_s: port counters every N seconds (default 0 = perfmgr off; docs/lab.md says why)")
+                    "OpenSM perfmgr_sweep_time_s: port counters every N seconds (default 5; 0 = perfmgr off)")
         ->check(CLI::Range(0, 3600));
     cup->add_option("--timeout", up->timeout, "Seconds to wait for each step (default 120)")->check(CLI::Range(1.0, 3600.0));
     cup->add_option("--opensm-template", up->opensm_template, "OpenSM config template (default config/templates/opensm.conf)")
