@@ -1,7 +1,10 @@
 // `ibfabric status` and `ibfabric findings`: ask a running ibfabricd (docs/api.md).
 //
-//   ibfabric status   [--url URL] [--json]   fabric counts, SMs, last sweep, findings count
-//   ibfabric findings [--url URL] [--json]   the daemon's findings, as `ibfabric check` prints them
+//   ibfabric status   [--url URL] [--token-file F] [--json]   fabric counts, SMs, last sweep, findings count
+//   ibfabric findings [--url URL] [--token-file F] [--json]   the daemon's findings, as `ibfabric check` prints them
+//
+// A daemon with `token_for_reads` (docs/security.md) wants the bearer token on reads too:
+// --token-file, else $IBFABRIC_TOKEN.
 //
 // URL: --url, else $IBFABRIC_URL, else the daemon of the lab in --lab DIR, else that of a running
 // lab in the default lab directory (`ibfabric lab up`; a note on stderr says so), else
@@ -37,6 +40,7 @@ using nlohmann::json;
 struct QueryOptions {
     std::string url;
     std::string lab;  // --lab DIR
+    std::string token_file;  // --token-file (else $IBFABRIC_TOKEN)
     bool json = false;
     ReportOptions report;  // findings only
 };
@@ -93,9 +97,16 @@ int fetch_json(const QueryOptions& o, const std::string& path, json& out) {
         std::fprintf(stderr, "ibfabric: bad daemon URL '%s' (expected http://host:port)\n", text.c_str());
         return kExitBadInput;
     }
+    std::string token;
+    try {
+        token = bearer_token(o.token_file).value_or("");
+    } catch (const std::exception& e) {  // unreadable or empty token file: names it
+        std::fprintf(stderr, "ibfabric: %s\n", e.what());
+        return kExitBadInput;
+    }
     HttpResult r;
     try {
-        r = http_request(*url, "GET", path);
+        r = http_request(*url, "GET", path, "", token.empty() ? "" : "Bearer " + token);
     } catch (const HttpUnavailable& e) {
         std::fprintf(stderr, "ibfabric: the daemon is unreachable: %s\n", e.what());
         return kExitUnavailable;
@@ -103,7 +114,10 @@ int fetch_json(const QueryOptions& o, const std::string& path, json& out) {
     out = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
     if (r.status != 200) {
         std::string msg = out.is_object() && out.contains("error") ? out["error"].dump() : r.body;
-        std::fprintf(stderr, "ibfabric: %s%s answered %d: %s\n", text.c_str(), path.c_str(), r.status, msg.c_str());
+        std::fprintf(stderr, "ibfabric: %s%s answered %d: %s%s\n", text.c_str(), path.c_str(), r.status, msg.c_str(),
+                     r.status == 401 ? (token.empty() ? " (this daemon wants a token for reads: --token-file FILE or $IBFABRIC_TOKEN)"
+                                                      : " (the token was refused)")
+                                     : "");
         return kExitUnavailable;
     }
     if (out.is_discarded()) {
@@ -201,11 +215,13 @@ void register_daemon_queries(CLI::App& app, Runner& run) {
     const std::string url_help = "daemon URL (default: $IBFABRIC_URL, else the daemon of a running `ibfabric lab`, else " +
                                  std::string(kDefaultUrl) + ")";
     const std::string lab_help = "ask the daemon of the lab in this directory (`ibfabric lab up --dir DIR`)";
+    const std::string token_help = "bearer token for a daemon with token_for_reads (default: $IBFABRIC_TOKEN)";
     {
         auto o = std::make_shared<QueryOptions>();
         CLI::App* sub = app.add_subcommand("status", "Ask ibfabricd about the fabric, its SMs and findings count\nExample: ibfabric status --url http://10.0.0.1:8639");
         sub->add_option("--url", o->url, url_help);
         sub->add_option("--lab", o->lab, lab_help)->type_name("DIR");
+        sub->add_option("--token-file", o->token_file, token_help)->type_name("FILE");
         sub->add_flag("--json", o->json, "print the daemon's JSON ({\"fabric\": ..., \"sm\": ...})");
         sub->callback([&run, o] { run = [o] { return run_status(*o); }; });
     }
@@ -214,6 +230,7 @@ void register_daemon_queries(CLI::App& app, Runner& run) {
         CLI::App* sub = app.add_subcommand("findings", "Print ibfabricd's latest findings (same report as check)\nExample: ibfabric findings --json | jq '.findings | length'");
         sub->add_option("--url", o->url, url_help);
         sub->add_option("--lab", o->lab, lab_help)->type_name("DIR");
+        sub->add_option("--token-file", o->token_file, token_help)->type_name("FILE");
         sub->add_flag("--json", o->json, "print the findings JSON (docs/findings.md) instead of text");
         add_report_options(sub, o->report);
         sub->callback([&run, o] { run = [o] { return run_findings(*o); }; });

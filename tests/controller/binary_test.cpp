@@ -216,6 +216,45 @@ TEST_F(ControllerBinary, StaleDataExits3WithItsReason) {
     EXPECT_EQ(run_cli(dir, {"status", "--url", url()}).code, 3);
 }
 
+// token_for_reads: `ibfabric findings|status` send the bearer token from --token-file or
+// $IBFABRIC_TOKEN; without one the daemon's 401 comes with what to do (exit 3); an unreadable token
+// file is bad input (exit 2) naming the file.
+TEST_F(ControllerBinary, FindingsAndStatusSendTheTokenToADaemonThatWantsItForReads) {
+    const std::string token_file = dir.file("api.token");
+    write_file(token_file, "s3cret-read-token\n");
+    ASSERT_EQ(::chmod(token_file.c_str(), 0600), 0);
+    start_daemon("topology: plan.ibnetdiscover\ntoken_file: " + token_file + "\ntoken_for_reads: true\n");
+    UnixClient plugin(sock);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 7)));
+    const HttpUrl u{"127.0.0.1", port, ""};
+    ASSERT_TRUE(wait_until([&] {
+        HttpResult r = http_request(u, "GET", "/api/v1/findings", "", "Bearer s3cret-read-token");
+        return r.status == 200 && json::parse(r.body)["sweep_seq"] == 7;
+    }));
+
+    CliRun none = run_cli(dir, {"findings", "--url", url()});
+    EXPECT_EQ(none.code, 3);
+    EXPECT_EQ(none.err, "ibfabric: " + url() + "/api/v1/findings answered 401: \"missing or wrong bearer token\" (this daemon "
+                        "wants a token for reads: --token-file FILE or $IBFABRIC_TOKEN)\n");
+    CliRun with_file = run_cli(dir, {"findings", "--url", url(), "--token-file", token_file});
+    EXPECT_EQ(with_file.code, 0) << with_file.err;
+    EXPECT_EQ(with_file.out, "no findings\n");
+    CliRun status = run_cli(dir, {"status", "--url", url(), "--token-file", token_file});
+    EXPECT_EQ(status.code, 0) << status.err;
+    EXPECT_NE(status.out.find("(sweep 7 at "), std::string::npos) << status.out;
+    CliRun env = run_cli(dir, {"status", "--json", "--url", url()}, {"IBFABRIC_TOKEN=s3cret-read-token"});
+    EXPECT_EQ(env.code, 0) << env.err;
+    EXPECT_EQ(json::parse(env.out)["fabric"]["last_sweep_seq"], 7);
+    CliRun wrong = run_cli(dir, {"findings", "--url", url()}, {"IBFABRIC_TOKEN=guess"});
+    EXPECT_EQ(wrong.code, 3);
+    EXPECT_NE(wrong.err.find("answered 401: \"missing or wrong bearer token\" (the token was refused)\n"), std::string::npos)
+        << wrong.err;
+    CliRun missing = run_cli(dir, {"findings", "--url", url(), "--token-file", dir.file("nope.token")});
+    EXPECT_EQ(missing.code, 2);
+    EXPECT_EQ(missing.err.rfind("ibfabric: " + dir.file("nope.token"), 0), 0u) << missing.err;
+}
+
 namespace {
 
 bool executable(const std::string& p) { return ::access(p.c_str(), X_OK) == 0; }
