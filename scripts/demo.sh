@@ -2,7 +2,7 @@
 # The README's first command: installs what is needed, builds, and runs the main job:
 # a simulated 324-host fat-tree (real OpenSM + the ibfabric plugin + ibfabricd on ibsim) with two
 # cabling faults and two SM nodes (an OpenSM and an ibfabricd each), the report ibfabric prints
-# for it, a maintenance switchover there and back, then a kill -9 of the master OpenSM and who took over how fast (docs/ha.md), then the
+# for it, symbol errors injected on a cable and reported from OpenSM's perfmgr, a maintenance switchover there and back, then a kill -9 of the master OpenSM and who took over how fast (docs/ha.md), then the
 # lab is stopped again (docs/lab.md).
 # When the lab cannot run here (no ibsim, no opensm), it falls back to the offline check of the
 # example plan against an example dump.
@@ -28,6 +28,14 @@ if [ "$rc" -le 1 ]; then
   echo
   AGENT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sms"][1]["api_port"])' "$LABDIR/state.json")
   hosts=$(python3 -c 'import json,sys; print(" ".join(m["host"].split()[0] for m in json.load(open(sys.argv[1]))["sms"][::-1]))' "$LABDIR/state.json")
+  echo "== Link health: 55 symbol errors on leaf05/1 (set in ibsim), read by OpenSM's perfmgr, forwarded by the plugin"
+  build/bin/ibfabric lab fault errors leaf05/1 SymbolErrorCounter=55 --dir "$LABDIR"
+  for _ in $(seq 100); do  # up to 20 s: the lab's perfmgr reads every port each 5 s
+    build/bin/ibfabric findings --kind port_errors --url "http://127.0.0.1:$AGENT" >/dev/null 2>&1 || break
+    sleep 0.2
+  done
+  build/bin/ibfabric findings --kind port_errors --url "http://127.0.0.1:$AGENT" || true
+  echo
   echo "== SM switchover for maintenance, there and back, no LID changes: ibfabric sm switchover --to NODE"
   for to in $hosts; do
     build/bin/ibfabric sm switchover --to "$to" --url "http://127.0.0.1:$AGENT" --token-file "$LABDIR/api.token" || true

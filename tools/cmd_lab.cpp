@@ -464,6 +464,21 @@ int run_fault(const FaultArgs& a) {
         throw InputError("lab", 0, 0, "unknown lab fault action '" + what + "' (unlink, relink, move, errors, kill-sm, freeze-sm, thaw-sm, restart-sm)");
     }
     try {
+        if (what == "errors") {
+            // A counter set before OpenSM's perfmgr first read the port would be its baseline, not
+            // growth: wait for that first reading (docs/lab.md, "lab fault errors").
+            const PortRef at = parse_port_ref(a.words[1]);
+            if (const int sweep = lab_perfmgr_sweep_s(s); sweep == 0) {
+                progress("warning: OpenSM's perfmgr is off in this lab (lab up --perfmgr-sweep 0): nothing reads this counter");
+            } else if (s.api_port > 0 && !a.no_wait) {
+                progress("waiting for OpenSM's perfmgr (every " + std::to_string(sweep) + " s) to read " + a.words[1] +
+                         " once: the baseline the counter grows from");
+                if (!lab_wait_port_counted(s, at.node, at.port, 2.0 * sweep + 10))
+                    throw LabError("ibfabricd holds no perfmgr reading of " + a.words[1] + " after " +
+                                   std::to_string(2 * sweep + 10) + " s (ibfabric_perfmgr_rows_total in /metrics)",
+                                   tail_file(s.path("osm.log")));
+            }
+        }
         const int ups = lab_subnet_up_count(s);
         const int64_t seq = daemon_seq(s);
         for (auto& l : lines) {

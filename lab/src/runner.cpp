@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "ibf/error.h"
 #include "ibf/guid2lid.h"
@@ -365,6 +366,51 @@ std::string lab_run_client(const LabState& s, const std::vector<std::string>& ar
     if (rc == -1) throw LabError(argv[0] + " timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s", tail_file(sp.out_path));
     if (rc != 0) throw LabError(argv[0] + " exited with " + std::to_string(rc), tail_file(sp.out_path));
     return out;
+}
+
+int lab_perfmgr_sweep_s(const LabState& s) {
+    const std::string conf = read_file(s.sms.empty() ? s.path("opensm.conf") : s.sms[0].conf);
+    bool on = false;
+    int sweep = 180;  // OpenSM's default
+    std::istringstream in(conf);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream w(line);
+        std::string key, value;
+        if (!(w >> key >> value)) continue;
+        if (key == "perfmgr") on = value == "TRUE";
+        if (key == "perfmgr_sweep_time_s") sweep = std::atoi(value.c_str());
+    }
+    return on ? sweep : 0;
+}
+
+bool metrics_count_port(const std::string& metrics, const std::string& name, int port) {
+    const std::string labels = "local_name=\"" + name + "\",local_port=\"" + std::to_string(port) + "\",";
+    for (size_t at = metrics.find("\nibfabric_link_"); at != std::string::npos; at = metrics.find("\nibfabric_link_", at + 1)) {
+        const size_t brace = metrics.find('{', at);
+        const size_t eol = metrics.find('\n', at + 1);
+        if (brace == std::string::npos || brace > eol) continue;
+        const std::string family = metrics.substr(at + 1, brace - at - 1);
+        if (family.size() < 6 || family.compare(family.size() - 6, 6, "_total") != 0) continue;
+        if (metrics.substr(brace, eol - brace).find(labels) != std::string::npos) return true;
+    }
+    return false;
+}
+
+bool lab_wait_port_counted(const LabState& s, const std::string& name, int port, double timeout_s) {
+    const double deadline = now_s() + timeout_s;
+    while (true) {
+        for (const LabSm& m : s.sms) {
+            if (m.api_port <= 0) continue;
+            try {
+                if (metrics_count_port(http_get(m.api_port, "/metrics", 2).body, name, port)) return true;
+            } catch (const LabError&) {  // that daemon is down (a failover scenario): ask the next
+            }
+        }
+        if (s.sms.empty() && s.api_port > 0 && metrics_count_port(http_get(s.api_port, "/metrics", 2).body, name, port))
+            return true;
+        if (now_s() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
 }
 
 HttpReply http_get(int port, const std::string& target, double timeout_s) {

@@ -62,7 +62,41 @@ TEST(LabProc, TheShippedOpenSMTemplateFillsAndAsksForThePlugin) {
     EXPECT_NE(conf.find("\nhonor_guid2lid_file TRUE\n"), std::string::npos);
     EXPECT_NE(conf.find("\nperfmgr TRUE\n"), std::string::npos);
     EXPECT_NE(conf.find("\nperfmgr_sweep_time_s 2\n"), std::string::npos);
+    // Fewer than 10 perfmgr MADs in flight, or OpenSM and ibsim deadlock in umad2sim (docs/lab.md).
+    EXPECT_NE(conf.find("\nperfmgr_max_outstanding_queries 4\n"), std::string::npos);
     EXPECT_EQ(conf.find("{{"), std::string::npos);
+}
+
+TEST(LabProc, PerfmgrSweepFromTheLabsOpenSMConf) {
+    Tmp t;
+    LabState s;
+    s.dir = t.path;
+    std::ofstream(s.path("opensm.conf")) << "# perfmgr TRUE\nperfmgr TRUE\nperfmgr_sweep_time_s 5\n";
+    EXPECT_EQ(lab_perfmgr_sweep_s(s), 5);
+    std::ofstream(s.path("opensm.conf")) << "perfmgr TRUE\n";
+    EXPECT_EQ(lab_perfmgr_sweep_s(s), 180);  // OpenSM's default
+    std::ofstream(s.path("opensm.conf")) << "perfmgr FALSE\nperfmgr_sweep_time_s 5\n";
+    EXPECT_EQ(lab_perfmgr_sweep_s(s), 0);
+    s.sms.push_back(LabSm{});
+    s.sms[0].conf = s.path("sm1.conf");
+    std::ofstream(s.sms[0].conf) << "perfmgr TRUE\nperfmgr_sweep_time_s 2\n";
+    EXPECT_EQ(lab_perfmgr_sweep_s(s), 2);  // SM 1's file when the lab has several
+}
+
+TEST(LabProc, MetricsCountAPortOnlyThroughItsOwnCounterSeries) {
+    const std::string m =
+        "# TYPE ibfabric_link_symbol_errors_total counter\n"
+        "ibfabric_link_symbol_errors_total{local_guid=\"0x2\",local_name=\"leaf05\",local_port=\"1\",remote_name=\"node073\"} 0\n"
+        "ibfabric_link_state{local_guid=\"0x2\",local_name=\"leaf06\",local_port=\"2\",remote_name=\"x\"} 1\n"
+        "ibfabric_links_total{local_name=\"leaf07\",local_port=\"3\",} 1\n"
+        "ibfabric_link_downed_total{local_guid=\"0x3\",local_name=\"leaf05\",local_port=\"12\",remote_name=\"n\"} 2\n";
+    EXPECT_TRUE(metrics_count_port(m, "leaf05", 1));
+    EXPECT_TRUE(metrics_count_port(m, "leaf05", 12));
+    EXPECT_FALSE(metrics_count_port(m, "leaf05", 2));   // no series for that port
+    EXPECT_FALSE(metrics_count_port(m, "node073", 1));  // the remote end is not a reading of it
+    EXPECT_FALSE(metrics_count_port(m, "leaf06", 2));   // a link gauge, not a counter
+    EXPECT_FALSE(metrics_count_port(m, "leaf07", 3));   // not a per-link family
+    EXPECT_FALSE(metrics_count_port("", "leaf05", 1));
 }
 
 TEST(LabProc, StateFileRoundTrip) {

@@ -182,6 +182,17 @@ void lab_restart_sm(LabState& s, size_t i, double timeout_s);
 // required: a master whose sweep ibsim wedged, above, logs none.)
 std::optional<size_t> lab_wait_one_master(const LabState& s, double timeout_s, double stable_s = 0);
 
+// OpenSM's perfmgr_sweep_time_s in the lab's opensm.conf (SM 1), 0 when its perfmgr is off.
+int lab_perfmgr_sweep_s(const LabState& s);
+
+// True when a `/metrics` text carries a port counter series (`ibfabric_link_*_total`) whose
+// local end is <name>/<port>: ibfabricd holds a perfmgr reading (a baseline) of that port.
+bool metrics_count_port(const std::string& metrics, const std::string& name, int port);
+
+// Waits until the lab's daemon holds a perfmgr reading of <name>/<port> (metrics_count_port);
+// false after `timeout_s`. So a counter set afterwards shows as growth, not as the baseline.
+bool lab_wait_port_counted(const LabState& s, const std::string& name, int port, double timeout_s);
+
 // GET http://127.0.0.1:<port><target>: {status, body}. LabError when nothing answers.
 struct HttpReply {
     int status = 0;
