@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 
 #include "fixture.h"
+#include "ibf/api.h"
+#include "ibf/ha_engine.h"
 #include "ibf/dumps.h"
 #include "ibf/http_client.h"
 
@@ -333,13 +335,39 @@ TEST_F(ControllerBinary, ShippedMonitoringConfigIsValidAndNamesRealMetrics) {
     EXPECT_EQ(run_tool(dir, {"/usr/bin/promtool", "check", "config", mon + "prometheus.yml"}, "/dev/null", out), 0) << out;
 
     start_daemon("topology: plan.ibnetdiscover\n");
-    const std::string metrics = http_request(HttpUrl{"127.0.0.1", port, ""}, "GET", "/metrics").body;
+    // A master with a fabric and one perfmgr batch: the per-link and port counter families exist.
+    const Fabric f = small_fabric();
+    UnixClient plugin(sock);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(f, kMasterGuid, SmState::Master, 3)));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["sweep_seq"] == 3; }));
+    wire::PortCounters pc;
+    for (const Node& n : f.nodes())
+        for (int p = 1; p <= n.num_ports(); ++p)
+            if (n.port(p) && n.port(p)->linked()) {
+                wire::PortCounterRow r;
+                r.node_guid = n.guid;
+                r.port = static_cast<uint8_t>(p);
+                pc.ports.push_back(r);
+            }
+    pc.ports.resize(std::min(pc.ports.size(), wire::kMaxPortCounterRows));
+    ASSERT_TRUE(plugin.send(pc));
+    std::string metrics;
+    ASSERT_TRUE(wait_until([&] {
+        metrics = http_request(HttpUrl{"127.0.0.1", port, ""}, "GET", "/metrics").body;
+        return metrics.find("# TYPE ibfabric_link_symbol_errors_total counter") != std::string::npos;
+    })) << metrics;
     std::set<std::string> families;
     for (size_t p = metrics.find("# TYPE "); p != std::string::npos; p = metrics.find("# TYPE ", p + 1))
         families.insert(metrics.substr(p + 7, metrics.find(' ', p + 7) - p - 7));
     ASSERT_GT(families.size(), 40u);
+    // The HA agent's families (ibfabric_ha_*) appear only with `ha:` configured: take them from
+    // the agent's own renderer.
+    const std::string ha = ha_metrics_text(ha::HaEngine(ha::HaConfig{}), 0);
+    for (size_t p = ha.find("# TYPE "); p != std::string::npos; p = ha.find("# TYPE ", p + 1))
+        families.insert(ha.substr(p + 7, ha.find(' ', p + 7) - p - 7));
     const json dash = json::parse(read_file(mon + "grafana-dashboard.json"));
-    EXPECT_EQ(dash["panels"].size(), 13u);
+    EXPECT_EQ(dash["panels"].size(), 16u);
     for (const std::string file : {"ibfabric.rules.yml", "grafana-dashboard.json"}) {
         const std::string text = read_file(mon + file);
         size_t names = 0;
