@@ -29,11 +29,8 @@ if [ "$rc" -le 1 ]; then
   AGENT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sms"][1]["api_port"])' "$LABDIR/state.json")
   hosts=$(python3 -c 'import json,sys; print(" ".join(m["host"].split()[0] for m in json.load(open(sys.argv[1]))["sms"][::-1]))' "$LABDIR/state.json")
   echo "== Link health: 55 symbol errors on leaf05/1 (set in ibsim), read by OpenSM's perfmgr, forwarded by the plugin"
-  build/bin/ibfabric lab fault errors leaf05/1 SymbolErrorCounter=55 --dir "$LABDIR"
-  for _ in $(seq 100); do  # up to 20 s: the lab's perfmgr reads every port each 5 s
-    build/bin/ibfabric findings --kind port_errors --url "http://127.0.0.1:$AGENT" >/dev/null 2>&1 || break
-    sleep 0.2
-  done
+  # waits for the perfmgr's next reading of the port (every 5 s in the lab), prints the lab's report
+  build/bin/ibfabric lab fault errors leaf05/1 SymbolErrorCounter=55 --dir "$LABDIR" >/dev/null 2>&1 || true
   build/bin/ibfabric findings --kind port_errors --url "http://127.0.0.1:$AGENT" || true
   echo
   echo "== SM switchover for maintenance, there and back, no LID changes: ibfabric sm switchover --to NODE"

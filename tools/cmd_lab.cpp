@@ -468,6 +468,8 @@ int run_fault(const FaultArgs& a) {
             // A counter set before OpenSM's perfmgr first read the port would be its baseline, not
             // growth: wait for that first reading (docs/lab.md, "lab fault errors").
             const PortRef at = parse_port_ref(a.words[1]);
+            if (auto i = net.find(at.node); i && !net.nodes[*i].ports.count(at.port))
+                throw InputError("lab", 0, 0, "no cable at " + a.words[1] + ": ibfabricd keeps port counters per link");
             if (const int sweep = lab_perfmgr_sweep_s(s); sweep == 0) {
                 progress("warning: OpenSM's perfmgr is off in this lab (lab up --perfmgr-sweep 0): nothing reads this counter");
             } else if (s.api_port > 0 && !a.no_wait) {
@@ -481,6 +483,12 @@ int run_fault(const FaultArgs& a) {
         }
         const int ups = lab_subnet_up_count(s);
         const int64_t seq = daemon_seq(s);
+        const PortRef counted = what == "errors" ? parse_port_ref(a.words[1]) : PortRef{};
+        // The family of the counter set: data counters change with every MAD ibsim forwards, so a
+        // change of the whole port would not say that the perfmgr read the new value.
+        const std::string family = what == "errors" ? counter_family(a.words[2].substr(0, a.words[2].find('='))) : "";
+        const std::string counters_before =
+            what == "errors" && !family.empty() ? lab_port_counters(s, counted.node, counted.port, family) : "";
         for (auto& l : lines) {
             std::string answer = lab_console(s, l, 0.2);
             std::fprintf(stderr, "lab: ibsim> %s\n", l.c_str());
@@ -489,6 +497,20 @@ int run_fault(const FaultArgs& a) {
         }
         if (what == "move") {
             std::ofstream(s.path("net-current.txt")) << write_net(net);
+        }
+        if (what == "errors" && !a.no_wait && family.empty())
+            progress("ibfabricd keeps no series of " + a.words[2].substr(0, a.words[2].find('=')) +
+                     " (docs/metrics.md, \"Port counters\"): not waiting for the perfmgr to read it");
+        if (what == "errors" && !a.no_wait && !counters_before.empty()) {
+            // No sweep: the perfmgr's next reading of the port carries the change; then the findings.
+            const int sweep = lab_perfmgr_sweep_s(s);
+            progress("waiting for OpenSM's perfmgr to read " + a.words[1] + " again (every " + std::to_string(sweep) + " s)");
+            if (!lab_wait_port_counters_change(s, counted.node, counted.port, counters_before, 2.0 * sweep + 10, family))
+                throw LabError("ibfabricd's counters of " + a.words[1] + " did not change within " +
+                               std::to_string(2 * sweep + 10) + " s (the value set may equal the port's current one)");
+            auto f = lab_findings_via_daemon(s);
+            if (!f) throw LabError("ibfabricd served no findings", tail_file(s.path("ibfabricd.log")));
+            return print_findings(s, *f, a.json, a.no_color);
         }
         if (!sweeps || a.no_wait) return kExitClean;
         progress("waiting for OpenSM's heavy sweep");

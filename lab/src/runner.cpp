@@ -383,31 +383,79 @@ int lab_perfmgr_sweep_s(const LabState& s) {
     return on ? sweep : 0;
 }
 
-bool metrics_count_port(const std::string& metrics, const std::string& name, int port) {
-    const std::string labels = "local_name=\"" + name + "\",local_port=\"" + std::to_string(port) + "\",";
+std::string counter_family(const std::string& ibsim_field) {
+    static const std::pair<const char*, const char*> kFamilies[] = {
+        {"symbolerrorcounter", "symbol_errors"},
+        {"linkerrorrecoverycounter", "error_recovery"},
+        {"linkdownedcounter", "downed"},
+        {"portrcverrors", "rcv_errors"},
+        {"portrcvremotephysicalerrors", "rcv_remote_physical_errors"},
+        {"portrcvswitchrelayerrors", "rcv_switch_relay_errors"},
+        {"portxmitdiscards", "xmit_discards"},
+        {"locallinkintegrityerrors", "integrity_errors"},
+        {"excessivebufferoverrunerrors", "excessive_buffer_overruns"},
+        {"vl15dropped", "vl15_dropped"},
+        {"portxmitwait", "xmit_wait"},
+        {"portxmitdata", "xmit_bytes"},
+        {"portrcvdata", "rcv_bytes"},
+        {"portxmitpkts", "xmit_packets"},
+        {"portrcvpkts", "rcv_packets"},
+    };
+    std::string f = ibsim_field;
+    if (f.rfind("PortCounters.", 0) == 0) f = f.substr(13);
+    std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const auto& [field, family] : kFamilies)
+        if (f == field) return std::string("ibfabric_link_") + family + "_total";
+    return "";
+}
+
+std::string metrics_port_counters(const std::string& metrics, const std::string& name, int port, const std::string& only) {
+    // A link's series names one end local and the other remote: either may be <name>/<port>.
+    const std::string local = "local_name=\"" + name + "\",local_port=\"" + std::to_string(port) + "\",";
+    const std::string remote = "remote_name=\"" + name + "\",remote_port=\"" + std::to_string(port) + "\"";
+    auto ends_here = [&](std::string_view labels) {
+        if (labels.find(local) != std::string_view::npos) return true;
+        const size_t r = labels.find(remote);
+        return r != std::string_view::npos && r + remote.size() < labels.size() &&
+               (labels[r + remote.size()] == ',' || labels[r + remote.size()] == '}');
+    };
+    std::string out;
     for (size_t at = metrics.find("\nibfabric_link_"); at != std::string::npos; at = metrics.find("\nibfabric_link_", at + 1)) {
         const size_t brace = metrics.find('{', at);
-        const size_t eol = metrics.find('\n', at + 1);
+        const size_t eol = std::min(metrics.find('\n', at + 1), metrics.size());
         if (brace == std::string::npos || brace > eol) continue;
         const std::string family = metrics.substr(at + 1, brace - at - 1);
         if (family.size() < 6 || family.compare(family.size() - 6, 6, "_total") != 0) continue;
-        if (metrics.substr(brace, eol - brace).find(labels) != std::string::npos) return true;
+        if (!only.empty() && family != only) continue;
+        if (ends_here(std::string_view(metrics).substr(brace, eol - brace))) out += metrics.substr(at + 1, eol - at - 1) + "\n";
     }
-    return false;
+    return out;
+}
+
+std::string lab_port_counters(const LabState& s, const std::string& name, int port, const std::string& family) {
+    std::vector<int> ports;
+    for (const LabSm& m : s.sms)
+        if (m.api_port > 0) ports.push_back(m.api_port);
+    if (ports.empty() && s.api_port > 0) ports.push_back(s.api_port);
+    for (int p : ports) {
+        try {
+            return metrics_port_counters(http_get(p, "/metrics", 2).body, name, port, family);
+        } catch (const LabError&) {  // that daemon is down (a failover scenario): ask the next
+        }
+    }
+    return "";
 }
 
 bool lab_wait_port_counted(const LabState& s, const std::string& name, int port, double timeout_s) {
+    return lab_wait_port_counters_change(s, name, port, "", timeout_s);
+}
+
+bool lab_wait_port_counters_change(const LabState& s, const std::string& name, int port, const std::string& before,
+                                   double timeout_s, const std::string& family) {
     const double deadline = now_s() + timeout_s;
     while (true) {
-        for (const LabSm& m : s.sms) {
-            if (m.api_port <= 0) continue;
-            try {
-                if (metrics_count_port(http_get(m.api_port, "/metrics", 2).body, name, port)) return true;
-            } catch (const LabError&) {  // that daemon is down (a failover scenario): ask the next
-            }
-        }
-        if (s.sms.empty() && s.api_port > 0 && metrics_count_port(http_get(s.api_port, "/metrics", 2).body, name, port))
-            return true;
+        const std::string now = lab_port_counters(s, name, port, family);
+        if (!now.empty() && now != before) return true;
         if (now_s() >= deadline) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }

@@ -86,17 +86,33 @@ TEST(LabProc, PerfmgrSweepFromTheLabsOpenSMConf) {
 TEST(LabProc, MetricsCountAPortOnlyThroughItsOwnCounterSeries) {
     const std::string m =
         "# TYPE ibfabric_link_symbol_errors_total counter\n"
-        "ibfabric_link_symbol_errors_total{local_guid=\"0x2\",local_name=\"leaf05\",local_port=\"1\",remote_name=\"node073\"} 0\n"
+        "ibfabric_link_symbol_errors_total{local_guid=\"0x2\",local_name=\"leaf05\",local_port=\"1\",remote_name=\"node073\",remote_port=\"1\"} 0\n"
         "ibfabric_link_state{local_guid=\"0x2\",local_name=\"leaf06\",local_port=\"2\",remote_name=\"x\"} 1\n"
         "ibfabric_links_total{local_name=\"leaf07\",local_port=\"3\",} 1\n"
         "ibfabric_link_downed_total{local_guid=\"0x3\",local_name=\"leaf05\",local_port=\"12\",remote_name=\"n\"} 2\n";
     EXPECT_TRUE(metrics_count_port(m, "leaf05", 1));
     EXPECT_TRUE(metrics_count_port(m, "leaf05", 12));
     EXPECT_FALSE(metrics_count_port(m, "leaf05", 2));   // no series for that port
-    EXPECT_FALSE(metrics_count_port(m, "node073", 1));  // the remote end is not a reading of it
+    EXPECT_TRUE(metrics_count_port(m, "node073", 1));   // the link's other end (both ends are added)
+    EXPECT_FALSE(metrics_count_port(m, "node07", 1));   // a name is matched whole
+    EXPECT_FALSE(metrics_count_port(m, "node073", 11));
+    EXPECT_EQ(metrics_port_counters(m, "leaf05", 12),
+              "ibfabric_link_downed_total{local_guid=\"0x3\",local_name=\"leaf05\",local_port=\"12\",remote_name=\"n\"} 2\n");
     EXPECT_FALSE(metrics_count_port(m, "leaf06", 2));   // a link gauge, not a counter
     EXPECT_FALSE(metrics_count_port(m, "leaf07", 3));   // not a per-link family
     EXPECT_FALSE(metrics_count_port("", "leaf05", 1));
+    EXPECT_EQ(metrics_port_counters(m, "leaf05", 12, "ibfabric_link_symbol_errors_total"), "");
+    EXPECT_NE(metrics_port_counters(m, "leaf05", 1, "ibfabric_link_symbol_errors_total"), "");
+}
+
+TEST(LabProc, IbsimCounterFieldsMapToTheirMetricFamilies) {
+    EXPECT_EQ(counter_family("SymbolErrorCounter"), "ibfabric_link_symbol_errors_total");
+    EXPECT_EQ(counter_family("PortCounters.LinkDownedCounter"), "ibfabric_link_downed_total");
+    EXPECT_EQ(counter_family("linkerrorrecoverycounter"), "ibfabric_link_error_recovery_total");  // ibsim: any case
+    EXPECT_EQ(counter_family("PortXmitData"), "ibfabric_link_xmit_bytes_total");
+    EXPECT_EQ(counter_family("PortXmitWait"), "ibfabric_link_xmit_wait_total");
+    EXPECT_EQ(counter_family("PortXmitConstraintErrors"), "");  // not exported
+    EXPECT_EQ(counter_family("Bogus"), "");
 }
 
 TEST(LabProc, StateFileRoundTrip) {

@@ -185,13 +185,30 @@ std::optional<size_t> lab_wait_one_master(const LabState& s, double timeout_s, d
 // OpenSM's perfmgr_sweep_time_s in the lab's opensm.conf (SM 1), 0 when its perfmgr is off.
 int lab_perfmgr_sweep_s(const LabState& s);
 
-// True when a `/metrics` text carries a port counter series (`ibfabric_link_*_total`) whose
-// local end is <name>/<port>: ibfabricd holds a perfmgr reading (a baseline) of that port.
-bool metrics_count_port(const std::string& metrics, const std::string& name, int port);
+// The port counter samples (`ibfabric_link_*_total` lines) of a `/metrics` text of the link one of
+// whose ends (local or remote) is <name>/<port>, in text order; "" when there is none. Non-empty: ibfabricd holds a perfmgr
+// reading (a baseline) of that port; a different string later: a newer reading changed it.
+// `family` (e.g. "ibfabric_link_symbol_errors_total"): only that family's sample.
+std::string metrics_port_counters(const std::string& metrics, const std::string& name, int port,
+                                  const std::string& family = "");
+
+// The `/metrics` family that carries an ibsim PortCounters field (`SymbolErrorCounter` ->
+// "ibfabric_link_symbol_errors_total", case as ibsim: any); "" for a field ibfabricd does not
+// export (PortXmitConstraintErrors, PortRcvConstraintErrors) or does not know.
+std::string counter_family(const std::string& ibsim_field);
+inline bool metrics_count_port(const std::string& metrics, const std::string& name, int port) {
+    return !metrics_port_counters(metrics, name, port).empty();
+}
 
 // Waits until the lab's daemon holds a perfmgr reading of <name>/<port> (metrics_count_port);
 // false after `timeout_s`. So a counter set afterwards shows as growth, not as the baseline.
 bool lab_wait_port_counted(const LabState& s, const std::string& name, int port, double timeout_s);
+
+// The port's counter samples as the lab's daemon serves them now (metrics_port_counters; "" when
+// no daemon answers), and a wait until they differ from `before`: false after `timeout_s`.
+std::string lab_port_counters(const LabState& s, const std::string& name, int port, const std::string& family = "");
+bool lab_wait_port_counters_change(const LabState& s, const std::string& name, int port, const std::string& before,
+                                   double timeout_s, const std::string& family = "");
 
 // GET http://127.0.0.1:<port><target>: {status, body}. LabError when nothing answers.
 struct HttpReply {
