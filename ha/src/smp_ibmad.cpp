@@ -2,8 +2,11 @@
 // libibmad reports a failed RPC as NULL; we tell the three failures apart by what it leaves:
 // a non-zero MAD status (smp_*_status_via's rstatus) = refused; errno ETIMEDOUT with no status =
 // timeout; anything else = a local error. Works unchanged under LD_PRELOAD=libumad2sim.so.
-// libibmad 44 itself writes two "ibwarn: ... _do_madrpc ..." lines to stderr per failed RPC
-// (unconditionally: madrpc_show_errors(0) does not silence them).
+// LID-routed SMPs do not go through libibmad's mad_rpc(): it writes two "ibwarn: ... _do_madrpc
+// failed" lines to stderr for every failed call, unconditionally (madrpc_show_errors(0) does not
+// silence them), so a dead master polled every 100 ms filled the daemon's log with ~3 lines a
+// second. exchange() builds the packet with libibmad (mad_build_pkt) and sends and receives it on
+// the same umad agent itself; the failure goes to the caller as an SmpStatus, logged rate-limited.
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
@@ -164,13 +167,64 @@ private:
             std::memcpy(buf, payload, sizeof payload);
             int rstatus = 0;
             ib_portid_t id = lid_portid(lid);
-            errno = 0;
-            const uint8_t* res = set ? smp_set_status_via(buf, &id, attr, mod, 0, &rstatus, port_)
-                                     : smp_query_status_via(buf, &id, attr, mod, 0, &rstatus, port_);
-            r = classify(res, rstatus, errno, t0, lid, what);
+            int err = 0;
+            const uint8_t* res = exchange(set, buf, attr, mod, id, rstatus, err);
+            r = classify(res, rstatus, err, t0, lid, what);
             if (r.status != SmpStatus::timeout) break;
         }
         return r;
+    }
+
+    // One SMP: send on the SMI agent, receive until the answer with our transaction ID or the
+    // timeout. Returns `data` holding the answer's payload, or nullptr with `rstatus` (the MAD
+    // status when one came back) or `err` (ETIMEDOUT, or errno of a local failure) set.
+    const uint8_t* exchange(bool set, uint8_t* data, unsigned attr, uint32_t mod, ib_portid_t& id, int& rstatus,
+                            int& err) {
+        const int timeout_ms = o_.timeout_ms > 0 ? o_.timeout_ms : 100;
+        ib_rpc_t rpc{};
+        rpc.mgtclass = IB_SMI_CLASS;
+        rpc.method = set ? IB_MAD_METHOD_SET : IB_MAD_METHOD_GET;
+        rpc.attr.id = attr;
+        rpc.attr.mod = mod;
+        rpc.timeout = static_cast<unsigned>(timeout_ms);
+        rpc.datasz = IB_SMP_DATA_SIZE;
+        rpc.dataoffs = IB_SMP_DATA_OFFS;
+        alignas(8) uint8_t snd[1024] = {};
+        alignas(8) uint8_t rcv[1024] = {};
+        const int len = mad_build_pkt(snd, &rpc, &id, nullptr, data);
+        if (len < 0) {
+            err = EINVAL;
+            return nullptr;
+        }
+        const auto trid = static_cast<uint32_t>(mad_get_field64(umad_get_mad(snd), 0, IB_MAD_TRID_F));
+        const int fd = mad_rpc_portid(port_);
+        if (umad_send(fd, mad_rpc_class_agent(port_, IB_SMI_CLASS), snd, len, timeout_ms, 0) < 0) {
+            err = errno ? errno : EIO;
+            return nullptr;
+        }
+        const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+            if (left <= 0) {
+                err = ETIMEDOUT;
+                return nullptr;
+            }
+            int length = len;
+            if (umad_recv(fd, rcv, &length, static_cast<int>(left)) < 0) {
+                err = errno == EAGAIN || errno == 0 ? ETIMEDOUT : errno;
+                return nullptr;
+            }
+            uint8_t* mad = static_cast<uint8_t*>(umad_get_mad(rcv));
+            if (static_cast<uint32_t>(mad_get_field64(mad, 0, IB_MAD_TRID_F)) != trid) continue;  // a late answer
+            if (const int st = umad_status(rcv); st != 0 && st != ENOMEM) {  // the kernel timed the send out
+                err = ETIMEDOUT;
+                return nullptr;
+            }
+            rstatus = static_cast<int>(mad_get_field(mad, 0, IB_DRSMP_STATUS_F));
+            if (rstatus != 0) return nullptr;
+            std::memcpy(data, mad + IB_SMP_DATA_OFFS, IB_SMP_DATA_SIZE);
+            return data;
+        }
     }
 
     static ib_portid_t lid_portid(uint16_t lid) {

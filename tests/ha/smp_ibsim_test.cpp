@@ -142,6 +142,8 @@ TEST(SmpOnIbsim, DeadMasterTimesOutAndHandoverPromotesTheStandby) {
     EXPECT_EQ(fr.at(0)["status"], "timeout") << fr[0];
     EXPECT_GE(fr[0]["rtt_ms"].get<double>(), 2 * 100 * 0.9) << fr[0];
     EXPECT_LE(fr[0]["rtt_ms"].get<double>(), 2 * 100 * 1.5 + 50) << fr[0];
+    // A failed SMP is the caller's to report (rate-limited): nothing of libibmad's on stderr.
+    EXPECT_EQ(read_file(t.lab.tmp / "probe.err").find("ibwarn"), std::string::npos) << read_file(t.lab.tmp / "probe.err");
     // A killed one: ibsim fails the MAD at once (the client's socket is gone), well within the timeout.
     ::kill(t.a.pid(), SIGKILL);
     t.a.kill_now();  // reap
@@ -152,6 +154,7 @@ TEST(SmpOnIbsim, DeadMasterTimesOutAndHandoverPromotesTheStandby) {
     ASSERT_EQ(r.size(), 2u);
     EXPECT_EQ(r[0]["status"], "timeout") << r[0];
     EXPECT_LE(r[0]["rtt_ms"].get<double>(), 100 * 1.5 + 50) << r[0];
+    EXPECT_EQ(read_file(t.lab.tmp / "probe.err").find("ibwarn"), std::string::npos) << read_file(t.lab.tmp / "probe.err");
     EXPECT_EQ(r[1]["status"], "ok") << r[1];
     EXPECT_EQ(r[1]["guid"], t.lb["guid"]);  // the answer carries the standby's SMInfo
     ASSERT_TRUE(wait_for_text(t.lab.tmp / "B/osm.log", "Entering MASTER state", 5s)) << read_file(t.lab.tmp / "B/osm.log");
