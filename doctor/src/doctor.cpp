@@ -128,6 +128,22 @@ Check check_opensm_conf(const Facts& f) {
     return make(name, Status::ok, f.opensm_conf.path + " loads " + kPluginName + " (" + terminal_safe(*options) + ")");
 }
 
+Check check_perfmgr(const Facts& f) {
+    const std::string name = "port counters";
+    if (!f.opensm_conf.exists || !f.opensm_conf.error.empty()) return make(name, Status::skip, "opensm.conf not read", "");
+    auto on = conf_value(f.opensm_conf.text, "perfmgr");
+    std::string v = on ? *on : "FALSE";
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (v != "TRUE")
+        return make(name, Status::skip,
+                    "OpenSM's perfmgr is off in " + f.opensm_conf.path + ": no per-link error counters, no port_errors findings",
+                    "for link health set 'perfmgr TRUE' (commented out in /usr/share/ibfabric/opensm-ibfabric.conf) and restart opensm");
+    const auto sweep = conf_value(f.opensm_conf.text, "perfmgr_sweep_time_s");
+    return make(name, Status::ok,
+                "OpenSM's perfmgr reads every port each " + (sweep ? terminal_safe(*sweep) : std::string("180")) +
+                    " s; the plugin forwards the counters (per-link /metrics, port_errors)");
+}
+
 Check check_plugin_file(const Facts& f) {
     const std::string name = "plugin file";
     if (f.plugin.path.empty()) {
@@ -270,8 +286,9 @@ Check check_keepalived(const Facts& f) {
 }
 
 std::vector<Check> run_checks(const Facts& f) {
-    return {check_opensm_conf(f), check_plugin_file(f), check_plugin_version(f), check_opensm_log(f), check_daemon_config(f), check_daemon(f),
-            check_socket(f),      check_token(f),       check_history(f),        check_keepalived(f)};
+    return {check_opensm_conf(f), check_plugin_file(f), check_plugin_version(f), check_opensm_log(f), check_perfmgr(f),
+            check_daemon_config(f), check_daemon(f),    check_socket(f),         check_token(f),      check_history(f),
+            check_keepalived(f)};
 }
 
 bool all_passed(const std::vector<Check>& checks) {

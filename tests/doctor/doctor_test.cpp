@@ -23,7 +23,7 @@ FileFact file(const std::string& path, const std::string& text = "", unsigned mo
 Facts healthy() {
     Facts f;
     f.opensm_conf = file("/etc/opensm/opensm.conf",
-                         "# OpenSM\nevent_plugin_name ibfabric_osm\nevent_plugin_options socket=/run/ibfabric/osm.sock\n");
+                         "# OpenSM\nevent_plugin_name ibfabric_osm\nevent_plugin_options socket=/run/ibfabric/osm.sock\nperfmgr TRUE\n");
     f.plugin_dirs = {"/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"};
     f.plugin = file("/usr/lib/x86_64-linux-gnu/libibfabric_osm.so");
     f.plugin_osm_version = "OpenSM 3.3.23";
@@ -57,9 +57,11 @@ TEST(Doctor, AHealthyNodePassesEveryCheckInOrder) {
     const auto r = run_checks(healthy());
     std::vector<std::string> names;
     for (const auto& c : r) names.push_back(c.name);
-    EXPECT_EQ(names, (std::vector<std::string>{"opensm.conf", "plugin file", "plugin version", "opensm log", "daemon config",
-                                                "daemon", "socket", "token", "history db", "keepalived"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"opensm.conf", "plugin file", "plugin version", "opensm log", "port counters",
+                                                "daemon config", "daemon", "socket", "token", "history db", "keepalived"}));
     for (const auto& c : r) EXPECT_EQ(c.status, c.name == "keepalived" ? Status::skip : Status::ok) << c.name << ": " << c.detail;
+    EXPECT_EQ(find(r, "port counters").detail,
+              "OpenSM's perfmgr reads every port each 180 s; the plugin forwards the counters (per-link /metrics, port_errors)");
     EXPECT_TRUE(all_passed(r));
     EXPECT_EQ(find(r, "daemon").detail, "ibfabricd at http://127.0.0.1:8639: 1 plugin(s) connected, 3 sweep(s) received");
     EXPECT_EQ(find(r, "opensm log").detail,
@@ -174,6 +176,23 @@ TEST(Doctor, KeepalivedIsCheckedOnlyWithHa) {
     EXPECT_EQ(check_keepalived(f).status, Status::fail);
 }
 
+TEST(Doctor, PerfmgrOffIsSaidWithHowToTurnItOnButFailsNothing) {
+    Facts f = healthy();
+    f.opensm_conf.text = "event_plugin_name ibfabric_osm\n#perfmgr TRUE\n";
+    Check c = check_perfmgr(f);
+    EXPECT_EQ(c.status, Status::skip);
+    EXPECT_EQ(c.detail, "OpenSM's perfmgr is off in /etc/opensm/opensm.conf: no per-link error counters, no port_errors findings");
+    EXPECT_EQ(c.fix, "for link health set 'perfmgr TRUE' (commented out in /usr/share/ibfabric/opensm-ibfabric.conf) and restart opensm");
+    EXPECT_TRUE(all_passed(run_checks(f)));
+    f.opensm_conf.text = "perfmgr FALSE\n";
+    EXPECT_EQ(check_perfmgr(f).status, Status::skip);
+    f.opensm_conf.text = "perfmgr true\nperfmgr_sweep_time_s 30\n";
+    EXPECT_EQ(check_perfmgr(f).detail,
+              "OpenSM's perfmgr reads every port each 30 s; the plugin forwards the counters (per-link /metrics, port_errors)");
+    f.opensm_conf = FileFact{.path = "/etc/opensm/opensm.conf"};
+    EXPECT_EQ(check_perfmgr(f).status, Status::skip);
+}
+
 TEST(Doctor, Helpers) {
     EXPECT_EQ(conf_value("a 1\n  event_plugin_name  x y \n# event_plugin_name z\nevent_plugin_names q\n", "event_plugin_name"), "x y");
     EXPECT_EQ(conf_value("event_plugin_name\n", "event_plugin_name"), std::nullopt);
@@ -194,8 +213,8 @@ TEST(Doctor, TextIsOneLinePerCheckAndJsonSaysOk) {
               std::string::npos) << text;
     const auto j = render_json(r);
     EXPECT_EQ(j["ok"], false);
-    EXPECT_EQ(j["checks"][7]["name"], "token");
-    EXPECT_EQ(j["checks"][7]["status"], "fail");
+    EXPECT_EQ(j["checks"][8]["name"], "token");
+    EXPECT_EQ(j["checks"][8]["status"], "fail");
     EXPECT_FALSE(all_passed(r));
 }
 

@@ -71,6 +71,7 @@ Check check_opensm_conf(const Facts& f);
 Check check_plugin_file(const Facts& f);
 Check check_plugin_version(const Facts& f);
 Check check_opensm_log(const Facts& f);
+Check check_perfmgr(const Facts& f);  // "port counters": OpenSM's perfmgr on (ok) or off (skip, how to turn it on)
 Check check_daemon_config(const Facts& f);
 Check check_daemon(const Facts& f);
 Check check_socket(const Facts& f);
