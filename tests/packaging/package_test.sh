@@ -175,10 +175,12 @@ else
 fi
 
 # postinst's fallback when no systemd-sysusers is installed (PATH without it): the same accounts
-# through shadow's useradd --root, owners and modes alike; postrm purge takes them away again.
+# through shadow's useradd --root; an admin's dpkg-statoverride on /etc/ibfabric (in that root's
+# database) is left alone, the config still gets the group; postrm purge takes the accounts away.
 alt=$tmp/alt nosysusers=$tmp/nosysusers-bin
-mkdir -p "$alt" "$nosysusers"
+mkdir -p "$alt/var/lib/dpkg" "$nosysusers"
 dpkg-deb -x "$main_deb" "$alt"
+dpkg-statoverride --root="$alt" --add root root 0755 /etc/ibfabric
 for f in /usr/sbin/* /usr/bin/*; do
   [ "${f##*/}" = systemd-sysusers ] || [ -e "$nosysusers/${f##*/}" ] || ln -s "$f" "$nosysusers/${f##*/}"
 done
@@ -188,10 +190,14 @@ grep -q "^ibfabric:x:$alt_gid:" "$alt/etc/group" || fail "the fallback's ibfabri
 if (( alt_uid > 999 )) || [ "$alt_home:$alt_shell" != /var/lib/ibfabric:/usr/sbin/nologin ]; then
   fail "the fallback made uid $alt_uid home $alt_home shell $alt_shell"
 fi
-[ "$(stat -c '%a %u:%g' "$alt/etc/ibfabric")" = "750 0:$alt_gid" ] || fail "fallback: /etc/ibfabric is $(stat -c '%a %u:%g' "$alt/etc/ibfabric")"
+[ "$(stat -c '%a %u:%g' "$alt/etc/ibfabric")" = "755 0:0" ] ||
+  fail "postinst overrode the admin's dpkg-statoverride: /etc/ibfabric is $(stat -c '%a %u:%g' "$alt/etc/ibfabric")"
+[ "$(stat -c '%a %u:%g' "$alt/etc/ibfabric/ibfabricd.yaml")" = "640 0:$alt_gid" ] ||
+  fail "fallback: the config is $(stat -c '%a %u:%g' "$alt/etc/ibfabric/ibfabricd.yaml")"
 PATH=$nosysusers DPKG_ROOT=$alt sh "$tmp/ctl/postrm" purge 2>>"$tmp/alt.log" || { cat "$tmp/alt.log"; fail "postrm purge after the fallback"; }
 ! grep -q '^ibfabric:' "$alt/etc/passwd" "$alt/etc/group" || fail "postrm purge left the fallback's ibfabric user or group"
 host_untouched "the fallback's postinst and postrm"
+echo "ok: without systemd-sysusers postinst made uid $alt_uid gid $alt_gid with useradd --root, kept a statoverride, postrm purge removed them"
 
 # Purge: the user, group and state directory go (the daemon's StateDirectory= would have made
 # /var/lib/ibfabric), the conffile too; what stays is only what no package owns: dpkg's admin
