@@ -26,6 +26,10 @@
 
 namespace {
 
+// The start of the plugin's "loaded" log line, kept whole in the library (also when stripped: the
+// package test and `strings` find the version there; GCC would otherwise build it from immediates).
+[[gnu::used]] constexpr char kLoadedLine[] = "loaded (ibfabric " IBF_VERSION ", ";
+
 using namespace ibf;
 using namespace ibf::osm;
 using Clock = std::chrono::steady_clock;
@@ -115,7 +119,7 @@ void* plugin_create(osm_opensm_t* osm) {
         p->sender->start();
         const bool any_tcp = std::any_of(p->opts.endpoints.begin(), p->opts.endpoints.end(),
                                          [](const Endpoint& e) { return e.tcp(); });
-        osm_say(osm, LogLevel::info, std::string("loaded (ibfabric " IBF_VERSION ", ") + OSM_VERSION + "), sending to " +
+        osm_say(osm, LogLevel::info, std::string(kLoadedLine) + OSM_VERSION + "), sending to " +
                                          p->opts.endpoint() + ", event queue " + std::to_string(p->opts.queue) +
                                          " per endpoint" +
                                          (!any_tcp ? "" : p->opts.key.empty() ? ", TCP unauthenticated (no key_file)"
