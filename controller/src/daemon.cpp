@@ -280,6 +280,14 @@ private:
             error = e.what();
             if (error.empty()) error = "malformed input";
         }
+        if (const uint64_t k = dec_.skipped(); k > skipped_seen_) {  // a newer plugin's message types
+            if (skipped_seen_ == 0)
+                spdlog::warn("ingest: connection {} ({}) sent message type {}, which this ibfabricd does not know: "
+                             "skipped, as every later one of this connection (a newer plugin? upgrade ibfabricd; "
+                             "docs/wire.md \"Versioning\")",
+                             id_, peer_, dec_.last_skipped_type());
+            skipped_seen_ = k;
+        }
         asio::post(d_->io, [self = this->shared_from_this(), msgs = std::move(msgs), error = std::move(error),
                             arrived]() mutable { self->deliver(std::move(msgs), std::move(error), arrived); });
     }
@@ -339,6 +347,7 @@ private:
     ConnId id_;
     std::string peer_;
     wire::Decoder dec_;
+    uint64_t skipped_seen_ = 0;  // decode thread: frames of unknown types skipped so far (logged once)
     asio::steady_timer hello_timer_;
     int64_t opened_ms_, last_rx_ms_;  // steady_ms()
     bool hello_ = false;              // a Hello was accepted on this connection

@@ -1,6 +1,8 @@
 // ibfabricd in-process: a Daemon on a temp Unix socket and an ephemeral HTTP port, fed by
 // plugin stand-ins writing real wire frames.
 #include <gtest/gtest.h>
+
+#include <cstring>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -189,6 +191,31 @@ TEST_F(ControllerDaemon, GarbageConnectionIsDroppedWhileAGoodOneKeepsWorking) {
     const std::string metrics = request("GET", "/metrics").body;
     EXPECT_NE(metrics.find("ibfabric_ingest_errors_total 3\n"), std::string::npos) << metrics;
     EXPECT_EQ(get("/api/v1/sm")["sms"].size(), 1u);  // the rude one never became an SM
+}
+
+// A newer plugin's message type after Hello is skipped (docs/wire.md "Versioning"): the connection
+// stays and the messages around it are applied; before Hello it is refused.
+TEST_F(ControllerDaemon, AMessageTypeFromANewerPluginIsSkippedNotFatal) {
+    start();
+    UnixClient newer(cfg.socket_path);
+    ASSERT_TRUE(newer.send(hello(kMasterGuid, SmState::Master)));
+    auto frame = [](uint16_t type, const std::string& payload) {
+        std::string h(wire::kHeaderSize, '\0');
+        const uint32_t magic = wire::kMagic, len = static_cast<uint32_t>(payload.size());
+        const uint16_t version = wire::kVersion;
+        std::memcpy(h.data(), &magic, 4);  // little-endian, as on the wire (x86-64)
+        std::memcpy(h.data() + 4, &version, 2);
+        std::memcpy(h.data() + 6, &type, 2);
+        std::memcpy(h.data() + 8, &len, 4);
+        return h + payload;
+    };
+    ASSERT_TRUE(newer.send(frame(42, R"({"some":"future message"})")));
+    ASSERT_TRUE(newer.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 4)));
+    ASSERT_TRUE(wait_findings_seq(4));
+    EXPECT_FALSE(newer.closed_by_peer(std::chrono::milliseconds(50)));
+    UnixClient early(cfg.socket_path);
+    early.send(frame(42, "{}"));
+    EXPECT_TRUE(early.closed_by_peer());
 }
 
 // Connection limits: one connection over limits.max_plugin_connections / max_http_connections is

@@ -361,8 +361,45 @@ TEST(WireErrors, BadVersion) {
 
 TEST(WireErrors, BadType) {
     expect_error(header(kMagic, kVersion, 0, 2) + "{}", "unknown message type 0");
-    expect_error(header(kMagic, kVersion, 7, 2) + "{}", "unknown message type 7");  // 6 is PortCounters
-    expect_error(header(kMagic, kVersion, 0xFFFF, 2) + "{}", "unknown message type");
+    expect_error(header(kMagic, kVersion, 7, 2) + "{}", "unknown message type 7 before Hello");  // 6 is PortCounters
+    expect_error(header(kMagic, kVersion, 0xFFFF, 2) + "{}", "unknown message type 65535 before Hello");
+}
+
+// After Hello a newer peer's message type is skipped whole and counted; the frames around it decode.
+TEST(Wire, UnknownTypesAfterHelloAreSkippedAndCounted) {
+    Decoder d;
+    const std::string future = header(kMagic, kVersion, 7, 9) + R"({"x": 1})" + " ";
+    d.feed(encode(sample_hello()).data(), encode(sample_hello()).size());
+    const std::string rest = future + header(kMagic, kVersion, 0x1234, 0) + encode(Heartbeat{});
+    d.feed(rest.data(), 5);  // part of the unknown frame's header: nothing yet
+    ASSERT_TRUE(d.next());   // the Hello
+    EXPECT_FALSE(d.next());
+    d.feed(rest.data() + 5, rest.size() - 5);
+    auto m = d.next();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(type_of(*m), MsgType::Heartbeat);
+    EXPECT_EQ(d.skipped(), 2u);
+    EXPECT_EQ(d.last_skipped_type(), 0x1234);
+    EXPECT_FALSE(d.next());
+    EXPECT_EQ(d.buffered(), 0u);
+    // Still bounded: an unknown type may not announce more than the connection's limit.
+    Decoder small(1000);
+    small.feed(encode(sample_hello()).data(), encode(sample_hello()).size());
+    ASSERT_TRUE(small.next());
+    const std::string huge = header(kMagic, kVersion, 9, 1001);
+    small.feed(huge.data(), huge.size());
+    try {
+        small.next();
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "message type 9 payload of 1001 bytes exceeds the limit of 1000");
+    }
+    // Type 0 stays an error after Hello too.
+    Decoder zero;
+    const std::string z = encode(sample_hello()) + header(kMagic, kVersion, 0, 2) + "{}";
+    zero.feed(z.data(), z.size());
+    ASSERT_TRUE(zero.next());
+    EXPECT_THROW(zero.next(), Error);
 }
 
 TEST(WireErrors, LengthAboveTheLimitFailsOnTheHeaderAlone) {

@@ -1133,34 +1133,51 @@ void Decoder::feed(const char* data, size_t n) {
 }
 
 std::optional<Message> Decoder::next() {
-    if (buffered() < kHeaderSize) return std::nullopt;
-    const char* h = buf_.data() + pos_;
-    uint32_t magic = get_le32(h);
-    if (magic != kMagic) {
-        char hex[16];
-        auto r = std::to_chars(hex, hex + sizeof hex, magic, 16);
-        throw Error("bad magic 0x" + std::string(hex, r.ptr) + " (not an ibfabric wire stream)");
+    for (;;) {
+        if (buffered() < kHeaderSize) return std::nullopt;
+        const char* h = buf_.data() + pos_;
+        uint32_t magic = get_le32(h);
+        if (magic != kMagic) {
+            char hex[16];
+            auto r = std::to_chars(hex, hex + sizeof hex, magic, 16);
+            throw Error("bad magic 0x" + std::string(hex, r.ptr) + " (not an ibfabric wire stream)");
+        }
+        uint16_t version = get_le16(h + 4);
+        if (version != kVersion)
+            throw Error("unsupported wire version " + std::to_string(version) + " (this side speaks " +
+                        std::to_string(kVersion) + ")");
+        uint16_t type = get_le16(h + 6);
+        uint32_t len = get_le32(h + 8);
+        if (type == 0 || (type > kLastMsgType && !hello_seen_))
+            throw Error("unknown message type " + std::to_string(type) + (type == 0 ? "" : " before Hello"));
+        if (type > kLastMsgType) {
+            // A newer peer's message type (docs/wire.md, "Versioning"): skipped whole, counted;
+            // bounded like the largest message this side knows.
+            if (len > max_payload_)
+                throw Error("message type " + std::to_string(type) + " payload of " + std::to_string(len) +
+                            " bytes exceeds the limit of " + std::to_string(max_payload_));
+            if (buffered() < kHeaderSize + len) return std::nullopt;
+            pos_ += kHeaderSize + len;
+            ++skipped_;
+            last_skipped_type_ = type;
+            continue;
+        }
+        auto t = static_cast<MsgType>(type);
+        const size_t limit =
+            hello_seen_ ? max_for(t, max_payload_) : std::min(max_for(t, max_payload_), max_before_hello_);
+        if (len > limit)
+            throw Error(std::string(to_string(t)) + " payload of " + std::to_string(len) + " bytes exceeds the limit of " +
+                        std::to_string(limit) + (hello_seen_ || limit == max_for(t, max_payload_) ? "" : " before Hello"));
+        if (buffered() < kHeaderSize + len) return std::nullopt;
+        Message m = decode_payload(t, std::string_view(buf_.data() + pos_ + kHeaderSize, len));
+        if (t == MsgType::Hello) hello_seen_ = true;
+        pos_ += kHeaderSize + len;
+        if (pos_ == buf_.size()) {
+            buf_.clear();
+            pos_ = 0;
+        }
+        return m;
     }
-    uint16_t version = get_le16(h + 4);
-    if (version != kVersion)
-        throw Error("unsupported wire version " + std::to_string(version) + " (this side speaks " + std::to_string(kVersion) + ")");
-    uint16_t type = get_le16(h + 6);
-    if (type < 1 || type > 6) throw Error("unknown message type " + std::to_string(type));
-    auto t = static_cast<MsgType>(type);
-    uint32_t len = get_le32(h + 8);
-    const size_t limit = hello_seen_ ? max_for(t, max_payload_) : std::min(max_for(t, max_payload_), max_before_hello_);
-    if (len > limit)
-        throw Error(std::string(to_string(t)) + " payload of " + std::to_string(len) + " bytes exceeds the limit of " +
-                    std::to_string(limit) + (hello_seen_ || limit == max_for(t, max_payload_) ? "" : " before Hello"));
-    if (buffered() < kHeaderSize + len) return std::nullopt;
-    Message m = decode_payload(t, std::string_view(buf_.data() + pos_ + kHeaderSize, len));
-    if (t == MsgType::Hello) hello_seen_ = true;
-    pos_ += kHeaderSize + len;
-    if (pos_ == buf_.size()) {
-        buf_.clear();
-        pos_ = 0;
-    }
-    return m;
 }
 
 }  // namespace ibf::wire

@@ -37,6 +37,7 @@ inline constexpr int kMaxJsonDepth = 8;                // nesting of arrays/obje
 inline constexpr size_t kMaxLftLids = 49152;           // entries in one Snapshot "lf" table (unicast LIDs 0..0xBFFF)
 
 enum class MsgType : uint16_t { Hello = 1, Snapshot = 2, Event = 3, Heartbeat = 4, Counters = 5, PortCounters = 6 };
+inline constexpr uint16_t kLastMsgType = 6;  // types above it are a newer peer's: skipped after Hello
 
 // Optional Hello key "au": proof that the sender holds the shared key (docs/wire.md, "Hello
 // authentication"; built and checked by ibf/wire_auth.h).
@@ -148,8 +149,10 @@ std::string encode_payload(const Message& m);
 Message decode_payload(MsgType t, std::string_view payload);
 
 // Incremental decoder for one connection: feed() bytes as they arrive, then call next() until
-// it returns nullopt. Throws wire::Error on a bad magic, version, type, an oversized length,
-// or a payload that does not match its schema; after that the connection must be dropped.
+// it returns nullopt. Throws wire::Error on a bad magic, version, type 0 (or any unknown type
+// before Hello), an oversized length, or a payload that does not match its schema; after that the
+// connection must be dropped. A frame of a type above kLastMsgType after Hello is a newer peer's
+// message: next() skips it and counts it (skipped(), last_skipped_type()).
 // `max_before_hello` caps every frame until a Hello has been decoded (a receiver sets it to
 // kMaxSmallPayload so a peer that has not introduced itself cannot make it buffer a large payload).
 class Decoder {
@@ -159,6 +162,8 @@ public:
     void feed(const char* data, size_t n);
     std::optional<Message> next();
     size_t buffered() const { return buf_.size() - pos_; }
+    uint64_t skipped() const { return skipped_; }
+    uint16_t last_skipped_type() const { return last_skipped_type_; }
 
 private:
     std::string buf_;
@@ -166,6 +171,8 @@ private:
     size_t max_payload_;
     size_t max_before_hello_;
     bool hello_seen_ = false;
+    uint64_t skipped_ = 0;
+    uint16_t last_skipped_type_ = 0;
 };
 
 }  // namespace ibf::wire
