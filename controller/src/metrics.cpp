@@ -123,10 +123,11 @@ void link_counter(const MetricsInput& in, Out& o) {
     const PortCounterTracker& t = S(in).port_counters();
     const auto& links = S(in).links();
     if (t.ports().empty() || !links) return;
-    // Rendered again only when a row arrived since (perfmgr sweeps are minutes apart, scrapes seconds).
+    // Rendered again only when a row arrived or a port was dropped since (perfmgr sweeps are minutes
+    // apart, scrapes seconds).
     auto& [version, text] = links->rendered_counters[o.name];
-    if (version != t.rows_total() || text.empty()) {
-        version = t.rows_total();
+    if (version != t.version() || text.empty()) {
+        version = t.version();
         text.clear();
         Out x{text, o.name};
         constexpr size_t c = static_cast<size_t>(C);
@@ -293,6 +294,12 @@ const Family kFamilies[] = {
          o.count("source=\"master\"", S(in).port_counters().rows_total());
          o.count("source=\"other\"", S(in).port_counter_rows_ignored());
      }},
+    {"ibfabric_perfmgr_ports", "gauge",
+     "Ports with counter state: those of the current fabric, and those out of it for less than counters.window_s.",
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).port_counters().ports().size()); }},
+    {"ibfabric_perfmgr_ports_forgotten_total", "counter",
+     "Ports whose counter state was dropped after counters.window_s out of the fabric (their totals start afresh).",
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).port_counters().forgotten_total()); }},
     {"ibfabric_perfmgr_resets_total", "counter",
      "Port counters that went down (OpenSM restarted): taken as a new baseline, never a negative delta.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).port_counters().resets_total()); }},

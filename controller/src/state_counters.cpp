@@ -55,7 +55,21 @@ bool ControllerState::on_port_counters(ConnId c, const wire::PortCounters& pc, i
         return true;
     }
     for (const wire::PortCounterRow& r : pc.ports) port_counters_.on_row(sm, r, now_ms);
+    port_counters_.forget_absent(now_ms);
     return true;
+}
+
+// Which ports with counter state the new fabric has (a node with that port number), and drop those
+// out of it for counters.window_s (port_counters.h).
+void ControllerState::note_counter_ports(const Fabric& f, int64_t now_ms) {
+    if (port_counters_.ports().empty()) return;
+    port_counters_.mark_present(
+        [&f](Guid g, int port) {
+            const auto id = f.find(g);
+            return id && f.node(*id).port(port) != nullptr;
+        },
+        now_ms);
+    port_counters_.forget_absent(now_ms);
 }
 
 // One finding per link and counter: both ends, the plan's cable label, the growth at each end

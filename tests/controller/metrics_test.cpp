@@ -259,6 +259,95 @@ TEST(Metrics, PortCountersFromTheMasterAreLinkCountersAndAPortErrorsFinding) {
     EXPECT_TRUE(has_line(l.metrics(t + 3600000), "ibfabric_link_symbol_errors_total{" + kLeafSpine + "} 57"));
 }
 
+// A host that leaves the fabric: its link's counter series leaves /metrics with the link; its
+// counter state stays through a flap (the total continues) and is dropped after counters.window_s
+// out of the fabric, after which a return starts from a new baseline.
+TEST(Metrics, CounterStateOfAPortOutOfTheFabricIsDroppedAfterTheWindow) {
+    Live l;
+    const Fabric with = small_fabric();
+    const Fabric without = synth_fat_tree({.levels = 2, .radix = 8, .hosts = 7});  // node00008 gone
+    const NodeId host = synth_node(with, "node00008");
+    ASSERT_FALSE(without.find(with.node(host).guid).has_value());
+    const Port& hp = *with.node(host).port(1);
+    const Guid hg = with.node(host).guid, lg = with.node(hp.peer).guid;
+    const int lp = hp.peer_port;
+    using C = wire::PortCounter;
+    auto row = [](Guid g, int p, uint64_t symbol) {
+        wire::PortCounterRow r;
+        r.node_guid = g;
+        r.port = static_cast<uint8_t>(p);
+        r.v[static_cast<size_t>(C::symbol_errors)] = symbol;
+        return r;
+    };
+    const std::string series = "ibfabric_link_symbol_errors_total{local_guid=\"" + guid_hex(lg) +
+                               "\",local_name=\"leaf0002\",local_port=\"" + std::to_string(lp) + "\",remote_guid=\"" +
+                               guid_hex(hg) + "\",remote_name=\"node00008\",remote_port=\"1\",tier=\"host-leaf\"}";
+    constexpr int64_t M = 60'000, H = 60 * M;
+    l.sweep(with, 1, T0);
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {T0, {row(lg, lp, 0), row(hg, 1, 0)}}, T0));
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {T0 + M, {row(lg, lp, 0), row(hg, 1, 3)}}, T0 + M));
+    std::string m = l.metrics(T0 + M);
+    ASSERT_TRUE(has_line(m, series + " 3")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_ports 2"));
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_ports_forgotten_total 0"));
+
+    // The host goes away (a reboot): no link, no series; its state stays for the window.
+    l.sweep(without, 2, T0 + 2 * M);
+    m = l.metrics(T0 + 2 * M);
+    EXPECT_EQ(m.find(series), std::string::npos);
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_ports 2"));
+    // Back 40 min later: the series again, its total where it was.
+    l.sweep(with, 3, T0 + 42 * M);
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {T0 + 43 * M, {row(hg, 1, 5)}}, T0 + 43 * M));
+    m = l.metrics(T0 + 43 * M);
+    EXPECT_TRUE(has_line(m, series + " 5")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_ports_forgotten_total 0"));
+
+    // Gone for good: a sweep an hour after it left drops the host's port, not the leaf's.
+    l.sweep(without, 4, T0 + 50 * M);
+    l.sweep(without, 5, T0 + 50 * M + H - 1);
+    EXPECT_TRUE(has_line(l.metrics(T0 + 50 * M + H - 1), "ibfabric_perfmgr_ports 2"));
+    l.sweep(without, 6, T0 + 50 * M + H);
+    m = l.metrics(T0 + 50 * M + H);
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_ports 1")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_ports_forgotten_total 1"));
+    EXPECT_EQ(l.st.port_counters().find(hg, 1), nullptr);
+    EXPECT_NE(l.st.port_counters().find(lg, lp), nullptr);
+    EXPECT_EQ(m.find("remote_name=\"node00008\""), std::string::npos);
+    // A later return is a new port: its first row is the baseline (the plugin's sum), not growth.
+    l.sweep(with, 7, T0 + 3 * H);
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {T0 + 3 * H, {row(hg, 1, 9)}}, T0 + 3 * H));
+    m = l.metrics(T0 + 3 * H);
+    EXPECT_TRUE(has_line(m, series + " 9")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_ports 2"));
+}
+
+// Ports are dropped on PortCounters batches too (a quiet fabric sends no snapshot for hours): a
+// port the perfmgr reported but no snapshot has (a stranger) goes a window after the sweep that
+// did not have it.
+TEST(Metrics, APortNotInTheFabricIsDroppedOnALaterCounterBatch) {
+    Live l;
+    const Fabric f = small_fabric();
+    l.sweep(f, 1, T0);
+    constexpr Guid kGone = 0x0badc0de;
+    wire::PortCounterRow gone;
+    gone.node_guid = kGone;
+    gone.port = 1;
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {T0, {gone}}, T0));
+    EXPECT_TRUE(has_line(l.metrics(T0), "ibfabric_perfmgr_ports 1"));
+    l.sweep(f, 2, T0 + 1000);  // not in the fabric: absent from here
+    wire::PortCounterRow leaf;
+    leaf.node_guid = 0x7cfe900301000001;
+    leaf.port = 5;
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {T0 + 3'600'999, {leaf}}, T0 + 3'600'999));
+    EXPECT_TRUE(has_line(l.metrics(T0 + 3'600'999), "ibfabric_perfmgr_ports 2"));
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {T0 + 3'601'000, {leaf}}, T0 + 3'601'000));
+    const std::string m = l.metrics(T0 + 3'601'000);
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_ports 1")) << m;  // the leaf's; the stranger's is gone
+    EXPECT_TRUE(has_line(m, "ibfabric_perfmgr_ports_forgotten_total 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_symbol_errors_total{" + kLeafSpine + "} 0"));
+}
+
 // The scrape budget (<= 50 ms on a 2k-node fabric) with perfmgr counters on every port: the counter
 // families are rendered once per PortCounters batch, then copied.
 TEST(Metrics, ScrapeWithCountersOnEveryPortOfA2kNodeFabric) {

@@ -124,7 +124,7 @@ TEST(PortCounters, DefaultsWatchAnyLinkDownedButNotXmitWaitOrData) {
     EXPECT_EQ(g[0].threshold, 0u);
     EXPECT_EQ(g[1].counter, C::rcv_remote_phys_errors);
     EXPECT_EQ(g[1].increase, 101u);
-    EXPECT_EQ(t.find(kLeaf, 5)->recent.size(), 3u);  // growth of unwatched counters is not kept
+    EXPECT_EQ(t.find(kLeaf, 5)->recent.size(), 3u);  // growth of PortXmitWait and the data counters is not kept
 }
 
 TEST(PortCounters, DaemonConfigSetsTheWindowAndPerCounterThresholds) {
@@ -145,4 +145,163 @@ TEST(PortCounters, DaemonConfigSetsTheWindowAndPerCounterThresholds) {
                   std::string::npos)
             << e.what();
     }
+}
+
+// --- the trend (last kTrendSamples readings of the error totals) ---
+
+TEST(PortCounters, ACleanPortKeepsNoTrend) {
+    PortCounterTracker t;
+    t.on_row(kSm, row(kLeaf, 5, {{C::xmit_data, 10}}), T0);
+    t.on_row(kSm, row(kLeaf, 5, {{C::xmit_data, 20}, {C::xmit_wait, 5}}), T0 + S);
+    EXPECT_TRUE(t.find(kLeaf, 5)->trend.empty());
+}
+
+TEST(PortCounters, TheTrendStartsWithZerosAtTheReadingBeforeTheFirstError) {
+    PortCounterTracker t;
+    t.on_row(kSm, row(kLeaf, 5, {}), T0);
+    t.on_row(kSm, row(kLeaf, 5, {}), T0 + S);
+    t.on_row(kSm, row(kLeaf, 5, {{C::symbol_errors, 4}, {C::vl15_dropped, 2}}), T0 + 2 * S);
+    const auto& tr = t.find(kLeaf, 5)->trend;
+    ASSERT_EQ(tr.size(), 2u);
+    EXPECT_EQ(tr[0].at_ms, T0 + S);
+    EXPECT_EQ(tr[0].total[idx(C::symbol_errors)], 0u);
+    EXPECT_EQ(tr[1].at_ms, T0 + 2 * S);
+    EXPECT_EQ(tr[1].total[idx(C::symbol_errors)], 4u);
+    EXPECT_EQ(tr[1].total[idx(C::vl15_dropped)], 2u);
+    t.on_row(kSm, row(kLeaf, 5, {{C::symbol_errors, 4}, {C::vl15_dropped, 2}, {C::xmit_data, 9}}), T0 + 3 * S);
+    ASSERT_EQ(tr.size(), 3u);  // every reading once there were errors, even without growth
+    EXPECT_EQ(tr[2].total[idx(C::symbol_errors)], 4u);
+}
+
+TEST(PortCounters, AFirstRowWithErrorsIsOneSample) {
+    PortCounterTracker t;
+    t.on_row(kSm, row(kLeaf, 5, {{C::link_downed, 3}}), T0);
+    const auto& tr = t.find(kLeaf, 5)->trend;
+    ASSERT_EQ(tr.size(), 1u);
+    EXPECT_EQ(tr[0].at_ms, T0);
+    EXPECT_EQ(tr[0].total[idx(C::link_downed)], 3u);
+}
+
+TEST(PortCounters, TheTrendKeepsTheLastSixteenReadings) {
+    PortCounterTracker t;
+    for (uint64_t i = 0; i < 40; ++i)
+        t.on_row(kSm, row(kLeaf, 5, {{C::symbol_errors, i}}), T0 + static_cast<int64_t>(i) * S);
+    const auto& tr = t.find(kLeaf, 5)->trend;
+    ASSERT_EQ(tr.size(), kTrendSamples);
+    EXPECT_EQ(tr.front().at_ms, T0 + 24 * S);
+    EXPECT_EQ(tr.front().total[idx(C::symbol_errors)], 24u);
+    EXPECT_EQ(tr.back().at_ms, T0 + 39 * S);
+    EXPECT_EQ(tr.back().total[idx(C::symbol_errors)], 39u);
+}
+
+TEST(PortCounters, GrowthOfAnUnwatchedErrorCounterIsKeptButNeverOverTheThreshold) {
+    PortCounterTracker t(symbol_errors_only(10, H));  // link_downed not watched
+    t.on_row(kSm, row(kLeaf, 5, {}), T0);
+    t.on_row(kSm, row(kLeaf, 5, {{C::link_downed, 7}}), T0 + S);
+    EXPECT_TRUE(t.over_threshold(T0 + S).empty());
+    ASSERT_EQ(t.find(kLeaf, 5)->recent.size(), 1u);
+    EXPECT_EQ(t.find(kLeaf, 5)->recent[0].counter, idx(C::link_downed));
+    EXPECT_EQ(t.find(kLeaf, 5)->recent[0].amount, 7u);
+}
+
+// --- ports that left the fabric ---
+
+namespace {
+auto only(Guid g) {
+    return [g](Guid x, int) { return x == g; };
+}
+auto none() {
+    return [](Guid, int) { return false; };
+}
+constexpr Guid kHost = 0x0c42a10300000010;
+}  // namespace
+
+TEST(PortCounters, APortOutOfTheFabricIsForgottenAfterTheWindowNotBefore) {
+    PortCounterTracker t(symbol_errors_only(10, H));
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 100}}), T0);
+    t.on_row(kSm, row(kLeaf, 5, {{C::symbol_errors, 1}}), T0);
+    const uint64_t v = t.version();
+    t.mark_present(only(kLeaf), T0 + S);  // the host left with this sweep
+    EXPECT_EQ(t.find(kHost, 1)->absent_since_ms, T0 + S);
+    EXPECT_EQ(t.find(kLeaf, 5)->absent_since_ms, 0);
+    t.mark_present(only(kLeaf), T0 + 2 * S);  // still out: the absence keeps its start
+    EXPECT_EQ(t.find(kHost, 1)->absent_since_ms, T0 + S);
+    EXPECT_EQ(t.forget_absent(T0 + S + H - 1), 0u);
+    EXPECT_NE(t.find(kHost, 1), nullptr);
+    EXPECT_EQ(t.version(), v);
+    EXPECT_EQ(t.forget_absent(T0 + S + H), 1u);
+    EXPECT_EQ(t.find(kHost, 1), nullptr);
+    EXPECT_NE(t.find(kLeaf, 5), nullptr);  // in the fabric: never forgotten
+    EXPECT_EQ(t.ports().size(), 1u);
+    EXPECT_EQ(t.forgotten_total(), 1u);
+    EXPECT_EQ(t.version(), v + 1);  // /metrics renders its counter families again
+    EXPECT_EQ(t.forget_absent(T0 + 100 * H), 0u);
+}
+
+TEST(PortCounters, APortBackWithinTheWindowKeepsItsBaselineTotalAndGrowth) {
+    PortCounterTracker t(symbol_errors_only(10, H));
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 100}}), T0);
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 108}}), T0 + S);  // +8
+    t.mark_present(none(), T0 + 2 * S);                                 // the host reboots
+    t.mark_present(only(kHost), T0 + 50 * 60 * S);                     // back 50 min later
+    EXPECT_EQ(t.find(kHost, 1)->absent_since_ms, 0);
+    EXPECT_EQ(t.forget_absent(T0 + 5 * H), 0u);
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 111}}), T0 + 50 * 60 * S);  // +3: 11 > 10 within 1 h
+    EXPECT_EQ(t.find(kHost, 1)->total[idx(C::symbol_errors)], 111u);
+    EXPECT_EQ(t.baselines_total(), 1u);
+    ASSERT_EQ(t.over_threshold(T0 + 50 * 60 * S).size(), 1u);
+    EXPECT_EQ(t.over_threshold(T0 + 50 * 60 * S)[0].increase, 11u);
+}
+
+TEST(PortCounters, EachFlapStartsItsAbsenceAfresh) {
+    PortCounterTracker t(symbol_errors_only(10, H));
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 1}}), T0);
+    for (int i = 0; i < 10; ++i) {  // out 50 min, in 1 min, ten times
+        const int64_t at = T0 + i * 51 * 60 * S;
+        t.mark_present(none(), at);
+        EXPECT_EQ(t.forget_absent(at + 50 * 60 * S), 0u) << i;
+        t.mark_present(only(kHost), at + 50 * 60 * S);
+    }
+    ASSERT_NE(t.find(kHost, 1), nullptr);
+    EXPECT_EQ(t.find(kHost, 1)->total[idx(C::symbol_errors)], 1u);
+}
+
+TEST(PortCounters, ARowWhileOutOfTheFabricRestartsTheGrace) {
+    PortCounterTracker t(symbol_errors_only(10, H));
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 1}}), T0);
+    t.mark_present(none(), T0 + S);
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 2}}), T0 + 30 * 60 * S);  // the perfmgr still reads it
+    EXPECT_EQ(t.forget_absent(T0 + S + H), 0u);
+    EXPECT_EQ(t.forget_absent(T0 + 30 * 60 * S + H - 1), 0u);
+    EXPECT_EQ(t.forget_absent(T0 + 30 * 60 * S + H), 1u);
+}
+
+TEST(PortCounters, AForgottenPortThatComesBackStartsFromANewBaseline) {
+    PortCounterTracker t(symbol_errors_only(10, H));
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 100}}), T0);
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 150}}), T0 + S);
+    t.mark_present(none(), T0 + 2 * S);
+    ASSERT_EQ(t.forget_absent(T0 + 2 * S + H), 1u);
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 170}}), T0 + 3 * H);
+    const PortCounterState* s = t.find(kHost, 1);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->total[idx(C::symbol_errors)], 170u);  // the plugin's sum, as for any first row
+    EXPECT_TRUE(s->recent.empty());
+    EXPECT_EQ(s->absent_since_ms, 0);
+    EXPECT_EQ(t.baselines_total(), 2u);
+    EXPECT_TRUE(t.over_threshold(T0 + 3 * H).empty());
+}
+
+TEST(PortCounters, WithoutMarkPresentNothingIsForgotten) {
+    PortCounterTracker t(symbol_errors_only(10, H));
+    t.on_row(kSm, row(kHost, 1, {{C::symbol_errors, 1}}), T0);
+    EXPECT_EQ(t.forget_absent(T0 + 1000 * H), 0u);  // no snapshot said the port is gone
+}
+
+TEST(PortCounters, TheWindowIsTheGrace) {
+    PortCounterTracker t(symbol_errors_only(10, 10 * 60 * S));
+    t.on_row(kSm, row(kHost, 1, {}), T0);
+    t.mark_present(none(), T0);
+    EXPECT_EQ(t.forget_absent(T0 + 10 * 60 * S - 1), 0u);
+    EXPECT_EQ(t.forget_absent(T0 + 10 * 60 * S), 1u);
 }

@@ -199,6 +199,7 @@ public:
 
 private:
     SmRecord* sm_of(ConnId c);
+    void note_counter_ports(const Fabric& f, int64_t now_ms);  // state_counters.cpp
     void set_state(SmRecord& r, SmState s, int64_t now_ms);
 
     std::map<Guid, SmRecord> sms_;

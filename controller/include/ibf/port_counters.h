@@ -17,11 +17,19 @@
 // Growth in the window: the sum of the increases seen in the last `window_ms`; a counter is over
 // its threshold when that sum is ABOVE `max_per_window` (0: any increase). It clears by itself
 // once the growth leaves the window.
+// Trend: a port whose error counters (symbol_errors .. vl15_dropped) ever grew keeps its error
+// totals of its last kTrendSamples readings (the page's sparklines); clean ports keep none.
+// Ports that left: mark_present() after each snapshot that becomes the fabric notes which ports
+// are in it (their node is, with that port number); forget_absent() drops a port that has been
+// out of it, without a row either, for `window_ms` or longer. A port that flaps (a host reboots, a
+// cable is reseated) keeps its baseline, total and growth as long as it is back within the window;
+// one gone longer has no growth left in the window anyway (docs/metrics.md, "Port counters").
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <unordered_map>
 #include <optional>
 #include <utility>
@@ -31,6 +39,11 @@
 #include "ibf/wire.h"
 
 namespace ibf {
+
+// The error counters (symbol_errors .. vl15_dropped): growth within the window is kept for them
+// whether watched or not, and they are the page's counters panel. PortXmitWait is congestion.
+inline constexpr size_t kErrorCounterCount = 12;
+inline constexpr size_t kTrendSamples = 16;  // readings per port kept for the trend
 
 struct PortErrorOptions {
     int64_t window_ms = 3'600'000;  // 1 h
@@ -54,6 +67,14 @@ struct PortCounterState {
         uint64_t amount;
     };
     std::deque<Growth> recent;
+    // The error totals at each of the last kTrendSamples readings, oldest first; empty while every
+    // error total is 0 (the first sample is then the reading before the first error, all zeros).
+    struct Sample {
+        int64_t at_ms;
+        std::array<uint64_t, kErrorCounterCount> total;
+    };
+    std::vector<Sample> trend;
+    int64_t absent_since_ms = 0;  // out of the fabric since (mark_present), 0 = in it or not known
 };
 
 // One counter of one port over its threshold at some time.
@@ -79,6 +100,13 @@ public:
 
     void on_row(Guid sm, const wire::PortCounterRow& r, int64_t now_ms);
 
+    // After each snapshot that becomes the fabric: `in_fabric(guid, port)` says whether the port
+    // is in it; a port that is not starts (or keeps) its absence at `now_ms`.
+    //   t.mark_present([&](ibf::Guid g, int p) { return has_port(fabric, g, p); }, now);
+    void mark_present(const std::function<bool(Guid, int)>& in_fabric, int64_t now_ms);
+    // Drops the ports out of the fabric, and without a row, for window_ms or longer. Returns how many.
+    size_t forget_absent(int64_t now_ms);
+
     // Counters over their threshold at `now_ms`, sorted by (guid, port, counter).
     std::vector<PortErrorGrowth> over_threshold(int64_t now_ms) const;
     const PortMap& ports() const { return ports_; }
@@ -86,13 +114,16 @@ public:
     uint64_t rows_total() const { return rows_; }
     uint64_t resets_total() const { return resets_; }      // counters that went down (new baselines)
     uint64_t baselines_total() const { return baselines_; }  // ports (re)based: first row, or another SM
+    uint64_t forgotten_total() const { return forgotten_; }  // ports dropped by forget_absent()
+    // Changes with every row and every port dropped (what /metrics' rendered counter families follow).
+    uint64_t version() const { return rows_ + forgotten_; }
 
 private:
     void prune(PortCounterState& s, int64_t now_ms) const;
 
     PortErrorOptions opt_;
     PortMap ports_;
-    uint64_t rows_ = 0, resets_ = 0, baselines_ = 0;
+    uint64_t rows_ = 0, resets_ = 0, baselines_ = 0, forgotten_ = 0;
 };
 
 }  // namespace ibf
