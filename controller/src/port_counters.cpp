@@ -25,6 +25,22 @@ std::array<std::optional<uint64_t>, wire::kPortCounterCount> PortErrorOptions::d
     return m;  // xmit_wait (congestion, not a cable) and the data counters: not watched
 }
 
+std::string_view iba_name(wire::PortCounter c) {
+    static constexpr std::string_view kNames[wire::kPortCounterCount] = {
+        "SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+        "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
+        "PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
+        "PortXmitWait", "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"};
+    const auto i = static_cast<size_t>(c);
+    return i < wire::kPortCounterCount ? kNames[i] : "unknown";
+}
+
+std::string duration_text(int64_t ms) {
+    if (ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + " h";
+    if (ms % 60'000 == 0) return std::to_string(ms / 60'000) + " min";
+    return std::to_string((ms + 500) / 1000) + " s";
+}
+
 void PortCounterTracker::prune(PortCounterState& s, int64_t now_ms) const {
     while (!s.recent.empty() && now_ms - s.recent.front().at_ms >= opt_.window_ms) s.recent.pop_front();
 }

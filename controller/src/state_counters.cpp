@@ -9,23 +9,6 @@
 namespace ibf {
 namespace {
 
-// IBA's attribute names, so a finding reads like perfquery's output.
-std::string_view iba_name(wire::PortCounter c) {
-    static constexpr std::string_view kNames[wire::kPortCounterCount] = {
-        "SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
-        "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
-        "PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
-        "PortXmitWait", "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"};
-    const auto i = static_cast<size_t>(c);
-    return i < wire::kPortCounterCount ? kNames[i] : "unknown";
-}
-
-std::string duration_text(int64_t ms) {
-    if (ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + " h";
-    if (ms % 60'000 == 0) return std::to_string(ms / 60'000) + " min";
-    return std::to_string((ms + 500) / 1000) + " s";
-}
-
 std::string remediation(wire::PortCounter c) {
     using C = wire::PortCounter;
     switch (c) {

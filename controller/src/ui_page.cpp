@@ -1,8 +1,11 @@
 // The daemon's web page and picture (ui_page.h).
 #include "ibf/ui_page.h"
 
+#include <cstdio>
+
 #include "ibf/analysis.h"
 #include "ibf/api.h"
+#include "ibf/counter_panel.h"
 #include "ibf/page.h"
 
 namespace ibf {
@@ -28,13 +31,76 @@ draw::Table sm_table(const ControllerState& st) {
     return t;
 }
 
-// Per-link error counters: none reach this daemon yet, so the panel says so instead of showing an
-// empty (healthy-looking) table. Flapping links are findings and appear in the findings table.
-draw::Table counters_table() {
-    return {.id = "counters", .caption = "Link error counters",
-            .head = {"link", "counter", "value"},
-            .empty = "no counter data: this daemon has received no port error counters (symbol errors, link "
-                     "downed, ...); links that flap are findings above, link state and rate per link are in /metrics"};
+std::string count_text(uint64_t v) { return std::to_string(v); }
+
+std::string rate_text(std::optional<double> v) {
+    if (!v) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, *v >= 100 ? "%.0f" : *v >= 10 ? "%.1f" : "%.2f", *v);
+    return buf;
+}
+
+std::string threshold_text(const std::optional<uint64_t>& t) {
+    if (!t) return "not watched";
+    return *t == 0 ? "any increase" : "> " + std::to_string(*t);
+}
+
+std::string ends_text(const CounterPanelRow& r) {
+    std::string s;
+    for (const CounterEnd& e : r.ends)
+        s += (s.empty() ? "" : ", ") + e.name + " " + std::to_string(e.total) +
+             (e.growth ? " (+" + std::to_string(e.growth) + ")" : "");
+    return s;
+}
+
+draw::Sparkline trend_line(const CounterPanelRow& r) {
+    draw::Sparkline sp;
+    if (r.trend.empty()) return sp;
+    for (const CounterTrendPoint& p : r.trend)
+        sp.points.push_back({static_cast<double>(p.at_ms - r.trend.front().at_ms), static_cast<double>(p.total)});
+    sp.title = std::string(iba_name(r.counter)) + " " + std::to_string(r.trend.front().total) + " -> " +
+               std::to_string(r.trend.back().total) + " over " + std::to_string(r.trend.size()) + " readings, " +
+               iso_time(r.trend.front().at_ms) + " .. " + iso_time(r.trend.back().at_ms);
+    return sp;
+}
+
+std::string panel_summary(const CounterPanel& p) {
+    std::string s = std::to_string(p.ports) + (p.ports == 1 ? " port" : " ports") + " counted";
+    if (p.links_with_errors == 0 && p.other_ports_with_errors == 0) return s + ", no errors";
+    s += ": " + std::to_string(p.links_with_errors) + " of " + std::to_string(p.links) + " links with errors";
+    if (p.other_ports_with_errors) s += ", " + std::to_string(p.other_ports_with_errors) + " ports on no current link";
+    return s + "; worst first (red: over its threshold, a port_errors finding)";
+}
+
+// Per-link error counters from OpenSM's perfmgr (counter_panel.h), or why there are none.
+draw::Table counters_table(const ControllerState& st, const std::vector<std::string>& names, int64_t now_ms) {
+    const Fabric* f = st.current() ? &st.current()->fabric : nullptr;
+    auto name_of = [&](Guid g) -> std::string {
+        const auto id = f ? f->find(g) : std::nullopt;
+        if (!id) return "";
+        return *id < names.size() && !names[*id].empty() ? names[*id] : f->node(*id).name;
+    };
+    const CounterPanel p = counter_panel(st.port_counters(), st.links().get(), now_ms, 50, name_of);
+    const std::string window = duration_text(p.window_ms);
+    draw::Table t{.id = "counters", .caption = "Link error counters",
+                  .head = {"link", "cable", "counter", "total", "+ within " + window, "per hour", "by end",
+                           "threshold per " + window, "trend"},
+                  .empty = "no counter data: this daemon has received no port counters from the master's plugin "
+                           "(OpenSM's perfmgr is off: `perfmgr TRUE` in opensm.conf, or has not read the ports yet: "
+                           "one reading per perfmgr_sweep_time_s); links that flap are findings above, link state "
+                           "and rate per link are in /metrics"};
+    if (p.ports == 0) return t;
+    t.summary = panel_summary(p);
+    for (const CounterPanelRow& r : p.rows) {
+        t.rows.push_back({r.link(), r.label, std::string(iba_name(r.counter)), count_text(r.total),
+                          "+" + count_text(r.growth), rate_text(r.per_hour), ends_text(r), threshold_text(r.threshold)});
+        t.row_class.push_back(r.over ? "counter over" : "counter");
+        t.sparks.push_back(trend_line(r));
+    }
+    if (p.more)
+        t.note = std::to_string(p.more) + " more rows not shown (the " + std::to_string(p.rows.size()) +
+                 " worst are; every link's totals are in /metrics)";
+    return t;
 }
 
 }  // namespace
@@ -91,7 +157,7 @@ std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topolog
     p.findings = in.fabric ? in.findings : st.findings_at(now_ms);
     p.findings_empty = d.state == DataState::no_data ? "no data yet: not checked" : "no findings";
     p.tables.push_back(sm_table(st));
-    p.tables.push_back(counters_table());
+    p.tables.push_back(counters_table(st, in.names, now_ms));
     return draw::render_page(p);
 }
 

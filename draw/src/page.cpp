@@ -1,6 +1,9 @@
 // The self-contained HTML page: picture, findings, SM and counter tables (page.h).
 #include "ibf/page.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "ibf/draw.h"
 
 namespace ibf::draw {
@@ -24,7 +27,10 @@ constexpr const char* kCss =
     "tr.sev-warning td.sev{color:#a05a00;font-weight:bold}"
     ".picture{overflow:auto;border:1px solid #d5dbe5;background:#fff;max-height:80vh}"
     "#fit:checked~.picture svg{width:100%;height:auto}"
-    ".note{color:#44536b;font-size:12px;margin-top:4px}";
+    ".note{color:#44536b;font-size:12px;margin-top:4px}.summary{margin:4px 0}"
+    "tr.over td{background:#fdecea}td.spark{padding:1px 4px}"
+    ".spark polyline{fill:none;stroke:#3b5b92;stroke-width:1.5}.spark circle{fill:#3b5b92}"
+    "tr.over .spark polyline{stroke:#b71c1c}tr.over .spark circle{fill:#b71c1c}";
 
 std::string end_text(const Endpoint& e) {
     if (e.name.empty() && e.guid == 0) return "";
@@ -38,15 +44,18 @@ std::string cell(const std::string& s, const char* cls = nullptr) {
 
 std::string render_table(const Table& t) {
     std::string out = "<section id=\"" + xml_escape(t.id) + "\">\n<h2>" + xml_escape(t.caption) + "</h2>\n";
+    if (!t.summary.empty()) out += "<p class=\"summary\">" + xml_escape(t.summary) + "</p>\n";
     if (t.rows.empty()) {
-        out += "<p class=\"nodata\">" + xml_escape(t.empty) + "</p>\n";
+        if (t.summary.empty()) out += "<p class=\"nodata\">" + xml_escape(t.empty) + "</p>\n";
     } else {
         out += "<table>\n<tr>";
         for (const auto& h : t.head) out += "<th>" + xml_escape(h) + "</th>";
         out += "</tr>\n";
-        for (const auto& row : t.rows) {
-            out += "<tr>";
-            for (const auto& c : row) out += cell(c);
+        for (size_t i = 0; i < t.rows.size(); ++i) {
+            const bool cls = i < t.row_class.size() && !t.row_class[i].empty();
+            out += cls ? "<tr class=\"" + xml_escape(t.row_class[i]) + "\">" : std::string("<tr>");
+            for (const auto& c : t.rows[i]) out += cell(c);
+            if (!t.sparks.empty()) out += "<td class=\"spark\">" + (i < t.sparks.size() ? render_sparkline(t.sparks[i]) : "") + "</td>";
             out += "</tr>\n";
         }
         out += "</table>\n";
@@ -55,7 +64,36 @@ std::string render_table(const Table& t) {
     return out + "</section>\n";
 }
 
+std::string num(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+}
+
 }  // namespace
+
+std::string render_sparkline(const Sparkline& s, int width, int height) {
+    if (s.points.empty()) return "";
+    const double pad = 2, w = width - 2 * pad, h = height - 2 * pad;
+    double x0 = s.points.front().first, x1 = s.points.back().first, y0 = s.points.front().second, y1 = y0;
+    for (const auto& [x, y] : s.points) {
+        y0 = std::min(y0, y);
+        y1 = std::max(y1, y);
+    }
+    auto px = [&](double x) { return x1 > x0 ? pad + (x - x0) / (x1 - x0) * w : pad + w; };
+    auto py = [&](double y) { return y1 > y0 ? pad + h - (y - y0) / (y1 - y0) * h : pad + h / 2; };
+    const std::string W = std::to_string(width), H = std::to_string(height);
+    std::string out = "<svg class=\"spark\" width=\"" + W + "\" height=\"" + H + "\" viewBox=\"0 0 " + W + " " + H +
+                      "\" role=\"img\"><title>" + xml_escape(s.title) + "</title>";
+    if (s.points.size() > 1) {
+        out += "<polyline points=\"";
+        for (size_t i = 0; i < s.points.size(); ++i)
+            out += (i ? " " : "") + num(px(s.points[i].first)) + "," + num(py(s.points[i].second));
+        out += "\"/>";
+    }
+    const auto& [lx, ly] = s.points.back();
+    return out + "<circle cx=\"" + num(px(lx)) + "\" cy=\"" + num(py(ly)) + "\" r=\"2\"/></svg>";
+}
 
 std::string render_findings_table(const std::vector<Finding>& fs, const std::string& empty) {
     if (fs.empty()) return "<p class=\"nodata\" id=\"findings\">" + xml_escape(empty) + "</p>\n";

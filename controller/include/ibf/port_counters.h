@@ -32,6 +32,8 @@
 #include <functional>
 #include <unordered_map>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -39,6 +41,11 @@
 #include "ibf/wire.h"
 
 namespace ibf {
+
+// IBA's attribute name, as perfquery prints it: "SymbolErrorCounter", "PortRcvErrors", ...
+std::string_view iba_name(wire::PortCounter c);
+// A window for people: 3600000 -> "1 h", 600000 -> "10 min", 90000 -> "90 s".
+std::string duration_text(int64_t ms);
 
 // The error counters (symbol_errors .. vl15_dropped): growth within the window is kept for them
 // whether watched or not, and they are the page's counters panel. PortXmitWait is congestion.

@@ -21,13 +21,29 @@
 
 namespace ibf::draw {
 
+// A small line of values for a table cell: inline SVG without axes, x and y scaled to the box
+// (a flat line in the middle when every y is equal), a dot on the last point, `title` as its
+// tooltip. No points: "".
+//
+//   render_sparkline({.points = {{0, 3}, {60, 3}, {120, 57}}, .title = "3 -> 57"})
+//   // <svg class="spark" width="96" height="20" viewBox="0 0 96 20" role="img"><title>3 -&gt; 57</title>...
+struct Sparkline {
+    std::vector<std::pair<double, double>> points;  // (x, y), x ascending
+    std::string title;                              // tooltip, escaped
+};
+std::string render_sparkline(const Sparkline& s, int width = 96, int height = 20);
+
 struct Table {
     std::string id;                                // element id ("sms", "counters")
     std::string caption;                           // heading above the table
-    std::vector<std::string> head;                 // column names
+    std::vector<std::string> head;                 // column names (one more for `sparks`)
     std::vector<std::vector<std::string>> rows;
     std::string empty;                             // shown instead of the table when rows is empty
     std::string note;                              // one line under the table, "" none
+    std::string summary;                           // one line above the table, "" none; with no rows it
+                                                   // stands alone instead of `empty` ("40 ports, no errors")
+    std::vector<std::string> row_class;            // per row, the <tr> class ("" or missing: none)
+    std::vector<Sparkline> sparks;                 // per row, drawn in a last cell (empty: no such column)
 };
 
 struct Page {
