@@ -5,6 +5,8 @@
 #include "ibf/api.h"
 #include "ibf/check.h"
 #include "ibf/controller_state.h"
+#include "ibf/link_table.h"
+#include "ibf/live_analysis.h"
 #include "ibf/plan_yaml.h"
 #include "ibf/report.h"
 
@@ -96,4 +98,104 @@ TEST(ControllerUi, ThePictureDrawsTheCurrentFindingsInRed) {
     EXPECT_NE(page.body.find("<td>MASTER</td>"), std::string::npos);
     EXPECT_NE(page.body.find("<span>sweep: <b>7</b></span>"), std::string::npos);
     EXPECT_EQ(page.body.find("<div class=\"banner\""), std::string::npos) << "fresh data: no banner";
+}
+
+namespace {
+
+constexpr int64_t kPageMs = 1764468000000;
+constexpr Guid kLeaf = 0x7cfe900301000001, kSpine = 0x7cfe900302000001, kHost = 0x0c42a10300000010;
+
+// A master that sent small_fabric() (checked against its own golden plan: no findings, the link
+// rows /metrics exports) a minute before the page.
+void live_fabric(ControllerState& st) {
+    const int64_t t = kPageMs - 60'000;
+    st.on_connect(1, "unix", t);
+    st.on_hello(1, hello(kMasterGuid, SmState::Master), t);
+    const Fabric f = small_fabric();
+    const Plan plan = plan_from_fabric(f, "golden");
+    auto job = st.on_snapshot(1, snapshot(f, kMasterGuid, SmState::Master, 3), t);
+    ASSERT_TRUE(job);
+    CheckResult res;
+    res.generation = job->generation;
+    res.snapshot = job->snapshot;
+    std::vector<LinkMatch> m;
+    res.findings = check(plan, f, {}, &m);
+    res.findings_json = findings_to_json(res.findings);
+    res.checked = true;
+    const LiveAnalysis la = analyze_live(*job->snapshot, f);
+    res.links = std::make_shared<const LinkTable>(link_table(f, la.tier_of, &plan, m));
+    ASSERT_TRUE(st.publish(std::move(res), t));
+}
+
+wire::PortCounterRow pc_row(Guid g, int port, std::initializer_list<std::pair<wire::PortCounter, uint64_t>> vals) {
+    wire::PortCounterRow r;
+    r.node_guid = g;
+    r.port = static_cast<uint8_t>(port);
+    for (auto [c, v] : vals) r.v[static_cast<size_t>(c)] = v;
+    return r;
+}
+
+}  // namespace
+
+TEST(ControllerUi, TheCountersPanelShowsTheLinksWithErrorsWorstFirst) {
+    using C = wire::PortCounter;
+    ControllerState st;
+    live_fabric(st);
+    const int64_t t = kPageMs - 60'000;
+    ASSERT_TRUE(st.on_port_counters(
+        1, {t, {pc_row(kLeaf, 5, {}), pc_row(kSpine, 1, {}), pc_row(kLeaf, 1, {}), pc_row(kHost, 1, {})}}, t));
+    ASSERT_TRUE(st.on_port_counters(1,
+                                    {kPageMs,
+                                     {pc_row(kLeaf, 5, {{C::symbol_errors, 55}}), pc_row(kSpine, 1, {{C::symbol_errors, 2}}),
+                                      pc_row(kHost, 1, {{C::link_downed, 1}, {C::xmit_data, 500}})}},
+                                    kPageMs));
+    ApiResponse r = get(st, "/ui");
+    ASSERT_EQ(r.status, 200);
+    const std::string& b = r.body;
+    EXPECT_EQ(b.find("no counter data"), std::string::npos);
+    EXPECT_NE(b.find("<section id=\"counters\">\n<h2>Link error counters</h2>\n<p class=\"summary\">4 ports counted: 2 of "
+                     "2 links with errors; worst first (red: over its threshold, a port_errors finding)</p>\n<table>\n"
+                     "<tr><th>link</th><th>cable</th><th>counter</th><th>total</th><th>+ within 1 h</th><th>per hour</th>"
+                     "<th>by end</th><th>threshold per 1 h</th><th>trend</th></tr>\n"),
+              std::string::npos)
+        << b;
+    // Both over their threshold; the symbol errors grew more: first. 57 in a minute: 3420 per hour.
+    EXPECT_NE(b.find("<tr class=\"counter over\"><td>leaf0001/5 -- spine0001/1</td><td></td><td>SymbolErrorCounter</td>"
+                     "<td>57</td><td>+57</td><td>3420</td><td>leaf0001/5 55 (+55), spine0001/1 2 (+2)</td><td>&gt; 10</td>"
+                     "<td class=\"spark\"><svg class=\"spark\" width=\"96\" height=\"20\" viewBox=\"0 0 96 20\" role=\"img\">"
+                     "<title>SymbolErrorCounter 0 -&gt; 57 over 2 readings, 2025-11-30T01:59:00.000Z .. "
+                     "2025-11-30T02:00:00.000Z</title><polyline points=\"2.0,18.0 94.0,2.0\"/>"),
+              std::string::npos);
+    EXPECT_NE(b.find("<tr class=\"counter over\"><td>leaf0001/1 -- node00001/1</td><td></td><td>LinkDownedCounter</td>"
+                     "<td>1</td><td>+1</td><td>60.0</td><td>node00001/1 1 (+1)</td><td>any increase</td>"),
+              std::string::npos);
+    EXPECT_LT(b.find("<td>SymbolErrorCounter</td>"), b.find("<td>LinkDownedCounter</td>"));
+    EXPECT_EQ(count(b, "<tr class=\"counter"), 2u);
+    EXPECT_EQ(b.find("PortXmitData"), std::string::npos);
+    // The same growth is a port_errors finding per link in the findings table above.
+    EXPECT_EQ(count(b, "<tr class=\"finding sev-warning\" data-kind=\"port_errors\">"), 2u);
+}
+
+TEST(ControllerUi, CountedPortsWithoutErrorsAreOneLine) {
+    ControllerState st;
+    live_fabric(st);
+    ASSERT_TRUE(st.on_port_counters(1, {kPageMs, {pc_row(kLeaf, 5, {}), pc_row(kSpine, 1, {})}}, kPageMs));
+    ApiResponse r = get(st, "/");
+    ASSERT_EQ(r.status, 200);
+    EXPECT_NE(r.body.find("<section id=\"counters\">\n<h2>Link error counters</h2>\n<p class=\"summary\">2 ports counted, "
+                          "no errors</p>\n</section>"),
+              std::string::npos)
+        << r.body;
+    EXPECT_EQ(r.body.find("no counter data"), std::string::npos);
+}
+
+TEST(ControllerUi, AFabricWithoutCounterDataSaysWhy) {
+    ControllerState st;
+    live_fabric(st);
+    ApiResponse r = get(st, "/ui");
+    EXPECT_NE(r.body.find("<p class=\"nodata\">no counter data: this daemon has received no port counters from the "
+                          "master&#39;s plugin (OpenSM&#39;s perfmgr is off: `perfmgr TRUE` in opensm.conf, or has not "
+                          "read the ports yet: one reading per perfmgr_sweep_time_s);"),
+              std::string::npos)
+        << r.body;
 }

@@ -357,3 +357,59 @@ TEST(DrawLayout, ASpineThatLostACableKeepsItsPlace) {
         EXPECT_LT(box(l, BoxKind::Switch, x).x, box(l, BoxKind::Switch, y).x) << x;
     }
 }
+
+TEST(DrawPage, ASparklineScalesItsPointsToTheBox) {
+    EXPECT_EQ(render_sparkline({.points = {{0, 3}, {60, 3}, {120, 57}}, .title = "3 -> 57"}),
+              "<svg class=\"spark\" width=\"96\" height=\"20\" viewBox=\"0 0 96 20\" role=\"img\"><title>3 -&gt; 57</title>"
+              "<polyline points=\"2.0,18.0 48.0,18.0 94.0,2.0\"/><circle cx=\"94.0\" cy=\"2.0\" r=\"2\"/></svg>");
+}
+
+TEST(DrawPage, AFlatSparklineRunsThroughTheMiddle) {
+    EXPECT_EQ(render_sparkline({.points = {{0, 5}, {10, 5}}, .title = ""}, 50, 10),
+              "<svg class=\"spark\" width=\"50\" height=\"10\" viewBox=\"0 0 50 10\" role=\"img\"><title></title>"
+              "<polyline points=\"2.0,5.0 48.0,5.0\"/><circle cx=\"48.0\" cy=\"5.0\" r=\"2\"/></svg>");
+}
+
+TEST(DrawPage, AOnePointSparklineIsADotAtTheRight) {
+    EXPECT_EQ(render_sparkline({.points = {{7, 1}}, .title = "1"}),
+              "<svg class=\"spark\" width=\"96\" height=\"20\" viewBox=\"0 0 96 20\" role=\"img\"><title>1</title>"
+              "<circle cx=\"94.0\" cy=\"10.0\" r=\"2\"/></svg>");
+    EXPECT_EQ(render_sparkline({}), "");
+}
+
+TEST(DrawPage, TableRowsCarryTheirClassAndSparklineEscaped) {
+    Page p;
+    p.title = "x";
+    Table t{.id = "counters", .caption = "Link error counters", .head = {"link", "trend"},
+            .rows = {{"leaf<1>/5 -- spine01/1"}, {"leaf02/1"}}, .empty = "no counter data", .note = "3 more",
+            .summary = "4 ports counted: 2 & more"};
+    t.row_class = {"counter over", ""};
+    t.sparks = {{.points = {{0, 0}, {1, 1}}, .title = "<b>"}};  // the second row has none
+    p.tables.push_back(t);
+    const std::string html = render_page(p);
+    EXPECT_NE(html.find("<section id=\"counters\">\n<h2>Link error counters</h2>\n<p class=\"summary\">4 ports counted: 2 "
+                        "&amp; more</p>\n<table>\n<tr><th>link</th><th>trend</th></tr>\n"
+                        "<tr class=\"counter over\"><td>leaf&lt;1&gt;/5 -- spine01/1</td><td class=\"spark\"><svg "
+                        "class=\"spark\""),
+              std::string::npos)
+        << html;
+    EXPECT_NE(html.find("<title>&lt;b&gt;</title>"), std::string::npos);
+    EXPECT_NE(html.find("<tr><td>leaf02/1</td><td class=\"spark\"></td></tr>\n</table>\n<p class=\"note\">3 more</p>"),
+              std::string::npos);
+    EXPECT_EQ(html.find("no counter data"), std::string::npos);
+    EXPECT_EQ(html.find("<b>"), std::string::npos);
+}
+
+TEST(DrawPage, ASummaryWithoutRowsStandsInsteadOfNoData) {
+    Page p;
+    p.title = "x";
+    p.tables.push_back({.id = "counters", .caption = "Link error counters", .head = {"link"}, .rows = {},
+                        .empty = "no counter data", .summary = "16 ports counted, no errors"});
+    const std::string html = render_page(p);
+    EXPECT_NE(html.find("<section id=\"counters\">\n<h2>Link error counters</h2>\n<p class=\"summary\">16 ports counted, "
+                        "no errors</p>\n</section>"),
+              std::string::npos)
+        << html;
+    EXPECT_EQ(html.find("no counter data"), std::string::npos);
+    EXPECT_EQ(html.find("<table>"), std::string::npos);
+}
