@@ -1,6 +1,7 @@
 // The daemon's page in a real browser: a lab with cabling faults, its ibfabricd's GET /ui loaded
-// by headless Chromium (Debian's `chromium`), the DOM after load holds the findings table and the
-// red links with their labels, and the screenshot is a real PNG. `ibfabric draw --url` writes the
+// by headless Chromium (Debian's `chromium`), the DOM after load holds the findings table, the
+// red links with their labels and the counters panel with the cable given symbol errors, and the
+// screenshot is a real PNG. `ibfabric draw --url` writes the
 // same picture. Skips with the reason when chromium or the daemon is missing.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -65,6 +66,12 @@ TEST(DrawChromium, TheDaemonsPageShowsFindingsAndRedLinks) {
     Cli up = lab.cli({"lab", "up", kSmall, "--fault", "cross:leaf01/19,leaf01/20", "--fault", "remove:leaf02/21", "--json"});
     ASSERT_EQ(up.rc, 1) << describe(up);
     ASSERT_EQ(summary(up), (std::map<std::string, int>{{"miswired", 1}, {"missing_link", 1}})) << up.out;  // a crossed pair is one finding
+    // Symbol errors on a good (labelled) cable, read by OpenSM's perfmgr (the lab's, every 5 s): `lab
+    // fault errors` waits for the port's baseline reading, sets the counter and waits for the next one.
+    Cli errs = lab.cli({"lab", "fault", "errors", "leaf04/22", "SymbolErrorCounter=55", "--json"});
+    ASSERT_EQ(errs.rc, 1) << describe(errs);
+    ASSERT_EQ(summary(errs), (std::map<std::string, int>{{"miswired", 1}, {"missing_link", 1}, {"port_errors", 1}}))
+        << errs.out;
     const LabState s = lab.state();
     const std::string url = "http://127.0.0.1:" + std::to_string(s.api_port);
 
@@ -86,11 +93,22 @@ TEST(DrawChromium, TheDaemonsPageShowsFindingsAndRedLinks) {
     // Bundles and host groups: 4 leaves with 2 hosts each, parallel cables counted.
     EXPECT_EQ(count(dom, "<g class=\"node hostgroup\" data-hosts=\"2\">"), 4u);
     EXPECT_GE(count(dom, ">x2</text>"), 4u);
-    // SM states from the plugin, and no fake counter panel.
+    // SM states from the plugin, and the perfmgr's counters: the cable with symbol errors first, red,
+    // with its trend.
     EXPECT_NE(dom.find("<section id=\"sms\">"), std::string::npos);
     EXPECT_NE(dom.find("<td>MASTER</td>"), std::string::npos);
-    EXPECT_NE(dom.find("<section id=\"counters\">\n<h2>Link error counters</h2>\n<p class=\"nodata\">no counter data"),
-              std::string::npos);
+    EXPECT_EQ(dom.find("no counter data"), std::string::npos);
+    EXPECT_NE(dom.find("<section id=\"counters\">\n<h2>Link error counters</h2>\n<p class=\"summary\">"), std::string::npos);
+    EXPECT_NE(dom.find(" ports counted: 1 of "), std::string::npos);
+    const size_t first = dom.find("<tr class=\"counter");
+    ASSERT_NE(first, std::string::npos) << dom;
+    const std::string row = "<tr class=\"counter over\"><td>leaf04/22 -- spine02/8</td><td>L04-S02-B</td>"
+                            "<td>SymbolErrorCounter</td><td>55</td><td>+55</td>";
+    EXPECT_EQ(dom.compare(first, row.size(), row), 0) << dom.substr(first, 600);
+    EXPECT_NE(dom.find("<td>leaf04/22 55 (+55)</td><td>&gt; 10</td><td class=\"spark\"><svg class=\"spark\"", first),
+              std::string::npos)
+        << dom.substr(first, 600);
+    EXPECT_EQ(count(dom, "<tr class=\"counter"), 1u);
 
     const std::string png = lab.path + "/page.png";
     std::string ignored;
@@ -105,8 +123,8 @@ TEST(DrawChromium, TheDaemonsPageShowsFindingsAndRedLinks) {
     // The CLI fetches the same picture.
     Cli draw = lab.raw({"draw", "--url", url, "-o", lab.path + "/live.svg", "--json"});
     EXPECT_EQ(draw.rc, 1) << describe(draw);
-    EXPECT_EQ(draw.j.value("findings", 0), 2) << draw.out;
+    EXPECT_EQ(draw.j.value("findings", 0), 3) << draw.out;
     const std::string svg = read_all(lab.path + "/live.svg");
     EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
-    EXPECT_EQ(count(svg, "<g class=\"link fault"), 2u);
+    EXPECT_EQ(count(svg, "<g class=\"link fault"), 3u);
 }
