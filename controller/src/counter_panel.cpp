@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <set>
-#include <tuple>
 #include <unordered_set>
 
 namespace ibf {
@@ -59,36 +58,54 @@ struct End {
     Growths growth{};
 };
 
-// One row per error counter above 0 at either end of (a, b); b may be absent (s null, name "").
-void add_rows(const PortCounterTracker& t, const End& a, const End& b, const std::string& label,
-              std::vector<CounterPanelRow>& out) {
+// A row before it is shown: the sort key and where its ends are (ends[a], ends[b]; b may be npos).
+struct Candidate {
+    bool over = false;
+    uint64_t growth = 0, total = 0;
+    size_t a = 0, b = 0, counter = 0;
+    const std::string* label = nullptr;
+};
+constexpr size_t kNone = static_cast<size_t>(-1);
+
+// One candidate per error counter above 0 at either end of (a, b).
+void add_candidates(const PortCounterTracker& t, const std::vector<End>& ends, size_t a, size_t b,
+                    const std::string* label, std::vector<Candidate>& out) {
+    static const End kNoEnd;
+    const End& ea = ends[a];
+    const End& eb = b == kNone ? kNoEnd : ends[b];
     for (size_t c = 0; c < kErrorCounterCount; ++c) {
-        const uint64_t ta = a.s ? a.s->total[c] : 0, tb = b.s ? b.s->total[c] : 0;
+        const uint64_t ta = ea.s ? ea.s->total[c] : 0, tb = eb.s ? eb.s->total[c] : 0;
         if (ta == 0 && tb == 0) continue;
-        CounterPanelRow r;
-        r.a = a.name;
-        r.b = b.name;
-        r.label = label;
-        r.counter = static_cast<wire::PortCounter>(c);
-        r.total = ta + tb;
-        r.growth = a.growth[c] + b.growth[c];
-        r.threshold = t.options().max_per_window[c];
-        r.over = r.threshold && (a.growth[c] > *r.threshold || b.growth[c] > *r.threshold);
-        if (ta) r.ends.push_back({a.name, ta, a.growth[c]});
-        if (tb) r.ends.push_back({b.name, tb, b.growth[c]});
-        r.trend = merged_trend(a.s, b.s, c);
-        r.per_hour = per_hour(r.trend);
-        out.push_back(std::move(r));
+        const auto& max = t.options().max_per_window[c];
+        out.push_back({.over = max && (ea.growth[c] > *max || eb.growth[c] > *max),
+                       .growth = ea.growth[c] + eb.growth[c], .total = ta + tb, .a = a, .b = b, .counter = c,
+                       .label = label});
     }
+}
+
+CounterPanelRow make_row(const PortCounterTracker& t, const std::vector<End>& ends, const Candidate& x) {
+    static const End kNoEnd;
+    const End& a = ends[x.a];
+    const End& b = x.b == kNone ? kNoEnd : ends[x.b];
+    const size_t c = x.counter;
+    CounterPanelRow r;
+    r.a = a.name;
+    r.b = b.name;
+    r.label = x.label ? *x.label : "";
+    r.counter = static_cast<wire::PortCounter>(c);
+    r.total = x.total;
+    r.growth = x.growth;
+    r.threshold = t.options().max_per_window[c];
+    r.over = x.over;
+    if (a.s && a.s->total[c]) r.ends.push_back({a.name, a.s->total[c], a.growth[c]});
+    if (b.s && b.s->total[c]) r.ends.push_back({b.name, b.s->total[c], b.growth[c]});
+    r.trend = merged_trend(a.s, b.s, c);
+    r.per_hour = per_hour(r.trend);
+    return r;
 }
 
 std::string end_name(const std::string& name, Guid g, int port) {
     return (name.empty() ? guid_hex(g) : name) + "/" + std::to_string(port);
-}
-
-bool worse(const CounterPanelRow& x, const CounterPanelRow& y) {
-    return std::tuple(!x.over, ~x.growth, ~x.total, x.a, x.b, x.counter) <
-           std::tuple(!y.over, ~y.growth, ~y.total, y.a, y.b, y.counter);
 }
 
 }  // namespace
@@ -101,37 +118,52 @@ CounterPanel counter_panel(const PortCounterTracker& t, const LinkTable* links, 
     p.window_ms = t.options().window_ms;
     p.ports = t.ports().size();
     if (t.ports().empty()) return p;
-    auto end = [&](Guid g, int port, const std::string& name) {
+    std::vector<End> ends;  // of the links and ports with errors
+    auto add_end = [&](const PortCounterState* s, Guid g, int port, const std::string& name) {
         End e;
-        e.s = t.find(g, port);
+        e.s = s;
         e.name = end_name(name, g, port);
-        if (e.s) e.growth = window_growth(*e.s, now_ms, p.window_ms);
-        return e;
+        if (s) e.growth = window_growth(*s, now_ms, p.window_ms);
+        ends.push_back(std::move(e));
+        return ends.size() - 1;
     };
-    std::vector<CounterPanelRow> rows;
+    std::vector<Candidate> cands;
     std::unordered_set<PortCounterTracker::PortKey, PortCounterTracker::PortKeyHash> on_links;
     if (links)
         for (const LinkRow& lr : links->rows) {
             on_links.insert({lr.local_guid, lr.local_port});
             on_links.insert({lr.remote_guid, lr.remote_port});
-            const End a = end(lr.local_guid, lr.local_port, lr.local_name);
-            const End b = end(lr.remote_guid, lr.remote_port, lr.remote_name);
-            if (!a.s && !b.s) continue;
+            const PortCounterState* sa = t.find(lr.local_guid, lr.local_port);
+            const PortCounterState* sb = t.find(lr.remote_guid, lr.remote_port);
+            if (!sa && !sb) continue;
             ++p.links;
-            if (!has_errors(a.s) && !has_errors(b.s)) continue;
+            if (!has_errors(sa) && !has_errors(sb)) continue;
             ++p.links_with_errors;
-            add_rows(t, a, b, lr.label, rows);
+            const size_t a = add_end(sa, lr.local_guid, lr.local_port, lr.local_name);
+            const size_t b = add_end(sb, lr.remote_guid, lr.remote_port, lr.remote_name);
+            add_candidates(t, ends, a, b, &lr.label, cands);
         }
     for (const auto& [k, s] : t.ports()) {
         if (on_links.count(k) || !has_errors(&s)) continue;
         ++p.other_ports_with_errors;
-        add_rows(t, end(k.first, k.second, name_of ? name_of(k.first) : ""), End{}, "", rows);
+        const size_t a = add_end(&s, k.first, k.second, name_of ? name_of(k.first) : "");
+        add_candidates(t, ends, a, kNone, nullptr, cands);
     }
-    const size_t shown = std::min(rows.size(), max_rows);
-    std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown), rows.end(), worse);
-    p.more = rows.size() - shown;
-    rows.resize(shown);
-    p.rows = std::move(rows);
+    // Worst first; equal rows by link (a, b) and counter.
+    static const std::string kEmpty;
+    auto b_name = [&](const Candidate& x) -> const std::string& { return x.b == kNone ? kEmpty : ends[x.b].name; };
+    auto worse = [&](const Candidate& x, const Candidate& y) {
+        if (x.over != y.over) return x.over;
+        if (x.growth != y.growth) return x.growth > y.growth;
+        if (x.total != y.total) return x.total > y.total;
+        if (const int c = ends[x.a].name.compare(ends[y.a].name)) return c < 0;
+        if (const int c = b_name(x).compare(b_name(y))) return c < 0;
+        return x.counter < y.counter;
+    };
+    const size_t shown = std::min(cands.size(), max_rows);
+    std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(shown), cands.end(), worse);
+    p.more = cands.size() - shown;
+    for (size_t i = 0; i < shown; ++i) p.rows.push_back(make_row(t, ends, cands[i]));
     return p;
 }
 

@@ -83,7 +83,7 @@ draw::Table counters_table(const ControllerState& st, const std::vector<std::str
     const CounterPanel p = counter_panel(st.port_counters(), st.links().get(), now_ms, 50, name_of);
     const std::string window = duration_text(p.window_ms);
     draw::Table t{.id = "counters", .caption = "Link error counters",
-                  .head = {"link", "cable", "counter", "total", "+ within " + window, "per hour", "by end",
+                  .head = {"link", "cable", "counter", "total", "+ within " + window, "per hour (trend)", "by end",
                            "threshold per " + window, "trend"},
                   .empty = "no counter data: this daemon has received no port counters from the master's plugin "
                            "(OpenSM's perfmgr is off: `perfmgr TRUE` in opensm.conf, or has not read the ports yet: "

@@ -2,6 +2,9 @@
 // explicit times and a hand-made link table. Exact values, one thing per test.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include "ibf/counter_panel.h"
 
 using namespace ibf;
@@ -325,4 +328,32 @@ TEST(CounterPanel, AnEndWithoutATrendAddsItsTotalFlat) {
     EXPECT_EQ(p.rows[0].trend[0].total, 100u);
     EXPECT_EQ(p.rows[0].trend[1].total, 160u);
     EXPECT_DOUBLE_EQ(*p.rows[0].per_hour, 120.0);
+}
+
+// The page is built at request time on the io thread: a 2k-node fabric's worth of links (3840, both
+// ends counted) with every error counter growing at every port is still 50 rows, quickly.
+TEST(CounterPanel, ErrorsEverywhereOnA2kNodeFabricAreFiftyRows) {
+    PortCounterTracker t;
+    LinkTable lt;
+    for (int i = 0; i < 3840; ++i) {
+        const Guid a = 0x1000 + static_cast<Guid>(i / 32), b = 0x100000 + static_cast<Guid>(i);
+        const int pa = 1 + i % 32;
+        lt.rows.push_back(link(a, "leaf" + std::to_string(i / 32), pa, b, "node" + std::to_string(i), 1));
+        t.on_row(kSm, row(a, pa, {}), T0);
+        t.on_row(kSm, row(b, 1, {}), T0);
+        wire::PortCounterRow ra = row(a, pa, {}), rb = row(b, 1, {});
+        for (size_t c = 0; c < kErrorCounterCount; ++c) ra.v[c] = rb.v[c] = 1 + static_cast<uint64_t>(i % 97);
+        t.on_row(kSm, ra, T0 + M);
+        t.on_row(kSm, rb, T0 + M);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const CounterPanel p = counter_panel(t, &lt, T0 + M);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%zu ports, %zu links, all with errors: counter_panel %.1f ms\n", p.ports, p.links, ms);
+    EXPECT_EQ(p.ports, 7680u);
+    EXPECT_EQ(p.links_with_errors, 3840u);
+    ASSERT_EQ(p.rows.size(), 50u);
+    EXPECT_EQ(p.more, 3840u * kErrorCounterCount - 50);
+    EXPECT_EQ(p.rows[0].total, 2u * 97);  // i % 97 == 96 at both ends: the largest
+    EXPECT_LT(ms, 500.0);                 // generous for a loaded 2-core machine
 }

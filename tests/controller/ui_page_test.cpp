@@ -155,7 +155,7 @@ TEST(ControllerUi, TheCountersPanelShowsTheLinksWithErrorsWorstFirst) {
     EXPECT_EQ(b.find("no counter data"), std::string::npos);
     EXPECT_NE(b.find("<section id=\"counters\">\n<h2>Link error counters</h2>\n<p class=\"summary\">4 ports counted: 2 of "
                      "2 links with errors; worst first (red: over its threshold, a port_errors finding)</p>\n<table>\n"
-                     "<tr><th>link</th><th>cable</th><th>counter</th><th>total</th><th>+ within 1 h</th><th>per hour</th>"
+                     "<tr><th>link</th><th>cable</th><th>counter</th><th>total</th><th>+ within 1 h</th><th>per hour (trend)</th>"
                      "<th>by end</th><th>threshold per 1 h</th><th>trend</th></tr>\n"),
               std::string::npos)
         << b;
