@@ -133,6 +133,37 @@ TEST_F(ControllerDaemon, FindingsForTheMasterSnapshotMatchCheck) {
     EXPECT_NE(metrics.find("ibfabric_checks_total 1\n"), std::string::npos);
 }
 
+// The plugin's PortCounters over the socket reach the page's counters panel at GET /ui.
+TEST_F(ControllerDaemon, PortCountersFromThePluginFillTheCountersPanelAtUi) {
+    start();
+    UnixClient plugin(cfg.socket_path);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 5)));
+    ASSERT_TRUE(wait_findings_seq(5));
+    EXPECT_NE(request("GET", "/ui").body.find("<p class=\"nodata\">no counter data:"), std::string::npos);
+    auto row = [](Guid g, int port, uint64_t symbol) {
+        wire::PortCounterRow r;
+        r.node_guid = g;
+        r.port = static_cast<uint8_t>(port);
+        r.v[static_cast<size_t>(wire::PortCounter::symbol_errors)] = symbol;
+        return r;
+    };
+    constexpr Guid kLeaf = 0x7cfe900301000001, kSpine = 0x7cfe900302000001;
+    ASSERT_TRUE(plugin.send(wire::PortCounters{1, {row(kLeaf, 5, 0), row(kSpine, 1, 0)}}));
+    ASSERT_TRUE(plugin.send(wire::PortCounters{2, {row(kLeaf, 5, 40), row(kSpine, 1, 0)}}));
+    std::string page;
+    ASSERT_TRUE(wait_until([&] {
+        page = request("GET", "/ui").body;
+        return page.find("<tr class=\"counter over\">") != std::string::npos;
+    })) << page;
+    EXPECT_NE(page.find("<p class=\"summary\">2 ports counted: 1 of 1 links with errors;"), std::string::npos) << page;
+    EXPECT_NE(page.find("<tr class=\"counter over\"><td>leaf0001/5 -- spine0001/1</td><td></td><td>SymbolErrorCounter</td>"
+                        "<td>40</td><td>+40</td>"),
+              std::string::npos)
+        << page;
+    EXPECT_EQ(page.find("no counter data"), std::string::npos);
+}
+
 TEST_F(ControllerDaemon, SmListHeartbeatCountersAndDisconnect) {
     start();
     auto plugin = std::make_unique<UnixClient>(cfg.socket_path);
