@@ -121,7 +121,9 @@ public:
     bool on_port_counters(ConnId c, const wire::PortCounters& pc, int64_t now_ms);
     // Stores the snapshot as its SM's latest. Returns a job when it becomes the daemon's fabric:
     // it comes from the MASTER SM, or no master is known (then the most recent snapshot wins).
-    // Returns nullopt for a protocol error too; `protocol_error` tells which.
+    // Returns nullopt for a protocol error too; `protocol_error` tells which. A snapshot that
+    // becomes the fabric also tells the port counter state which ports are in it (port_counters.h:
+    // ports out of it for counters.window_s are dropped).
     std::optional<CheckJob> on_snapshot(ConnId c, Snapshot s, int64_t now_ms, bool* protocol_error = nullptr);
 
     // A job re-checking the current fabric (after a topology reload); nullopt without a fabric.

@@ -1,7 +1,8 @@
 // The daemon's web page (GET / and /ui) and its picture (GET /ui/fabric.svg): the fabric it
 // believes in drawn by tier with the current findings in red (draw/), the findings table, the SM
-// states, and the link counters or a clear "no counter data" (docs/api.md, "The page"). Built on
-// the io thread from ControllerState at request time; pure (time passed in).
+// states, and the links whose error counters counted, worst first (counter_panel.h), or "N ports
+// counted, no errors", or a clear "no counter data" (docs/api.md, "The page"). Built on the io
+// thread from ControllerState at request time; pure (time passed in).
 //
 //   std::string html = ibf::ui_page_html(state, now_ms, true);
 //   std::string svg = ibf::ui_fabric_svg(state, now_ms);   // "" when there is no fabric yet
