@@ -46,8 +46,14 @@ std::vector<CounterTrendPoint> merged_trend(const PortCounterState* l, const Por
     return out;
 }
 
+// A rate only over at least 10 minutes of readings: 55 errors set at once and read 5 s apart in the
+// lab showed as "10417 per hour", a one-off step extrapolated (OpenSM's default perfmgr sweep is
+// 180 s, so 10 minutes is 4 readings).
+constexpr int64_t kMinRateSpanMs = 10 * 60 * 1000;
+
 std::optional<double> per_hour(const std::vector<CounterTrendPoint>& tr) {
-    if (tr.size() < 2 || tr.back().at_ms <= tr.front().at_ms || tr.back().total < tr.front().total) return std::nullopt;
+    if (tr.size() < 2 || tr.back().at_ms - tr.front().at_ms < kMinRateSpanMs || tr.back().total < tr.front().total)
+        return std::nullopt;
     return static_cast<double>(tr.back().total - tr.front().total) * 3'600'000.0 /
            static_cast<double>(tr.back().at_ms - tr.front().at_ms);
 }

@@ -312,8 +312,11 @@ TEST(CounterPanel, TheTrendAddsBothEndsAtEveryReadingOfEither) {
     EXPECT_EQ(tr[2].total, 14u);
     EXPECT_EQ(tr[3].at_ms, T0 + 3 * M);
     EXPECT_EQ(tr[3].total, 34u);
-    ASSERT_TRUE(p.rows[0].per_hour.has_value());
-    EXPECT_DOUBLE_EQ(*p.rows[0].per_hour, 34.0 * 20);  // 34 in 3 min
+    EXPECT_FALSE(p.rows[0].per_hour.has_value());  // 3 min of readings: too short for a rate (10 min)
+    t.on_row(kSm, row(kLeaf, 5, {{C::symbol_errors, 40}}), T0 + 10 * M);
+    const CounterPanel q = counter_panel(t, &lt, T0 + 10 * M);
+    ASSERT_TRUE(q.rows[0].per_hour.has_value());
+    EXPECT_DOUBLE_EQ(*q.rows[0].per_hour, 44.0 * 6);  // 44 in 10 min
 }
 
 TEST(CounterPanel, AnEndWithoutATrendAddsItsTotalFlat) {

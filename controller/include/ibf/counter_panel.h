@@ -46,7 +46,7 @@ struct CounterPanelRow {
     bool over = false;                     // one end's growth is above the threshold
     std::vector<CounterEnd> ends;          // the ends whose total is above 0, a first
     std::vector<CounterTrendPoint> trend;  // both ends' total at each of their last readings, oldest first
-    std::optional<double> per_hour;        // growth per hour from the trend's first to last point
+    std::optional<double> per_hour;        // growth per hour from the trend's first to last point (>= 10 min apart)
 
     std::string link() const;              // "leaf01/5 -- spine01/1", or "leaf01/7" alone
 };
