@@ -61,7 +61,7 @@ struct UpArgs {
     bool no_color = false;
     bool no_daemon = false;
     int sweep_interval = 2;
-    int perfmgr_sweep = 5;
+    int perfmgr_sweep = -1;  // -1: the default (5 s with one SM, off with several: docs/lab.md)
     double timeout = 120;
     double ttl = 0;
 };
@@ -232,7 +232,7 @@ int run_up(const UpArgs& a) {
     choose_sm_hosts(net, a.sms, a.sm_hosts);
     sm_priorities(a.sms, o.sms.priorities);
     o.sweep_interval_s = a.sweep_interval;
-    o.perfmgr_sweep_s = a.perfmgr_sweep;
+    o.perfmgr_sweep_s = a.perfmgr_sweep >= 0 ? a.perfmgr_sweep : (a.sms > 1 ? 0 : 5);
     o.start_timeout_s = a.timeout;
     o.progress = progress;
     const std::string bin = exe_dir();
@@ -574,7 +574,7 @@ void register_lab(CLI::App& app, Runner& run) {
                     "native: OpenSM's own polling only, the daemons watch (ha: monitor)")->type_name("ibfabric|native");
     cup->add_option("--sweep-interval", up->sweep_interval, "OpenSM sweep_interval in seconds (default 2)")->check(CLI::Range(1, 3600));
     cup->add_option("--perfmgr-sweep", up->perfmgr_sweep,
-                    "OpenSM perfmgr_sweep_time_s: port counters every N seconds (default 5; 0 = perfmgr off)")
+                    "OpenSM perfmgr_sweep_time_s: port counters every N seconds (default 5 with one SM, off with --sms > 1: docs/lab.md; 0 = off)")
         ->check(CLI::Range(0, 3600));
     cup->add_option("--timeout", up->timeout, "Seconds to wait for each step (default 120)")->check(CLI::Range(1.0, 3600.0));
     cup->add_option("--opensm-template", up->opensm_template, "OpenSM config template (default config/templates/opensm.conf)")

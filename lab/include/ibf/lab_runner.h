@@ -48,7 +48,7 @@ struct LabOptions {
                                       // overrides sm_host
     int ha_heartbeat_ms = 100;        // plugin heartbeat_ms with several SMs
     int sweep_interval_s = 2;         // OpenSM light sweep period
-    int perfmgr_sweep_s = 5;          // OpenSM perfmgr_sweep_time_s; 0 = perfmgr off (docs/lab.md)
+    int perfmgr_sweep_s = 5;          // OpenSM perfmgr_sweep_time_s; 0 = perfmgr off (`lab up`: off with several SMs, docs/lab.md)
     double start_timeout_s = 60;      // per step
     std::string umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
     std::function<void(const std::string&)> progress;  // one line per step, may be empty
