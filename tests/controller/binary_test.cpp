@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "counter_rows.h"
 #include "fixture.h"
 #include "ibf/api.h"
 #include "ibf/ha_engine.h"
@@ -341,15 +342,7 @@ TEST_F(ControllerBinary, ShippedMonitoringConfigIsValidAndNamesRealMetrics) {
     ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
     ASSERT_TRUE(plugin.send(snapshot(f, kMasterGuid, SmState::Master, 3)));
     ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["sweep_seq"] == 3; }));
-    wire::PortCounters pc;
-    for (const Node& n : f.nodes())
-        for (int p = 1; p <= n.num_ports(); ++p)
-            if (n.port(p) && n.port(p)->linked()) {
-                wire::PortCounterRow r;
-                r.node_guid = n.guid;
-                r.port = static_cast<uint8_t>(p);
-                pc.ports.push_back(r);
-            }
+    wire::PortCounters pc = counters_for_linked_ports(f, 0);
     pc.ports.resize(std::min(pc.ports.size(), wire::kMaxPortCounterRows));
     ASSERT_TRUE(plugin.send(pc));
     std::string metrics;

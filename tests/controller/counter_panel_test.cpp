@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "counter_rows.h"
 #include "ibf/counter_panel.h"
 
 using namespace ibf;
@@ -20,11 +21,7 @@ constexpr Guid kLeaf = 0xa1, kSpine = 0xb1, kHost = 0xc1, kHost2 = 0xc2;
 size_t idx(C c) { return static_cast<size_t>(c); }
 
 wire::PortCounterRow row(Guid g, int port, std::initializer_list<std::pair<C, uint64_t>> vals) {
-    wire::PortCounterRow r;
-    r.node_guid = g;
-    r.port = static_cast<uint8_t>(port);
-    for (auto [c, v] : vals) r.v[idx(c)] = v;
-    return r;
+    return test::counter_row(g, port, vals);
 }
 
 LinkRow link(Guid lg, const std::string& ln, int lp, Guid rg, const std::string& rn, int rp, const std::string& label = "") {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "fixture.h"
+#include "counter_rows.h"
 #include "ibf/api.h"
 #include "ibf/check.h"
 #include "ibf/controller_state.h"
@@ -355,18 +356,8 @@ TEST(Metrics, ScrapeWithCountersOnEveryPortOfA2kNodeFabric) {
     const Fabric f = synth_fat_tree({.levels = 2, .radix = 64, .hosts = 1920});
     l.plan = load_plan(write_ibnetdiscover(f), "golden.ibnetdiscover");
     l.sweep(f, 1, T0);
-    wire::PortCounters pc{T0, {}};
-    size_t rows = 0;
-    for (const Node& n : f.nodes())
-        for (int p = 1; p <= n.num_ports(); ++p)
-            if (n.port(p) && n.port(p)->linked()) {
-                wire::PortCounterRow r;
-                r.node_guid = n.guid;
-                r.port = static_cast<uint8_t>(p);
-                r.v.fill(1234567);
-                pc.ports.push_back(r);
-                ++rows;
-            }
+    const wire::PortCounters pc = test::counters_for_linked_ports(f, T0, 1234567);
+    const size_t rows = pc.ports.size();
     ASSERT_TRUE(l.st.on_port_counters(kConn, pc, T0 + 1000));
     const auto t0 = std::chrono::steady_clock::now();
     const std::string first = l.metrics(T0 + 1000);

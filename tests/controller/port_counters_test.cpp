@@ -2,6 +2,7 @@
 // growth over the thresholds within the window.
 #include <gtest/gtest.h>
 
+#include "counter_rows.h"
 #include "ibf/daemon_config.h"
 #include "ibf/port_counters.h"
 
@@ -17,11 +18,7 @@ constexpr Guid kSm = 0x100, kOtherSm = 0x200, kLeaf = 0x7cfe900301000001;
 size_t idx(C c) { return static_cast<size_t>(c); }
 
 wire::PortCounterRow row(Guid g, int port, std::initializer_list<std::pair<C, uint64_t>> vals) {
-    wire::PortCounterRow r;
-    r.node_guid = g;
-    r.port = static_cast<uint8_t>(port);
-    for (auto [c, v] : vals) r.v[idx(c)] = v;
-    return r;
+    return test::counter_row(g, port, vals);
 }
 
 PortErrorOptions symbol_errors_only(uint64_t max, int64_t window_ms) {
