@@ -46,7 +46,7 @@ for target in "${targets[@]}"; do
   corpus=$BUILD_DIR/corpus/$name
   mkdir -p "$corpus"
   [ -d "fuzz/corpus/$name" ] && cp -n fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
-  for f in $(seeds "$name"); do cp -n "$f" "$corpus/seed-$(basename "$f")"; done
+  for f in $(seeds "$name"); do cp -n "$f" "$corpus/seed-${f//\//_}"; done  # the path: two files share a basename
   log=$BUILD_DIR/fuzz-$name.log
   echo "fuzz: $name for ${SECONDS_EACH}s ($(ls "$corpus" | wc -l) inputs in $corpus)"
   if "$bin" "$corpus" -max_total_time="$SECONDS_EACH" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
@@ -56,8 +56,11 @@ for target in "${targets[@]}"; do
     failed+=("$name"); tail -40 "$log"
   fi
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-  summary+=("$(printf '%-16s %10s execs  %s' "$name" "${execs:-?}" "${cov:-}")")
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1)
+  corp=$(grep -o 'corp: [0-9]*/[0-9a-zA-Z]*' "$log" | tail -1)
+  summary+=("$(printf '%-14s %10s runs %7s exec/s  %-10s %-10s %s' "$name" "${execs:-?}" "${rate:-?}" "${cov:-}" "${ft:-}" "${corp:-}")")
 done
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -68,8 +68,8 @@ std::vector<Finding> group_mirrored(std::vector<Finding> fs, const Fabric& f) {
         }
         Finding m = *g.front();
         m.severity = Severity::info;
-        auto ep = [&](const std::string& name) {
-            for (const Finding* x : g)
+        auto ep = [&members = g](const std::string& name) {  // clang 14: no lambda capture of a binding
+            for (const Finding* x : members)
                 if (x->a.name == name) return Endpoint{name, x->a.guid, 0};
             return Endpoint{name, 0, 0};
         };

@@ -60,7 +60,10 @@ TEST(FuzzRegression, DumpReaders) {
 
 TEST(FuzzRegression, PlanAndDaemonConfig) {
     EXPECT_EQ(feed_all("plan_yaml", ibf_fuzz_plan_yaml) + feed_dir(kExamples, ibf_fuzz_plan_yaml, ".yaml"), 5u);
-    EXPECT_EQ(feed_all("daemon_config", ibf_fuzz_daemon_config) + feed_dir(kExamples, ibf_fuzz_daemon_config, "ibfabricd"), 1u);
+    const fs::path packaging = fs::path(IBF_FUZZ_DIR) / ".." / "packaging";
+    EXPECT_EQ(feed_all("daemon_config", ibf_fuzz_daemon_config) + feed_dir(kExamples, ibf_fuzz_daemon_config, "ibfabricd") +
+                  feed_dir(packaging, ibf_fuzz_daemon_config, "ibfabricd.yaml"),
+              4u);
 }
 
 TEST(FuzzRegression, WireDecoderSeedsAreTheDocumentedMessages) {
