@@ -90,17 +90,17 @@ TEST(LabProc, MetricsCountAPortOnlyThroughItsOwnCounterSeries) {
         "ibfabric_link_state{local_guid=\"0x2\",local_name=\"leaf06\",local_port=\"2\",remote_name=\"x\"} 1\n"
         "ibfabric_links_total{local_name=\"leaf07\",local_port=\"3\",} 1\n"
         "ibfabric_link_downed_total{local_guid=\"0x3\",local_name=\"leaf05\",local_port=\"12\",remote_name=\"n\"} 2\n";
-    EXPECT_TRUE(metrics_count_port(m, "leaf05", 1));
-    EXPECT_TRUE(metrics_count_port(m, "leaf05", 12));
-    EXPECT_FALSE(metrics_count_port(m, "leaf05", 2));   // no series for that port
-    EXPECT_TRUE(metrics_count_port(m, "node073", 1));   // the link's other end (both ends are added)
-    EXPECT_FALSE(metrics_count_port(m, "node07", 1));   // a name is matched whole
-    EXPECT_FALSE(metrics_count_port(m, "node073", 11));
+    EXPECT_NE(metrics_port_counters(m, "leaf05", 1), "");
+    EXPECT_NE(metrics_port_counters(m, "leaf05", 12), "");
+    EXPECT_EQ(metrics_port_counters(m, "leaf05", 2), "");   // no series for that port
+    EXPECT_NE(metrics_port_counters(m, "node073", 1), "");   // the link's other end (both ends are added)
+    EXPECT_EQ(metrics_port_counters(m, "node07", 1), "");   // a name is matched whole
+    EXPECT_EQ(metrics_port_counters(m, "node073", 11), "");
     EXPECT_EQ(metrics_port_counters(m, "leaf05", 12),
               "ibfabric_link_downed_total{local_guid=\"0x3\",local_name=\"leaf05\",local_port=\"12\",remote_name=\"n\"} 2\n");
-    EXPECT_FALSE(metrics_count_port(m, "leaf06", 2));   // a link gauge, not a counter
-    EXPECT_FALSE(metrics_count_port(m, "leaf07", 3));   // not a per-link family
-    EXPECT_FALSE(metrics_count_port("", "leaf05", 1));
+    EXPECT_EQ(metrics_port_counters(m, "leaf06", 2), "");   // a link gauge, not a counter
+    EXPECT_EQ(metrics_port_counters(m, "leaf07", 3), "");   // not a per-link family
+    EXPECT_EQ(metrics_port_counters("", "leaf05", 1), "");
     EXPECT_EQ(metrics_port_counters(m, "leaf05", 12, "ibfabric_link_symbol_errors_total"), "");
     EXPECT_NE(metrics_port_counters(m, "leaf05", 1, "ibfabric_link_symbol_errors_total"), "");
 }

@@ -196,11 +196,8 @@ std::string metrics_port_counters(const std::string& metrics, const std::string&
 // "ibfabric_link_symbol_errors_total", case as ibsim: any); "" for a field ibfabricd does not
 // export (PortXmitConstraintErrors, PortRcvConstraintErrors) or does not know.
 std::string counter_family(const std::string& ibsim_field);
-inline bool metrics_count_port(const std::string& metrics, const std::string& name, int port) {
-    return !metrics_port_counters(metrics, name, port).empty();
-}
 
-// Waits until the lab's daemon holds a perfmgr reading of <name>/<port> (metrics_count_port);
+// Waits until the lab's daemon holds a perfmgr reading of <name>/<port> (metrics_port_counters non-empty);
 // false after `timeout_s`. So a counter set afterwards shows as growth, not as the baseline.
 bool lab_wait_port_counted(const LabState& s, const std::string& name, int port, double timeout_s);
 
