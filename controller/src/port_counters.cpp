@@ -94,21 +94,26 @@ void PortCounterTracker::on_row(Guid sm, const wire::PortCounterRow& r, int64_t 
 }
 
 void PortCounterTracker::mark_present(const std::function<bool(Guid, int)>& in_fabric, int64_t now_ms) {
+    absent_ = 0;
     for (auto& [k, s] : ports_) {
-        if (in_fabric(k.first, k.second))
+        if (in_fabric(k.first, k.second)) {
             s.absent_since_ms = 0;
-        else if (s.absent_since_ms == 0)
-            s.absent_since_ms = now_ms;
+        } else {
+            if (s.absent_since_ms == 0) s.absent_since_ms = now_ms;
+            ++absent_;
+        }
     }
 }
 
 size_t PortCounterTracker::forget_absent(int64_t now_ms) {
+    if (absent_ == 0) return 0;  // called per counter batch: no scan while every port is in the fabric
     // A row after the port left the snapshot means the perfmgr still reads it: the grace restarts.
     const size_t n = std::erase_if(ports_, [&](const auto& kv) {
         const PortCounterState& s = kv.second;
         return s.absent_since_ms != 0 && now_ms - std::max(s.absent_since_ms, s.updated_ms) >= opt_.window_ms;
     });
     forgotten_ += n;
+    absent_ -= n;
     return n;
 }
 

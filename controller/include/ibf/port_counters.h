@@ -131,6 +131,7 @@ private:
     PortErrorOptions opt_;
     PortMap ports_;
     uint64_t rows_ = 0, resets_ = 0, baselines_ = 0, forgotten_ = 0;
+    size_t absent_ = 0;  // ports out of the fabric at the last mark_present() and not dropped since
 };
 
 }  // namespace ibf
