@@ -1,5 +1,5 @@
 // libFuzzer target: ibfabricd's HTTP API as a function from a request to a response
-// (controller/include/ibf/api.h), no sockets. Input: "METHOD\nTARGET\nAUTHORIZATION\nBODY".
+// (api/include/ibf/api.h), no sockets. Input: "METHOD\nTARGET\nAUTHORIZATION\nBODY".
 // Every request must get a response with a status in 200..599 and, for JSON, a body that parses;
 // a crash, a sanitizer report or an escaping exception is a bug.
 #include <cstddef>

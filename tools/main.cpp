@@ -17,30 +17,14 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", IBF_VERSION);
     app.require_subcommand(1);
     ibf::cli::Runner run;
-#ifdef IBF_HAVE_CHECK
     ibf::cli::register_check(app, run);
-#endif
-#ifdef IBF_HAVE_QUERY
     ibf::cli::register_daemon_queries(app, run);
-#endif
-#ifdef IBF_HAVE_LAB
     ibf::cli::register_lab(app, run);
-#endif
-#ifdef IBF_HAVE_ANALYZE
     ibf::cli::register_analyze(app, run);
-#endif
-#ifdef IBF_HAVE_DOCTOR
     ibf::cli::register_doctor(app, run);
-#endif
-#ifdef IBF_HAVE_SM
     ibf::cli::register_sm(app, run);
-#endif
-#ifdef IBF_HAVE_DRAW
     ibf::cli::register_draw(app, run);
-#endif
-#ifdef IBF_HAVE_HISTORY
     ibf::cli::register_history(app, run);
-#endif
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -5,9 +5,7 @@
 #include "ibf/error.h"
 #include "ibf/plan_yaml.h"
 
-#ifdef IBF_HAVE_DUMPS
 #include "ibf/dumps.h"
-#endif
 
 namespace ibf {
 
@@ -64,15 +62,10 @@ bool looks_like_plan_yaml(std::string_view text) {
 
 Plan load_plan(std::string_view text, const std::string& file) {
     if (looks_like_plan_yaml(text)) return parse_plan_yaml(text, file);
-#ifdef IBF_HAVE_DUMPS
     if (detect_dump_format(text)) return plan_from_fabric(parse_dump(text, file), file);
     throw InputError(file, 0, 0,
                      "neither a YAML plan (no top-level `version: 1`) nor an ibnetdiscover, iblinkinfo or "
                      "ibdiagnet dump");
-#else
-    throw InputError(file, 0, 0,
-                     "not a YAML plan (no top-level `version: 1`); dumps as plans need ibf_dumps in the build");
-#endif
 }
 
 }  // namespace ibf

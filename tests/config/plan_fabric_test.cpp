@@ -66,7 +66,6 @@ TEST(LoadPlan, DetectsYaml) {
     EXPECT_EQ(load_plan("version: 1\ncables: [{a: a/1, b: b/1}]\n", "p.yaml").links.size(), 1u);
 }
 
-#ifdef IBF_HAVE_DUMPS
 TEST(LoadPlan, SmallActualDumpAsPlan) {
     const std::string path = example_path("small-actual.ibnetdiscover");
     Plan p = load_plan(read_file(path), path);
@@ -106,4 +105,3 @@ TEST(LoadPlan, NeitherYamlNorDump) {
         EXPECT_NE(e.message().find("neither a YAML plan"), std::string::npos) << e.what();
     }
 }
-#endif

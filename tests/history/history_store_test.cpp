@@ -1,4 +1,4 @@
-// HistoryStore (controller/src/history.cpp): change lists and keyframes, findings opened and
+// HistoryStore (history/store/src/history.cpp): change lists and keyframes, findings opened and
 // closed, retention, the migration of a database made before schema versions (a fixture written
 // by main at df7806e, tests/data/history/), and a writer killed with SIGKILL mid-stream.
 #include <gtest/gtest.h>

@@ -1,0 +1,111 @@
+// The HTTP API of ibfabricd (docs/api.md), as a function from a request to a response, so it can
+// be tested without sockets. The Beast server (http_server.h) parses requests, calls handle_api()
+// on the io_context thread, and writes the response.
+//
+//   ApiContext ctx{.state = &st, .now_ms = now, .token = token, .history = ..., .reload = ...};
+//   ApiResponse r = handle_api({.method = "GET", .target = "/api/v1/findings"}, ctx);
+//
+// Routes: GET /api/v1/fabric, /api/v1/findings, /api/v1/analysis[?switches=1], /api/v1/sm,
+// /api/v1/history?limit=N[&before=ID], /api/v1/history/changes, /api/v1/history/diff (history_api.h),
+// /healthz, /metrics, the page / and /ui (HTML) and /ui/fabric.svg (ui_page.h); POST /api/v1/reload
+// and /api/v1/accept (Authorization:
+// Bearer <token>; with token_for_reads every path but /healthz needs it). Unknown path 404, wrong
+// method 405, bad or unknown query parameter 400, missing/wrong token 401, no token configured 403.
+// Errors are {"error": "..."}.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "ibf/controller_state.h"
+#include "ibf/history.h"
+#include "ibf/iso_time.h"  // iso_time(), used by every JSON renderer here
+
+namespace ibf {
+namespace ha {
+class HaEngine;
+struct FailoverRecord;
+}
+
+struct ApiRequest {
+    std::string method;          // "GET", "POST", ...
+    std::string target;          // path and query: "/api/v1/history?limit=5"
+    std::string authorization;   // the Authorization header, "" when absent
+    std::string body;
+};
+
+struct ApiResponse {
+    int status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+    std::string allow;           // the Allow header for 405
+};
+
+struct ApiContext {
+    const ControllerState* state = nullptr;
+    int64_t now_ms = 0;
+    std::optional<std::string> token;  // nullopt: mutating calls refused (403)
+    bool token_for_reads = false;      // GETs (but /healthz) need the token too
+    std::string topology;              // configured topology path, for /api/v1/fabric
+    size_t plan_nodes = 0, plan_links = 0;
+    // A page of at most `limit` rows older than row `before` (0: the newest), newest first, within
+    // the daemon's byte limit; nullptr when history is off (404). May throw std::exception (500).
+    std::function<HistoryPage(int limit, int64_t before)> history;
+    // Re-reads the topology and re-checks; returns a JSON summary; throws InputError (400) on a
+    // bad topology file, std::exception (500) otherwise.
+    std::function<nlohmann::json()> reload;
+    // SM high availability (null / empty when `ha:` is off): GET /api/v1/sm gains "ha",
+    // GET /api/v1/ha/history, POST /api/v1/sm/priority (token) runs `sm_priority`,
+    // POST /api/v1/sm/state (token) runs `sm_state` (a switchover's SubnSet(SMInfo) to this node's SM).
+    const ha::HaEngine* ha = nullptr;
+    std::vector<std::string> ha_agents;
+    std::function<nlohmann::json(const nlohmann::json& body)> sm_priority;
+    std::function<nlohmann::json(const nlohmann::json& body)> sm_state;
+    // The durable failover history (the history database), newest first; null = the engine's.
+    std::function<nlohmann::json(int limit)> ha_history;
+    // GET /api/v1/history/changes and /diff (history_api.h); null when history is off (404).
+    const HistoryStore* history_store = nullptr;
+    // POST /api/v1/accept (token): writes the current fabric into the plan; body {"scope": [...]}.
+    // Throws ApiFailure (its status) or InputError (400).
+    std::function<nlohmann::json(const nlohmann::json& body)> accept;
+};
+
+ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx);
+
+// A JSON error response.
+ApiResponse api_error(int status, const std::string& message);
+
+// Parts of the API exposed for tests and the CLI.
+nlohmann::json fabric_json(const ApiContext& ctx);
+nlohmann::json sm_json(const ControllerState& st);
+// GET /api/v1/findings: the check's findings plus link_flapping at `now_ms` ("waived": what the
+// waiver file covers, listed apart), and whether there is
+// data at all (data_state, data_message: docs/api.md). `checked` is false when no topology is
+// configured, and only then (before the first check it says whether one is).
+nlohmann::json findings_response_json(const ControllerState& st, int64_t now_ms, bool topology_configured);
+// GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch), its
+// findings without the waived ones at `now_ms` ("waived": those).
+nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch, int64_t now_ms);
+// HA parts (api/src/ha_api.cpp, docs/api.md "SM high availability").
+// `fabric` (the current sweep, may be null) names each SM's node: "description" per SM.
+nlohmann::json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents,
+                       const Fabric* fabric = nullptr);
+nlohmann::json ha_history_json(const ha::HaEngine& e);
+nlohmann::json ha_record_json(const ha::FailoverRecord& r);
+std::string ha_metrics_text(const ha::HaEngine& e, int64_t now_ms);
+// Constant-time comparison of an Authorization header with "Bearer <token>" (the scheme in any
+// case, RFC 7235).
+bool bearer_matches(const std::string& authorization, const std::string& token);
+// Splits "a=1&b" into `out`; a 400 response for a key not in `allowed` or given twice.
+std::optional<ApiResponse> parse_query(const std::string& query, std::initializer_list<std::string_view> allowed,
+                                       std::map<std::string, std::string>& out);
+
+}  // namespace ibf

@@ -1,0 +1,173 @@
+// HttpServer: the Beast sessions of the HTTP API (ibf/http_server.h).
+#include "ibf/http_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <algorithm>
+#include <optional>
+
+#include "ibf/clock.h"
+
+namespace ibf {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using steady = std::chrono::steady_clock;
+
+}  // namespace
+
+// One HTTP client connection (keep-alive), requests answered by the server's handler.
+class HttpServer::Session : public std::enable_shared_from_this<HttpServer::Session> {
+public:
+    Session(HttpServer* d, tcp::socket s, uint64_t id) : d_(d), stream_(std::move(s)), id_(id) {}
+    void start() { read(); }
+    void close() {
+        boost::system::error_code ec;
+        stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+        stream_.close();
+    }
+
+private:
+    // Headers within limits.http_header_timeout_ms (idle keep-alive time included), then the body
+    // within 30 s; while waiting for the headers the session is idle and may be evicted.
+    void read() {
+        parser_.emplace();
+        parser_->body_limit(d_->cfg_.max_request_bytes);
+        parser_->header_limit(static_cast<uint32_t>(std::min<size_t>(d_->cfg_.max_request_bytes, 64 * 1024)));
+        d_->idle_[id_] = steady::now();
+        stream_.expires_after(std::chrono::milliseconds(d_->cfg_.http_header_timeout_ms));
+        http::async_read_header(stream_, buf_, *parser_, [self = shared_from_this()](const boost::system::error_code& ec,
+                                                                                      size_t) { self->on_header(ec); });
+    }
+
+    void on_header(const boost::system::error_code& ec) {
+        d_->idle_.erase(id_);
+        if (ec || parser_->is_done()) {
+            on_read(ec);
+            return;
+        }
+        stream_.expires_after(std::chrono::seconds(30));
+        http::async_read(stream_, buf_, *parser_,
+                         [self = shared_from_this()](const boost::system::error_code& ec, size_t) { self->on_read(ec); });
+    }
+
+    void on_read(const boost::system::error_code& ec) {
+        if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::operation_aborted ||
+            ec == beast::error::timeout || ec == asio::error::connection_reset) {
+            finish();
+            return;
+        }
+        if (ec) {
+            // Malformed or oversized request: answer 400 and close.
+            ApiResponse r = api_error(400, "bad request: " + ec.message());
+            write(r, false, 11);
+            return;
+        }
+        const auto& req = parser_->get();
+        ApiRequest ar;
+        ar.method = std::string(req.method_string());
+        ar.target = std::string(req.target());
+        if (auto it = req.find(http::field::authorization); it != req.end()) ar.authorization = std::string(it->value());
+        ar.body = req.body();
+        ApiResponse r = d_->handler_(ar);
+        spdlog::debug("http: {} {} -> {}", ar.method, ar.target, r.status);
+        write(r, req.keep_alive(), req.version());
+    }
+
+    void write(const ApiResponse& r, bool keep_alive, unsigned version) {
+        res_ = {};
+        res_.version(version);
+        res_.result(static_cast<http::status>(r.status));
+        res_.set(http::field::server, "ibfabricd");
+        res_.set(http::field::content_type, r.content_type);
+        if (!r.allow.empty()) res_.set(http::field::allow, r.allow);
+        res_.body() = r.body;
+        res_.keep_alive(keep_alive);
+        res_.prepare_payload();
+        stream_.expires_after(std::chrono::seconds(30));
+        http::async_write(stream_, res_, [self = shared_from_this(), keep_alive](const boost::system::error_code& ec, size_t) {
+            if (ec || !keep_alive || self->d_->stopping_) {
+                self->close();
+                self->finish();
+                return;
+            }
+            self->read();
+        });
+    }
+
+    void finish() {
+        if (done_) return;
+        done_ = true;
+        d_->idle_.erase(id_);
+        d_->sessions_.erase(id_);
+        --d_->open_;
+    }
+
+    HttpServer* d_;
+    beast::tcp_stream stream_;
+    uint64_t id_;
+    beast::flat_buffer buf_{8192};
+    std::optional<http::request_parser<http::string_body>> parser_;
+    http::response<http::string_body> res_;
+    bool done_ = false;
+};
+
+HttpServer::HttpServer(tcp::acceptor acceptor, const DaemonConfig& c, Handler handler, std::function<uint64_t()> next_id)
+    : acc_(std::move(acceptor)), cfg_(c), handler_(std::move(handler)), next_id_(std::move(next_id)) {}
+
+void HttpServer::start() { accept(); }
+
+void HttpServer::close() {
+    stopping_ = true;
+    boost::system::error_code ec;
+    acc_.close(ec);
+    for (auto& [id, w] : sessions_)
+        if (auto p = w.lock()) p->close();
+}
+
+void HttpServer::accept() {
+    acc_.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
+        if (ec == asio::error::operation_aborted || stopping_) return;
+        if (!ec && open_ >= cfg_.max_http_connections && !evict_idle()) {
+            if (auto held = refused_log_.allow(steady_clock_ms()))
+                spdlog::warn("http: refusing a connection: {} sessions open and busy (limits.max_http_connections){}",
+                             open_, LogLimit::suffix(*held));
+            boost::system::error_code e2;
+            s.close(e2);
+        } else if (!ec) {
+            ++open_;
+            const uint64_t id = next_id_();
+            auto sess = std::make_shared<Session>(this, std::move(s), id);
+            sessions_[id] = sess;
+            sess->start();
+        } else {
+            spdlog::warn("http: accept failed: {}", ec.message());
+        }
+        accept();
+    });
+}
+
+// Closes the session that has waited longest for a request; false when every session is busy.
+// Its slot frees when its aborted read completes (open_ may pass the limit until then).
+bool HttpServer::evict_idle() {
+    auto oldest = idle_.end();
+    for (auto it = idle_.begin(); it != idle_.end(); ++it)
+        if (oldest == idle_.end() || it->second < oldest->second) oldest = it;
+    if (oldest == idle_.end()) return false;
+    const uint64_t id = oldest->first;
+    const double idle_ms = ms_since(oldest->second);
+    idle_.erase(oldest);
+    if (auto it = sessions_.find(id); it != sessions_.end())
+        if (auto p = it->second.lock()) p->close();
+    if (auto held = evicted_log_.allow(steady_clock_ms()))
+        spdlog::info("http: all {} sessions taken: closed the one idle longest ({:.0f} ms) for a new connection{}",
+                     open_, idle_ms, LogLimit::suffix(*held));
+    return true;
+}
+
+}  // namespace ibf

@@ -1,0 +1,268 @@
+// The HTTP API's routing: ONE table of {method, path, auth, handler}, one bearer check, one
+// mapping of errors to statuses (docs/api.md). handle_api() looks the path up, answers 404/405,
+// refuses a query on a path that takes none (400), checks the token, runs the handler.
+#include <charconv>
+#include <functional>
+#include <optional>
+#include <limits>
+#include <map>
+#include <string_view>
+
+#include "ibf/api.h"
+#include "ibf/error.h"
+#include "ibf/ha_engine.h"
+#include "ibf/history_api.h"
+#include "ibf/metrics.h"
+#include "ibf/report.h"
+#include "ibf/ui_page.h"
+
+namespace ibf {
+namespace {
+
+using nlohmann::json;
+
+// Who may call a route: anybody (/healthz), readers (the token only with token_for_reads), or
+// holders of the token (every POST).
+enum class Auth { open, read, token };
+
+using Handler = ApiResponse (*)(const ApiRequest& req, const std::string& query, const ApiContext& ctx);
+
+struct Route {
+    const char* method;
+    std::string_view path;
+    Auth auth;
+    Handler handler;
+    bool takes_query = false;   // false: any query parameter is 400 (docs/api.md)
+    int input_error_status = 400;          // an InputError from the handler
+    const char* input_error_prefix = "";   // ... with this before its message
+};
+
+ApiResponse ok_json(const json& j) {
+    ApiResponse r;
+    r.body = json_text(j, 2);
+    r.body += '\n';
+    return r;
+}
+
+ApiResponse text(std::string content_type, std::string body) {
+    ApiResponse r;
+    r.content_type = std::move(content_type);
+    r.body = std::move(body);
+    return r;
+}
+
+// Parses an integer query value in [lo, hi]; nullopt when it is not one.
+std::optional<int64_t> int_param(const std::string& v, int64_t lo, int64_t hi) {
+    int64_t n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || n < lo || n > hi) return std::nullopt;
+    return n;
+}
+
+ApiResponse healthz(const ApiRequest&, const std::string&, const ApiContext&) { return text("text/plain", "ok\n"); }
+
+ApiResponse metrics(const ApiRequest&, const std::string&, const ApiContext& ctx) {
+    std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms});
+    if (ctx.ha) body += ha_metrics_text(*ctx.ha, ctx.now_ms);
+    return text("text/plain; version=0.0.4", std::move(body));
+}
+
+ApiResponse page(const ApiRequest&, const std::string&, const ApiContext& ctx) {  // ui_page.h
+    return text("text/html; charset=utf-8", ui_page_html(*ctx.state, ctx.now_ms, !ctx.topology.empty()));
+}
+
+ApiResponse page_svg(const ApiRequest&, const std::string&, const ApiContext& ctx) {
+    std::string svg = ui_fabric_svg(*ctx.state, ctx.now_ms);
+    if (svg.empty()) return api_error(404, "no fabric yet: no Subnet Manager has sent a snapshot");
+    return text("image/svg+xml", std::move(svg));
+}
+
+ApiResponse fabric(const ApiRequest&, const std::string&, const ApiContext& ctx) { return ok_json(fabric_json(ctx)); }
+
+ApiResponse findings(const ApiRequest&, const std::string&, const ApiContext& ctx) {
+    return ok_json(findings_response_json(*ctx.state, ctx.now_ms, !ctx.topology.empty()));
+}
+
+// GET /api/v1/analysis[?switches=0|1]
+ApiResponse analysis(const ApiRequest&, const std::string& query, const ApiContext& ctx) {
+    std::map<std::string, std::string> q;
+    if (auto bad = parse_query(query, {"switches"}, q)) return *bad;
+    bool per_switch = false;
+    if (q.count("switches")) {
+        const std::string& v = q["switches"];
+        if (v == "1" || v == "true" || v.empty()) per_switch = true;
+        else if (v != "0" && v != "false") return api_error(400, "switches must be 0 or 1");
+    }
+    return ok_json(analysis_response_json(*ctx.state, per_switch, ctx.now_ms));
+}
+
+ApiResponse sms(const ApiRequest&, const std::string&, const ApiContext& ctx) {
+    json j = sm_json(*ctx.state);
+    const auto& cur = ctx.state->current();
+    j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents, cur ? &cur->fabric : nullptr) : json(nullptr);
+    return ok_json(j);
+}
+
+ApiResponse ha_history(const ApiRequest&, const std::string&, const ApiContext& ctx) {
+    if (!ctx.ha) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
+    json j = ha_history_json(*ctx.ha);
+    if (ctx.ha_history) {  // durable: survives restarts (the engine keeps this run's only)
+        j["history"] = ctx.ha_history(ha::HaEngine::kMaxHistory);
+        j["source"] = "history database";
+    } else {
+        j["source"] = "memory (this run)";
+    }
+    return ok_json(j);
+}
+
+// POST /api/v1/sm/priority and /api/v1/sm/state: a JSON body handed to the daemon's function.
+ApiResponse sm_call(const std::function<json(const json&)>& run, const std::string& body, const char* expected) {
+    if (!run) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
+    json j;
+    try {
+        j = json::parse(body);
+    } catch (const json::exception&) {
+        return api_error(400, std::string("the body must be JSON: ") + expected);
+    }
+    return ok_json(run(j));
+}
+
+ApiResponse sm_priority(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
+    return sm_call(ctx.sm_priority, req.body, "{\"priority\": 0..15}");
+}
+
+ApiResponse sm_state(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
+    return sm_call(ctx.sm_state, req.body, "{\"set\": \"disable\"}");
+}
+
+// GET /api/v1/history?limit=N&before=ID: one bounded page, rows spliced in as stored text.
+ApiResponse history(const ApiRequest&, const std::string& query, const ApiContext& ctx) {
+    std::map<std::string, std::string> q;
+    if (auto bad = parse_query(query, {"limit", "before"}, q)) return *bad;
+    int limit = 20;
+    int64_t before = 0;
+    if (q.count("limit")) {
+        auto n = int_param(q["limit"], 1, 1000);
+        if (!n) return api_error(400, "limit must be an integer from 1 to 1000");
+        limit = static_cast<int>(*n);
+    }
+    if (q.count("before")) {
+        auto n = int_param(q["before"], 1, std::numeric_limits<int64_t>::max());
+        if (!n) return api_error(400, "before must be a row id (a positive integer, from \"next_before\")");
+        before = *n;
+    }
+    if (!ctx.history) return api_error(404, "history is not enabled (set 'history:' in the config)");
+    const HistoryPage page = ctx.history(limit, before);
+    json head{{"limit", limit},
+              {"before", before ? json(before) : json(nullptr)},
+              {"rows", page.count},
+              {"next_before", page.next_before ? json(page.next_before) : json(nullptr)},
+              {"next", page.next_before ? json("/api/v1/history?limit=" + std::to_string(limit) +
+                                               "&before=" + std::to_string(page.next_before))
+                                        : json(nullptr)}};
+    ApiResponse r;
+    r.body = json_text(head);
+    r.body.pop_back();  // '}'
+    r.body.reserve(r.body.size() + page.rows.size() + 16);
+    r.body += ",\"history\":";
+    r.body += page.rows;
+    r.body += "}\n";
+    return r;
+}
+
+ApiResponse history_changes(const ApiRequest&, const std::string& query, const ApiContext& ctx) {
+    return history_changes_response(query, ctx);
+}
+
+ApiResponse history_diff(const ApiRequest&, const std::string& query, const ApiContext& ctx) {
+    return history_diff_response(query, ctx);
+}
+
+ApiResponse accept(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
+    return accept_response(req, ctx);
+}
+
+ApiResponse reload(const ApiRequest&, const std::string&, const ApiContext& ctx) {
+    if (!ctx.reload) return api_error(500, "reload is not available");
+    return ok_json(ctx.reload());
+}
+
+// Every route (docs/api.md). A path is listed once: its one method, who may call it, its handler.
+const Route kRoutes[] = {
+    {"GET", "/healthz", Auth::open, healthz},
+    {"GET", "/metrics", Auth::read, metrics},
+    {"GET", "/", Auth::read, page},
+    {"GET", "/ui", Auth::read, page},
+    {"GET", "/ui/fabric.svg", Auth::read, page_svg},
+    {"GET", "/api/v1/fabric", Auth::read, fabric},
+    {"GET", "/api/v1/findings", Auth::read, findings},
+    {"GET", "/api/v1/analysis", Auth::read, analysis, true},
+    {"GET", "/api/v1/sm", Auth::read, sms},
+    {"GET", "/api/v1/ha/history", Auth::read, ha_history},
+    {"POST", "/api/v1/sm/priority", Auth::token, sm_priority},
+    {"POST", "/api/v1/sm/state", Auth::token, sm_state},
+    {"GET", "/api/v1/history", Auth::read, history, true},
+    {"GET", "/api/v1/history/changes", Auth::read, history_changes, true},
+    {"GET", "/api/v1/history/diff", Auth::read, history_diff, true},
+    {"POST", "/api/v1/accept", Auth::token, accept},
+    {"POST", "/api/v1/reload", Auth::token, reload, false, 422, "topology not reloaded (the previous one stays): "},
+};
+
+const Route* find_route(std::string_view path) {
+    for (const Route& r : kRoutes)
+        if (r.path == path) return &r;
+    return nullptr;
+}
+
+// The one bearer check: nullopt when `req` may go on. With token_for_reads every route but an
+// open one needs the token on a read; a token route always needs it.
+std::optional<ApiResponse> refused(const ApiRequest& req, const ApiContext& ctx, bool mutating) {
+    const char* no_token = mutating ? "mutating calls are disabled: no token_file is configured"
+                                    : "reads need a token but no token_file is configured";
+    if (!ctx.token) return api_error(403, no_token);
+    if (!bearer_matches(req.authorization, *ctx.token)) return api_error(401, "missing or wrong bearer token");
+    return std::nullopt;
+}
+
+// Everything before the handler: token for reads, 404, 405, a query where none is taken, the token.
+std::optional<ApiResponse> admit(const Route* route, const std::string& path, const std::string& query,
+                                 const ApiRequest& req, const ApiContext& ctx) {
+    const bool open = route && route->auth == Auth::open;
+    if (!open && ctx.token_for_reads && req.method != "POST")
+        if (auto r = refused(req, ctx, false)) return r;
+    if (!route) return api_error(404, "no such path: " + path);
+    if (req.method != route->method) {
+        ApiResponse r = api_error(405, "method " + req.method + " not allowed on " + path + "; use " + route->method);
+        r.allow = route->method;
+        return r;
+    }
+    if (!route->takes_query) {
+        std::map<std::string, std::string> q;
+        if (auto bad = parse_query(query, {}, q)) return bad;
+    }
+    if (route->auth == Auth::token) return refused(req, ctx, true);
+    return std::nullopt;
+}
+
+}  // namespace
+
+ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
+    std::string path = req.target, query;
+    if (auto q = path.find('?'); q != std::string::npos) {
+        query = path.substr(q + 1);
+        path.resize(q);
+    }
+    const Route* route = find_route(path);
+    try {
+        if (auto r = admit(route, path, query, req, ctx)) return *r;
+        try {
+            return route->handler(req, query, ctx);
+        } catch (const InputError& e) {
+            return api_error(route->input_error_status, route->input_error_prefix + std::string(e.what()));
+        }
+    } catch (const std::exception& e) {
+        return api_error(500, e.what());
+    }
+}
+
+}  // namespace ibf

@@ -1,0 +1,310 @@
+// ibfabricd's wiring: the HTTP API's acceptor, the plugin ingest, signals, what each decoded
+// message does to ControllerState, and the check thread. Sessions and connections are Asio
+// classes of their own (api/src/http_server.cpp, ingest/src/ingest_server.cpp); the check itself
+// is the pipeline's (ibf/pipeline.h); the API calls and HA are daemon_api.cpp and daemon_ha.cpp.
+// Threads (docs/threading.md): one io_context thread owns ControllerState and every socket; one
+// check worker thread runs run_check() and writes history rows.
+#include "ibf/daemon.h"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "daemon_impl.h"
+#include "ibf/check_queue.h"
+#include "ibf/clock.h"
+#include "ibf/error.h"
+#include "ibf/report.h"
+
+namespace ibf {
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using steady = std::chrono::steady_clock;
+
+HealthOptions health_options(const DaemonConfig& c) {
+    HealthOptions h;
+    h.stale_after_ms = int64_t{c.stale_after_s} * 1000;
+    h.flap = {static_cast<int>(c.flap_threshold), int64_t{c.flap_window_s} * 1000, int64_t{c.flap_quiet_s} * 1000};
+    h.port_errors = c.port_errors;
+    return h;
+}
+
+}  // namespace
+
+Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
+    const DaemonConfig& c = opt.config;
+    state.configure(health_options(c));
+    validate_socket_mode(c.socket_mode, c.source, 0, 0);
+    topo = load_topology(c);
+    state.set_waivers(topo.waivers);
+    token = load_token(c);
+    if (topo.plan)
+        spdlog::info("topology {}: {} planned nodes, {} planned links", c.topology, topo.plan->nodes.size(),
+                     topo.plan->links.size());
+    else
+        spdlog::warn("no topology configured: snapshots are ingested but not checked");
+    if (!token) spdlog::info("no token_file configured: POST /api/v1/reload is refused (403)");
+    if (const std::string w = http_exposure_warning(c); !w.empty()) spdlog::warn("{}", w);
+    if (!c.history_db.empty()) {
+        history = std::make_unique<HistoryStore>(
+            c.history_db, HistoryRetention{c.history_retention_days, c.history_max_sweeps});
+        history->prune(wall_clock_ms());
+        spdlog::info("history: {} ({} rows, schema {})", c.history_db, history->count(), history->schema_version());
+    }
+
+    bind_http();
+    start_ingest();
+
+    if (!opt.port_file.empty()) {
+        const std::string tmp = opt.port_file + ".tmp";
+        {
+            std::ofstream pf(tmp, std::ios::trunc);
+            pf << http_port << "\n";
+            if (!pf) throw std::runtime_error(opt.port_file + ": cannot write the port file");
+        }
+        std::filesystem::rename(tmp, opt.port_file);
+    }
+    worker = std::thread([this] { worker_loop(); });
+    if (c.ha.mode != ha::Mode::off) ha_start();
+}
+
+Daemon::Impl::~Impl() {
+    if (ha_agent) ha_agent->stop();  // its hooks post to io, which outlives it
+    {
+        std::lock_guard lk(mu);
+        worker_stop = true;
+    }
+    cv.notify_all();
+    if (worker.joinable()) worker.join();
+    ingest.reset();  // joins the decode thread, removes the socket file
+}
+
+// The HTTP API's listener (the sessions are HttpServer's).
+void Daemon::Impl::bind_http() {
+    const DaemonConfig& c = opt.config;
+    boost::system::error_code ec;
+    auto addr = asio::ip::make_address(c.http_bind, ec);
+    if (ec) throw InputError(c.source, 0, 0, "http bind address '" + c.http_bind + "' is not an IP address");
+    tcp::endpoint ep(addr, c.http_port);
+    tcp::acceptor acc(io);
+    acc.open(ep.protocol());
+    acc.set_option(asio::socket_base::reuse_address(true));
+    acc.bind(ep, ec);
+    if (ec) throw std::runtime_error("cannot bind HTTP " + endpoint_string(ep) + ": " + ec.message());
+    acc.listen();
+    http_port = acc.local_endpoint().port();
+    spdlog::info("http: listening on {}", endpoint_string(acc.local_endpoint()));
+    http = std::make_unique<HttpServer>(
+        std::move(acc), c, [this](const ApiRequest& r) { return handle_api(r, api_context()); },
+        [this] { return next_id++; });
+}
+
+// The plugin ingest: what its connections do to the state (every hook runs on the io thread).
+void Daemon::Impl::start_ingest() {
+    IngestHooks h;
+    h.next_id = [this] { return next_id++; };
+    h.on_open = [this](uint64_t id, const std::string& peer) { state.on_connect(id, peer, wall_clock_ms()); };
+    h.on_message = [this](uint64_t id, wire::Message&& m, double decode_ms, steady::time_point arrived) {
+        return dispatch(id, std::move(m), decode_ms, arrived);
+    };
+    h.on_error = [this](uint64_t id) { state.on_ingest_error(id); };
+    h.on_close = [this](uint64_t id) {
+        const auto sm = state.sm_of_conn(id);
+        state.on_disconnect(id, wall_clock_ms());
+        if (sm) ha_closed(*sm);
+    };
+    ingest = std::make_unique<IngestServer>(io, opt.config, std::move(h));
+}
+
+void Daemon::Impl::wait_signal() {
+    signals.async_wait([this](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        if (sig == SIGHUP) {
+            spdlog::info("SIGHUP: reloading the topology");
+            try {
+                reload();
+            } catch (const std::exception& e) {
+                spdlog::error("reload failed, the previous topology stays: {}", e.what());
+            }
+            wait_signal();
+            return;
+        }
+        spdlog::info("{}: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        shutdown();
+    });
+}
+
+void Daemon::Impl::shutdown() {
+    if (stopping) return;
+    stopping = true;
+    boost::system::error_code ec;
+    signals.cancel(ec);
+    ingest->close();
+    http->close();
+    ha_timer.cancel();
+    io.stop();
+}
+
+bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, steady::time_point arrived) {
+    const int64_t now = wall_clock_ms();
+    return std::visit(
+        [&](auto&& msg) -> bool {
+            using T = std::decay_t<decltype(msg)>;
+            if constexpr (std::is_same_v<T, wire::Hello>) {
+                if (!state.on_hello(id, msg, now)) return false;
+                ha_plugin(id, msg.sm);
+                if (ha && msg.conf) ha->on_conf(msg.sm.port_guid, *msg.conf, now);
+                spdlog::info("ingest: connection {}: SM {} (LID {}, priority {}, {}) says hello: {}, plugin {}, pid {}",
+                             id, guid_hex(msg.sm.port_guid), msg.sm.lid, msg.sm.priority, to_string(msg.sm.state),
+                             msg.osm_version, msg.plugin_version, msg.pid);
+                return true;
+            } else if constexpr (std::is_same_v<T, wire::Heartbeat>) {
+                if (!state.on_heartbeat(id, msg, now)) return false;
+                ha_plugin(id, msg.sm);
+                return true;
+            } else if constexpr (std::is_same_v<T, wire::Counters>) {
+                return state.on_counters(id, msg, now);
+            } else if constexpr (std::is_same_v<T, wire::Event>) {
+                return state.on_event(id, msg, now);
+            } else if constexpr (std::is_same_v<T, wire::PortCounters>) {
+                return state.on_port_counters(id, msg, now);
+            } else {
+                const auto received = arrived;
+                const uint64_t seq = msg.sweep_seq;
+                const size_t nodes = msg.fabric.size();
+                bool proto_err = false;
+                state.note_decode_ms(decode_ms);
+                ha_snapshot(id, msg);
+                auto job = state.on_snapshot(id, std::move(msg), now, &proto_err);
+                if (proto_err) return false;
+                if (job) {
+                    spdlog::debug("ingest: snapshot seq {} ({} nodes, decoded in {:.2f} ms) from connection {} "
+                                  "becomes the fabric",
+                                  seq, nodes, decode_ms, id);
+                    submit(std::move(*job), received, decode_ms);
+                } else {
+                    spdlog::debug("ingest: snapshot seq {} from connection {} kept (not the master)", seq, id);
+                }
+                return true;
+            }
+        },
+        std::move(m));
+}
+
+void Daemon::Impl::submit(CheckJob job, steady::time_point received, double decode_ms) {
+    const bool record = history && job.new_sweep;
+    Queued w{WorkItem{std::move(job), topo.plan, topo.names, CheckOptions{opt.config.check_rate_below_capability}, record},
+             received, decode_ms};
+    {
+        std::lock_guard lk(mu);
+        if (auto old = push_dropping_oldest(queue, std::move(w), kMaxQueued)) {
+            ++jobs_dropped;
+            if (auto held = queue_full_log.allow(steady_clock_ms()))
+                spdlog::warn("check: queue full, dropping the check of sweep {}{}", old->item.job.snapshot->sweep_seq,
+                             LogLimit::suffix(*held));
+        }
+    }
+    cv.notify_one();
+}
+
+// The check thread: pop a job, run it (ibf/pipeline.h), hand the result to the io thread, then
+// store the history row.
+void Daemon::Impl::worker_loop() {
+    for (;;) {
+        Queued q;
+        {
+            std::unique_lock lk(mu);
+            cv.wait(lk, [&] { return worker_stop || !queue.empty(); });
+            if (worker_stop) return;
+            q = std::move(queue.front());
+            queue.pop_front();
+        }
+        const double wait_ms = ms_since(q.submitted);
+        CheckRun run = run_check(q.item, steady_clock_ms_f);
+        if (!run.analysis_error.empty()) spdlog::error("{}", run.analysis_error);
+        if (!run.result) {
+            spdlog::error("{}", run.error);
+            continue;
+        }
+        if (run.history) run.history->row.published_unix_ms = wall_clock_ms();
+        asio::post(io, [this, r = std::move(*run.result), received = q.received, wait_ms, decode_ms = q.decode_ms]() mutable {
+            on_result(std::move(r), received, wait_ms, decode_ms);
+        });
+        if (run.history) record_history(*run.history);
+    }
+}
+
+void Daemon::Impl::record_history(HistoryRecord& h) {
+    try {
+        if (!history->record(h.row, h.fabric, h.findings))
+            spdlog::debug("history: sweep {} of SM {} is already recorded (resent after a restart)", h.row.sweep_seq,
+                          guid_hex(h.row.sm_guid));
+    } catch (const std::exception& e) {
+        spdlog::error("history: {}", e.what());
+    }
+}
+
+void Daemon::Impl::on_result(CheckResult r, steady::time_point received, double wait_ms, double decode_ms) {
+    const double check_ms = r.check_ms;
+    const size_t n = r.findings.size();
+    const uint64_t seq = r.snapshot ? r.snapshot->sweep_seq : 0;
+    const Guid sm = r.snapshot ? r.snapshot->self.port_guid : 0;
+    const bool checked = r.checked;
+    const double analyze_ms = r.analyze_ms;
+    std::string analysis_summary = "no analysis";
+    if (r.analysis) {
+        const LiveAnalysis& la = *r.analysis;
+        analysis_summary = std::to_string(la.findings.size()) + " analysis findings";
+        if (la.routing_fallback) analysis_summary += ", ROUTING FALLBACK";
+        if (la.lft_switches) analysis_summary += ", LFTs of " + std::to_string(la.lft_switches) + " switches (" +
+                                                  std::to_string(la.lft_imbalanced) + " imbalanced)";
+    }
+    std::string summary;
+    if (r.findings_json.contains("summary"))
+        for (auto& [k, v] : r.findings_json["summary"].items())
+            summary += (summary.empty() ? "" : ", ") + v.dump() + " " + k;
+    if (!state.publish(std::move(r), wall_clock_ms())) return;
+    const double lag = ms_since(received);
+    state.note_publish_lag(lag);
+    spdlog::info("sweep {} from SM {}: {}; {}; decode {:.2f} ms, check {:.2f} ms, analysis {:.2f} ms, queue wait "
+                 "{:.2f} ms, snapshot received -> findings published {:.2f} ms",
+                 seq, guid_hex(sm),
+                 checked ? (n ? std::to_string(n) + " findings (" + summary + ")" : std::string("no findings"))
+                         : std::string("not checked (no topology)"),
+                 analysis_summary, decode_ms, check_ms, analyze_ms, wait_ms, lag);
+}
+
+Daemon::Daemon(DaemonOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}
+Daemon::~Daemon() = default;
+
+void Daemon::run() {
+    Impl& d = *impl_;
+    if (d.ran) throw std::logic_error("Daemon::run() called twice");
+    d.ran = true;
+    d.ingest->start();
+    d.http->start();
+    if (d.ha) d.ha_wait();
+    if (d.opt.handle_signals) {
+        d.signals.add(SIGTERM);
+        d.signals.add(SIGINT);
+        d.signals.add(SIGHUP);
+        d.wait_signal();
+    }
+    d.io.run();
+    d.ingest->remove_socket_file();
+    spdlog::info("stopped");
+}
+
+void Daemon::stop() {
+    asio::post(impl_->io, [d = impl_.get()] { d->shutdown(); });
+}
+
+uint16_t Daemon::http_port() const { return impl_->http_port; }
+uint16_t Daemon::tcp_port() const { return impl_->ingest->tcp_port(); }
+const std::string& Daemon::socket_path() const { return impl_->opt.config.socket_path; }
+
+}  // namespace ibf

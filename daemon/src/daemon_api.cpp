@@ -1,0 +1,115 @@
+// ibfabricd's side of the HTTP API: the context handle_api() reads (api.h), and the two calls
+// that change the daemon, POST /api/v1/reload and /api/v1/accept. io thread.
+#include <spdlog/spdlog.h>
+
+#include "daemon_impl.h"
+#include "ibf/check.h"
+#include "ibf/clock.h"
+#include "ibf/dumps.h"
+#include "ibf/error.h"
+#include "ibf/history_api.h"
+#include "ibf/inputs.h"
+#include "ibf/plan_accept.h"
+
+namespace ibf {
+
+nlohmann::json Daemon::Impl::reload() {
+    Topology t;
+    std::optional<std::string> new_token;
+    try {
+        t = load_topology(opt.config);  // throws: the old topology stays
+        new_token = load_token(opt.config);
+    } catch (...) {
+        state.note_reload(false, wall_clock_ms());
+        throw;
+    }
+    state.note_reload(true, wall_clock_ms());
+    topo = std::move(t);
+    state.set_waivers(topo.waivers);
+    token = std::move(new_token);
+    spdlog::info("topology reloaded: {} planned nodes, {} planned links, {} waivers",
+                 topo.plan ? topo.plan->nodes.size() : 0, topo.plan ? topo.plan->links.size() : 0,
+                 topo.waivers ? topo.waivers->waivers.size() : 0);
+    auto job = state.recheck(wall_clock_ms());
+    if (job) submit(std::move(*job), steady::now(), 0);
+    return nlohmann::json{{"reloaded", true},
+                          {"topology", opt.config.topology.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.config.topology)},
+                          {"plan_nodes", topo.plan ? topo.plan->nodes.size() : 0},
+                          {"plan_links", topo.plan ? topo.plan->links.size() : 0},
+                          {"rechecking", job.has_value()}};
+}
+
+// POST /api/v1/accept: the current fabric (node-name-map applied) becomes the plan; the previous
+// plan file is kept as plan.yaml.N; then the topology is reloaded. io thread.
+nlohmann::json Daemon::Impl::accept(const nlohmann::json& body) {
+    std::vector<std::string> scope;
+    if (body.contains("scope")) {
+        const nlohmann::json& sj = body["scope"];
+        for (const nlohmann::json& e : sj.is_array() ? sj : nlohmann::json::array({sj})) {
+            if (!e.is_string() || e.get<std::string>().empty())
+                throw ApiFailure(400, "scope: expected node names (\"leaf03\", \"leaf2*\"), got " + e.dump());
+            scope.push_back(e.get<std::string>());
+        }
+    }
+    const std::string& path = opt.config.topology;
+    if (path.empty()) throw ApiFailure(409, "no topology configured: accept writes into the 'topology' plan (docs/daemon.md)");
+    if (detect_dump_format(read_text_file(path, "plan")))
+        throw ApiFailure(409, path + " is a dump used as the plan; accept writes YAML plans: point 'topology' at one "
+                                     "(`ibfabric plan from-dump` makes it)");
+    const std::shared_ptr<const Snapshot> snap = state.current();
+    if (!snap) throw ApiFailure(409, "no fabric yet: nothing to accept before the first snapshot");
+    Fabric f = snap->fabric;
+    if (topo.names && !topo.names->empty()) apply_node_name_map(f, *topo.names);
+    size_t differences = 0;
+    if (topo.plan) {
+        const std::vector<Finding> fs = check(*topo.plan, f, CheckOptions{opt.config.check_rate_below_capability});
+        differences = fs.size();
+        if (!scope.empty()) {
+            const std::vector<Finding> outside = findings_outside_scope(fs, scope);
+            if (!outside.empty()) {
+                std::string list;
+                for (size_t i = 0; i < outside.size() && i < 3; ++i) list += (i ? "; " : "") + outside[i].message;
+                throw ApiFailure(409, std::to_string(outside.size()) + " differences from the plan are outside the scope (" + list +
+                                          "): fix them, or widen the scope");
+            }
+        }
+    }
+    const std::string source = "ibfabricd: sweep " + std::to_string(snap->sweep_seq) + " of SM " + guid_hex(snap->self.port_guid);
+    const AcceptWrite w = write_accepted_plan(path, f, source);
+    spdlog::info("accept: {} written from {} ({} differences from the previous plan); previous plan kept as {}", path,
+                 source, differences, w.backup);
+    nlohmann::json out{{"accepted", true}, {"topology", path}, {"backup", w.backup}, {"sweep_seq", snap->sweep_seq},
+                       {"sm_guid", guid_hex(snap->self.port_guid)}, {"scope", scope}, {"differences", differences},
+                       {"compact_switches", w.compact_switches}, {"compact_hosts", w.compact_hosts},
+                       {"explicit_cables", w.explicit_cables}};
+    out["reload"] = reload();
+    return out;
+}
+
+ApiContext Daemon::Impl::api_context() {
+    ApiContext c;
+    c.state = &state;
+    c.now_ms = wall_clock_ms();
+    c.token = token;
+    c.token_for_reads = opt.config.token_for_reads;
+    c.topology = opt.config.topology;
+    c.plan_nodes = topo.plan ? topo.plan->nodes.size() : 0;
+    c.plan_links = topo.plan ? topo.plan->links.size() : 0;
+    if (history)
+        c.history = [h = history.get(), max = opt.config.max_history_bytes](int limit, int64_t before) {
+            return h->page(limit, before, max);
+        };
+    if (ha) {
+        c.ha = &*ha;
+        c.ha_agents = opt.config.ha_agents;
+        c.sm_priority = [this](const nlohmann::json& body) { return set_local_priority(body); };
+        c.sm_state = [this](const nlohmann::json& body) { return set_local_sm_state(body); };
+        if (history) c.ha_history = [h = history.get()](int limit) { return h->recent_ha_events(limit); };
+    }
+    c.reload = [this] { return reload(); };
+    c.history_store = history.get();
+    c.accept = [this](const nlohmann::json& body) { return accept(body); };
+    return c;
+}
+
+}  // namespace ibf

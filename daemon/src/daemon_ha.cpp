@@ -1,0 +1,214 @@
+// ibfabricd's SM high availability wiring (docs/ha.md): the io thread's HaEngine fed from the
+// plugins' messages and the agent's probe batches, its actions handed to the HA agent thread,
+// and the switchover calls (POST /api/v1/sm/priority, /api/v1/sm/state). io thread, except the
+// agent's hooks (agent thread), which only post here.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "daemon_impl.h"
+#include "ibf/clock.h"
+#include "ibf/error.h"
+#include "ibf/ha_findings.h"
+#include "ibf/local_sm.h"
+#include "ibf/report.h"
+
+namespace ibf {
+
+namespace asio = boost::asio;
+
+void Daemon::Impl::ha_start() {
+    const ha::HaConfig& hc = opt.config.ha;
+    ha.emplace(hc);
+    HaAgentHooks h;
+    h.open_port = [hc] { return ha::open_smp_port({hc.mad_ca, hc.mad_port, hc.mad_timeout_ms, 0}); };
+    h.on_batch = [this](HaBatch b) { asio::post(io, [this, b = std::move(b)]() mutable { ha_apply(std::move(b)); }); };
+    h.on_fence_done = [this](bool ok, std::string detail) {
+        asio::post(io, [this, ok, detail = std::move(detail)] {
+            if (ok) spdlog::info("ha: fence command succeeded");
+            else spdlog::error("ha: fence command failed: {}", detail);
+            ha->on_fence_done(ok, detail, wall_clock_ms());
+            ha_step();
+        });
+    };
+    h.on_promote_sent = [this](ha::SmInfoReply r) {
+        asio::post(io, [this, r = std::move(r)] {
+            spdlog::info("ha: SubnSet(SMInfo) answered: {}{} ({:.1f} ms)", ha::to_string(r.status),
+                         r.error.empty() ? "" : ": " + r.error, r.rtt_ms);
+            ha->on_promote_sent(r, wall_clock_ms());
+            ha_step();
+        });
+    };
+    h.log_warn = [](const std::string& m) { spdlog::warn("{}", m); };
+    h.now_ms = [] { return wall_clock_ms(); };
+    ha_agent = std::make_unique<HaAgent>(hc, std::move(h));
+    ha_agent->start();
+    spdlog::info("ha: {} mode, local SM {}, SMInfo every {} ms (timeout {} ms), failover after {} failures with the "
+                 "plugin gone or {} failures over {} ms alone, promotion by {}{}",
+                 ha::to_string(hc.mode), hc.local_sm ? guid_hex(hc.local_sm) : std::string("auto (the Unix socket's)"),
+                 hc.poll_ms, hc.mad_timeout_ms, hc.fast_failures, hc.slow_failures, hc.slow_min_ms,
+                 hc.promote_with == ha::kSmInfoDiscover   ? "DISCOVER"
+                 : hc.promote_with == ha::kSmInfoHandover ? "HANDOVER"
+                                                          : "HANDOVER (fast path) / DISCOVER (slow path)",
+                 hc.fence.empty() ? "" : ", fence " + hc.fence[0]);
+}
+
+void Daemon::Impl::ha_wait() {
+    ha_timer.expires_after(std::chrono::milliseconds(opt.config.ha.poll_ms));
+    ha_timer.async_wait([this](const boost::system::error_code& ec) {
+        if (ec || stopping) return;
+        ha_step();
+        ha_wait();
+    });
+}
+
+void Daemon::Impl::ha_apply(HaBatch b) {
+    if (!ha || stopping) return;
+    for (const HaProbe& p : b.probes) ha->on_probe(p.guid, p.lid, p.reply, p.at_ms);
+    if (b.local) ha->on_local_port(*b.local, wall_clock_ms());
+    ha_step();
+}
+
+void Daemon::Impl::ha_plugin(ConnId id, const SmInfo& sm) {
+    if (ha) ha->on_plugin(sm, state.peer_of(id) == "unix", wall_clock_ms());
+}
+
+void Daemon::Impl::ha_snapshot(ConnId id, const Snapshot& s) {
+    if (!ha || !state.sm_of_conn(id)) return;
+    const int64_t now = wall_clock_ms();
+    ha->on_plugin(s.self, state.peer_of(id) == "unix", now);
+    ha->on_snapshot(s, now);
+    // Keep the local standby's guid2lid current from the master's sweeps (never while the local
+    // SM is master: then OpenSM writes its own file).
+    const std::string& file = opt.config.ha.guid2lid_file;
+    const Guid local = ha->local_sm();
+    auto lv = ha->sms().find(local);
+    if (!file.empty() && s.self.state == SmState::Master && !s.initialization_error && s.self.port_guid != local &&
+        lv != ha->sms().end() && lv->second.info.state == SmState::Standby &&
+        ha->group_of(s.self.port_guid) == ha->group_of(local)) {
+        // Made on the agent thread (proportional to the fabric): the master's LIDs merged into what
+        // was written before, so a host that is down keeps its LID reserved (docs/ha-facts.md 4).
+        auto copy = std::make_shared<const Fabric>(s.fabric);
+        ha_agent->write_file(file, [copy, prev = guid2lid_written]() -> std::optional<std::string> {
+            ha::Guid2Lid m = ha::guid2lid_map(*copy);
+            if (m.empty()) return std::nullopt;  // never an empty map over a good file
+            ha::Guid2Lid merged = ha::merge_guid2lid(*prev, m);
+            if (merged == *prev) return std::nullopt;
+            *prev = std::move(merged);
+            return ha::guid2lid_text(*prev);
+        });
+    }
+    ha_step();
+}
+
+void Daemon::Impl::ha_closed(Guid sm) {
+    if (!ha) return;
+    auto it = state.sms().find(sm);
+    if (it != state.sms().end() && it->second.connected()) return;  // another connection still open
+    ha->on_plugin_closed(sm, wall_clock_ms());
+    ha_step();
+}
+
+void Daemon::Impl::ha_step() {
+    if (!ha || stopping) return;
+    const int64_t now = wall_clock_ms();
+    std::vector<ha::Action> actions = ha->tick(now);
+    if (history && ha->records_total() > ha_persisted) {  // new records: into SQLite, off the io thread
+        const auto& h = ha->history();
+        const size_t fresh = std::min<uint64_t>(ha->records_total() - ha_persisted, h.size());
+        for (size_t i = h.size() - fresh; i < h.size(); ++i) {
+            const int64_t at = h[i].decided_ms;
+            ha_agent->run_task([store = history.get(), at, text = json_text(ha_record_json(h[i]))] {
+                store->append_ha_event(at, text);
+            });
+        }
+        ha_persisted = ha->records_total();
+    }
+    for (ha::Action& a : actions) {
+        if (a.kind == ha::Action::Kind::log) {
+            spdlog::info("ha: {}", a.text);
+            continue;
+        }
+        spdlog::warn("ha: {}", a.kind == ha::Action::Kind::fence ? "running the fence command " + a.argv[0] : a.text);
+        ha_agent->run_action(a);
+    }
+    // Only the master in question is probed back to back while suspect; an SM that stopped
+    // answering long ago (a dead old master) once a second, not every poll_ms.
+    std::vector<HaTarget> targets;
+    const auto master = ha->master();
+    for (const auto& [g, v] : ha->sms()) {
+        if (!v.info.lid) continue;
+        const bool gone = v.probe_failures >= opt.config.ha.slow_failures && master != g;
+        if (gone && now - v.probe_ms < 1000) continue;
+        targets.push_back({g, v.info.lid, master == g && ha->suspect(g, now)});
+    }
+    auto same = [](const HaTarget& x, const HaTarget& y) { return x.guid == y.guid && x.lid == y.lid && x.urgent == y.urgent; };
+    if (!std::equal(targets.begin(), targets.end(), ha_targets.begin(), ha_targets.end(), same)) {
+        ha_targets = targets;
+        ha_agent->set_targets(std::move(targets));
+    }
+    if (!opt.config.ha.track_file.empty()) {
+        std::string t = ha::track_file_text(ha->local_is_master(now));
+        if (t != ha_track) {
+            ha_track = t;
+            ha_agent->write_file(opt.config.ha.track_file, [t]() -> std::optional<std::string> { return t; });
+        }
+    }
+    state.set_ha_findings(ha::ha_findings(*ha, state.current().get(), now));
+}
+
+// POST /api/v1/sm/priority: rewrites `sm_priority` in the local opensm.conf and sends the local
+// opensm SIGHUP, which makes it re-read the option (and, if it now outranks the master, ask for
+// the mastership: trap 144, handover). The switchover command uses it on two nodes.
+nlohmann::json Daemon::Impl::set_local_priority(const nlohmann::json& body) {
+    const ha::HaConfig& hc = opt.config.ha;
+    if (!body.is_object() || !body.contains("priority") || !body["priority"].is_number_unsigned() ||
+        body["priority"].get<uint64_t>() > 15)
+        throw InputError("", 0, 0, "the body must be {\"priority\": 0..15}");
+    const int prio = body["priority"].get<int>();
+    if (hc.opensm_conf.empty()) throw InputError("", 0, 0, "ha.opensm_conf is not configured on this node");
+    const Guid local = ha->local_sm();
+    auto rec = state.sms().find(local);
+    if (!local || rec == state.sms().end() || !rec->second.connected() || rec->second.pid == 0)
+        throw InputError("", 0, 0, "this node's OpenSM is not connected: its pid is unknown");
+    const int pid = static_cast<int>(rec->second.pid);
+    const int before = set_opensm_priority(hc.opensm_conf, pid, prio).before;
+    spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} in {}; opensm (pid {}) re-reads it on SIGHUP",
+                 guid_hex(local), before, prio, hc.opensm_conf, pid);
+    return nlohmann::json{{"sm", guid_hex(local)},
+                          {"priority_before", before < 0 ? nlohmann::json(nullptr) : nlohmann::json(before)},
+                          {"priority", prio},
+                          {"opensm_pid", pid},
+                          {"opensm_conf", hc.opensm_conf}};
+}
+
+// POST /api/v1/sm/state: {"set": "disable"} or {"set": "standby", "master": GUID}: the HA thread
+// sends this node's SM SubnSet(SMInfo) DISABLE (STANDBY -> NOT_ACTIVE) or STANDBY (NOT_ACTIVE ->
+// STANDBY, polling `master`). Answers at once; the result is logged, and the caller watches the
+// SM's state in GET /api/v1/sm (docs/ha.md "Graceful switchover").
+nlohmann::json Daemon::Impl::set_local_sm_state(const nlohmann::json& body) {
+    const std::string set = body.is_object() && body.contains("set") && body["set"].is_string() ? body["set"].get<std::string>() : "";
+    const bool standby = set == "standby";
+    std::optional<Guid> master;
+    if (standby && body.contains("master") && body["master"].is_string()) master = parse_guid(body["master"].get<std::string>());
+    if (!(set == "disable" || (standby && master)))
+        throw InputError("", 0, 0, "the body must be {\"set\": \"disable\"} or {\"set\": \"standby\", \"master\": GUID}");
+    const Guid local = ha->local_sm();
+    auto v = ha->sms().find(local);
+    if (!local || v == ha->sms().end() || v->second.info.lid == 0)
+        throw InputError("", 0, 0, "this node's SM and its LID are not known yet");
+    const uint16_t lid = v->second.info.lid;
+    const uint32_t mod = standby ? ha::kSmInfoStandby : ha::kSmInfoDisable;
+    ha_agent->run_with_port([lid, mod, set, m = master.value_or(0)](ha::SmpPort* port) {
+        if (!port) return spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM not sent: no MAD port", set);
+        const ha::SmInfoReply r = port->set_sminfo_as(lid, mod, SmState::Master, m);
+        if (r.status == ha::SmpStatus::ok)
+            spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM (LID {}) accepted in {:.1f} ms", set, lid, r.rtt_ms);
+        else
+            spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM (LID {}) failed: {}", set, lid, r.error);
+    });
+    return nlohmann::json{{"sm", guid_hex(local)}, {"lid", lid}, {"set", set},
+                          {"master", master ? nlohmann::json(guid_hex(*master)) : nlohmann::json(nullptr)}, {"queued", true}};
+}
+
+}  // namespace ibf

@@ -1,0 +1,107 @@
+// Daemon::Impl, shared by daemon.cpp (construction, signals, ingest dispatch, the check thread),
+// daemon_api.cpp (the API's context, reload, accept) and daemon_ha.cpp (SM high availability).
+// Private to ibf_daemon. Who owns what: docs/threading.md.
+#pragma once
+
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp needs std::exchange
+#include <boost/asio.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ibf/api.h"
+#include "ibf/controller_state.h"
+#include "ibf/daemon.h"
+#include "ibf/guid2lid.h"
+#include "ibf/ha_agent.h"
+#include "ibf/history.h"
+#include "ibf/http_server.h"
+#include "ibf/ingest_server.h"
+#include "ibf/log_limit.h"
+#include "ibf/pipeline.h"
+
+namespace ibf {
+
+struct Daemon::Impl {
+    using steady = std::chrono::steady_clock;
+    explicit Impl(DaemonOptions o);
+    ~Impl();
+
+    // --- owned by the io thread (everything but the worker section) ---
+    DaemonOptions opt;
+    boost::asio::io_context io{1};  // declared first: destroyed last (sockets and timers belong to it)
+    boost::asio::signal_set signals{io};
+    uint16_t http_port = 0;  // as bound
+
+    ControllerState state;
+    Topology topo;
+    std::optional<std::string> token;
+    std::unique_ptr<HistoryStore> history;  // thread-safe; written by the worker
+    // SM high availability (docs/ha.md): the engine is the io thread's; the agent has its own thread.
+    std::optional<ha::HaEngine> ha;
+    std::unique_ptr<HaAgent> ha_agent;
+    boost::asio::steady_timer ha_timer{io};
+    std::vector<HaTarget> ha_targets;        // as last given to the agent
+    std::string ha_track;                    // track_file content last written
+    uint64_t ha_persisted = 0;               // engine records already handed to the history database
+    // What the agent last wrote into the local guid2lid (touched only by its producers, which run
+    // one at a time on the agent thread).
+    std::shared_ptr<ha::Guid2Lid> guid2lid_written = std::make_shared<ha::Guid2Lid>();
+    uint64_t next_id = 1;                    // ingest connections and HTTP sessions
+    std::unique_ptr<HttpServer> http;
+    std::unique_ptr<IngestServer> ingest;    // owns the decode thread
+    LogLimit queue_full_log;
+    bool stopping = false;
+    bool ran = false;
+
+    // --- the check worker: a queue of jobs under `mu`, one thread ---
+    struct Queued {
+        WorkItem item;
+        steady::time_point received;
+        double decode_ms = 0;
+        steady::time_point submitted = steady::now();
+    };
+    static constexpr size_t kMaxQueued = 8;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Queued> queue;
+    bool worker_stop = false;
+    uint64_t jobs_dropped = 0;
+    std::thread worker;
+
+    // io-thread functions (daemon.cpp)
+    void bind_http();
+    void start_ingest();
+    void wait_signal();
+    void shutdown();
+    // `arrived`: when the chunk that completed the message was read from the socket.
+    bool dispatch(ConnId id, wire::Message&& m, double decode_ms, steady::time_point arrived);
+    void submit(CheckJob job, steady::time_point received, double decode_ms);
+    void on_result(CheckResult r, steady::time_point received, double wait_ms, double decode_ms);
+    // daemon_api.cpp
+    nlohmann::json reload();
+    nlohmann::json accept(const nlohmann::json& body);  // POST /api/v1/accept (docs/api.md)
+    ApiContext api_context();
+    // HA (io thread, daemon_ha.cpp)
+    void ha_start();
+    void ha_wait();
+    void ha_step();
+    void ha_apply(HaBatch b);
+    void ha_plugin(ConnId id, const SmInfo& sm);
+    void ha_snapshot(ConnId id, const Snapshot& s);
+    void ha_closed(Guid sm);
+    nlohmann::json set_local_priority(const nlohmann::json& body);
+    nlohmann::json set_local_sm_state(const nlohmann::json& body);
+
+    // worker thread (daemon.cpp)
+    void worker_loop();
+    void record_history(HistoryRecord& h);
+};
+
+}  // namespace ibf

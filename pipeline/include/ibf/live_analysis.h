@@ -1,0 +1,44 @@
+// The live fat-tree analysis of the daemon: what `ibfabric analyze` says about a dump, said about
+// every master snapshot, plus what only a live snapshot can tell — the routing engine OpenSM
+// actually used (routing_fallback) and how evenly the switches' LFTs spread the hosts over the
+// uplinks (lft_imbalance). Pure: no I/O, no clocks (the caller times it). Runs on the daemon's
+// check thread next to ibf::check (docs/threading.md); served at GET /api/v1/analysis (docs/api.md).
+//
+//   ibf::LiveAnalysis la = ibf::analyze_live(snapshot, fabric);   // fabric: node-name-mapped copy or snapshot.fabric
+//   la.findings;         // analysis findings + lft_imbalance + routing_fallback, sorted like check's
+//   la.summary_json;     // analysis_to_json(per_switch=false) + "routing" + findings_to_json(findings)
+//   la.switches_json;    // the per-switch array (analysis_to_json's "switches") + LFT loads per switch
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ibf/analysis_result.h"
+#include "ibf/fabric.h"
+#include "ibf/finding.h"
+#include "ibf/snapshot.h"
+
+namespace ibf {
+
+// The first engine of opensm.conf's routing_engine list ("ftree,minhop" -> "ftree"), lower case;
+// "minhop" (OpenSM's default) when nothing is configured.
+std::string first_configured_engine(const std::string& configured);
+
+// The routing_fallback finding when the engine OpenSM used is not the first configured one
+// (e.g. ftree configured, minhop used: ftree refused the topology). nullopt when they agree, when
+// the used engine is unknown (""), or when nothing is configured (the default is minhop).
+std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric& f);
+
+// The whole live analysis. `f` is the fabric to analyze (the snapshot's, or a copy with the
+// node-name-map applied); LFTs and routing engines come from `s`. `plan_names`: per NodeId, the
+// plan's name of the node ("" = none; ibf::plan_names in checks/identity.h), so the analysis names
+// nodes as the check does. `declared`: the links cabled as the plan says (ibf::declared_links):
+// what the plan declares is not an anomaly (routing/declared.h). Links below both ends'
+// capability come from the snapshot's masks.
+LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names = {},
+                          const std::vector<Link>& declared = {});
+
+}  // namespace ibf

@@ -1,0 +1,57 @@
+// The check of one master sweep, from the job the io thread queued to what it publishes: the
+// node-name-map applied to a copy, nodes matched with the plan (one naming for the check, the
+// analysis and the link table), the live analysis, ibf::check, the /metrics link table and the
+// history row. Pure: no I/O, no threads; the clock that times the steps is passed in. ibfabricd's
+// check thread only pops a job, calls run_check(), stores the history row and posts the result
+// (docs/threading.md).
+//
+//   ibf::WorkItem w{.job = *state.on_snapshot(id, std::move(snap), now), .plan = plan};
+//   ibf::CheckRun run = ibf::run_check(w);
+//   if (run.result) state.publish(std::move(*run.result), now);   // else run.error says why
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ibf/check.h"
+#include "ibf/controller_state.h"
+#include "ibf/dumps.h"
+#include "ibf/fabric_diff.h"
+#include "ibf/history_row.h"
+#include "ibf/plan.h"
+
+namespace ibf {
+
+// One queued check.
+struct WorkItem {
+    CheckJob job;
+    std::shared_ptr<const Plan> plan;          // null: not checked (no topology)
+    std::shared_ptr<const NodeNameMap> names;  // null or empty: the snapshot's names
+    CheckOptions options;
+    bool record_history = false;               // build `CheckRun::history` for a new sweep
+};
+
+// What the history database records for a new sweep (HistoryStore::record's arguments).
+struct HistoryRecord {
+    HistoryRow row;                  // published_unix_ms is left 0: the caller stamps it
+    FabricState fabric;              // the fabric as checked (node-name-map applied)
+    std::vector<Finding> findings;
+};
+
+struct CheckRun {
+    std::optional<CheckResult> result;      // nullopt: the check failed, `error` says why
+    std::string error;                      // "check of sweep 41 failed: ..."
+    std::string analysis_error;             // "analysis of sweep 41 failed: ..." (the check still ran)
+    std::optional<HistoryRecord> history;   // when the item asked for it and the check ran
+};
+
+// Monotonic milliseconds, to time the analysis and the check (CheckResult::analyze_ms,
+// check_ms); null: both are 0.
+using StepClock = std::function<double()>;
+
+CheckRun run_check(const WorkItem& w, const StepClock& clock = {});
+
+}  // namespace ibf

@@ -1,0 +1,97 @@
+// run_check(): one sweep's check, analysis, link table and history row (ibf/pipeline.h).
+#include "ibf/pipeline.h"
+
+#include <exception>
+
+#include "ibf/declared_links.h"
+#include "ibf/identity.h"
+#include "ibf/link_table.h"
+#include "ibf/live_analysis.h"
+#include "ibf/report.h"
+
+namespace ibf {
+namespace {
+
+double now_or_zero(const StepClock& clock) { return clock ? clock() : 0.0; }
+
+// The check and the analysis of `f` (the fabric with the node-name-map applied): fills
+// r.analysis, r.findings, r.checked, r.findings_json, the timings, and `matches` (the planned
+// links cabled as planned, for the link table). Throws what ibf::check throws.
+void check_and_analyze(const WorkItem& w, const Fabric& f, const StepClock& clock, CheckResult& r,
+                       std::vector<LinkMatch>& matches, std::string& analysis_error) {
+    // One naming for the check, the analysis and the link table (ibf::NameBook): the plan's
+    // names first, tiers from the analysis.
+    std::vector<std::string> plan_node_names;  // per NodeId: the plan's name ("" = none)
+    std::vector<Link> declared;  // cabled as the plan says: no analysis anomaly (a host it puts on a spine)
+    if (w.plan) {
+        const NodeMatch nm = match_nodes(*w.plan, f);
+        plan_node_names = plan_names(*w.plan, nm, f.size());
+        declared = declared_links(*w.plan, f, nm);
+    }
+    const double t1 = now_or_zero(clock);
+    try {
+        r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*w.job.snapshot, f, plan_node_names, declared));
+    } catch (const std::exception& e) {
+        analysis_error = "analysis of sweep " + std::to_string(w.job.snapshot->sweep_seq) + " failed: " + e.what();
+    }
+    r.analyze_ms = now_or_zero(clock) - t1;
+    const double t0 = now_or_zero(clock);
+    if (w.plan) {
+        CheckOptions opt = w.options;
+        if (r.analysis) opt.tier_of = r.analysis->tier_of;
+        r.findings = check(*w.plan, f, opt, &matches);
+        r.checked = true;
+    }
+    r.findings_json = findings_to_json(r.findings);
+    r.check_ms = now_or_zero(clock) - t0;
+}
+
+HistoryRecord history_record(const WorkItem& w, const Fabric& f, const CheckResult& r) {
+    const Snapshot& s = *w.job.snapshot;
+    HistoryRecord h;
+    h.fabric = fabric_state(f, s.self, s.other_sms);  // what the history compares with the previous sweep
+    h.findings = r.findings;
+    HistoryRow& row = h.row;
+    row.sweep_seq = s.sweep_seq;
+    row.taken_unix_ms = s.taken_unix_ms ? s.taken_unix_ms : w.job.received_ms;
+    row.sm_guid = s.self.port_guid;
+    row.nodes = s.fabric.size();
+    row.switches = s.fabric.count(NodeType::Switch);
+    row.cas = s.fabric.count(NodeType::CA);
+    row.links = s.fabric.link_count();
+    row.findings = r.findings.size();
+    row.checked = r.checked;
+    row.check_ms = r.check_ms;
+    row.findings_json = json_text(r.findings_json);
+    return h;
+}
+
+}  // namespace
+
+CheckRun run_check(const WorkItem& w, const StepClock& clock) {
+    CheckRun run;
+    CheckResult r;
+    r.generation = w.job.generation;
+    r.snapshot = w.job.snapshot;
+    std::optional<Fabric> mapped;  // the map applies to a copy: snapshots stay as sent
+    std::vector<LinkMatch> matches;
+    try {
+        if (w.names && !w.names->empty()) {
+            mapped = w.job.snapshot->fabric;
+            apply_node_name_map(*mapped, *w.names);
+        }
+        check_and_analyze(w, mapped ? *mapped : w.job.snapshot->fabric, clock, r, matches, run.analysis_error);
+    } catch (const std::exception& e) {
+        run.error = "check of sweep " + std::to_string(w.job.snapshot->sweep_seq) + " failed: " + e.what();
+        return run;
+    }
+    const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
+    r.links = std::make_shared<const LinkTable>(link_table(f, r.analysis ? r.analysis->tier_of : std::vector<int>{},
+                                                           w.plan.get(), matches,
+                                                           r.analysis ? r.analysis->names : std::vector<std::string>{}));
+    if (w.record_history) run.history = history_record(w, f, r);
+    run.result = std::move(r);
+    return run;
+}
+
+}  // namespace ibf

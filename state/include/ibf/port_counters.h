@@ -1,0 +1,128 @@
+// Per-port counter state from OpenSM's perfmgr (wire PortCounters, docs/metrics.md "Port
+// counters"), and which error counters grow faster than their threshold. Pure: no I/O, no clocks
+// (every time is passed in, unix ms). ControllerState owns the only instance on the daemon's io
+// thread (docs/threading.md).
+//
+//   ibf::PortCounterTracker t(ibf::PortErrorOptions{});           // defaults: docs/daemon.md
+//   t.on_row(sm_guid, row, now);            // each wire::PortCounterRow from the master's plugin
+//   for (const ibf::PortErrorGrowth& g : t.over_threshold(now)) ...  // port_errors findings
+//   t.find(guid, port)->total[0]            // SymbolErrorCounter as /metrics exports it (null: no data)
+//
+// What arrives: per port, the plugin's sums of the perfmgr's per-sweep deltas since OpenSM loaded
+// it (absolute counts that only grow while that OpenSM runs). The daemon keeps its own monotonic
+// total per counter: the first value it sees is the baseline (the total starts there; it is not
+// growth), a higher value adds the difference, and a LOWER value is a reset (OpenSM restarted, or
+// another SM's plugin now reports): a new baseline, never a negative delta. A row from a different
+// SM than the port's last one is a baseline too (each OpenSM sums from its own start).
+// Growth in the window: the sum of the increases seen in the last `window_ms`; a counter is over
+// its threshold when that sum is ABOVE `max_per_window` (0: any increase). It clears by itself
+// once the growth leaves the window.
+// Trend: a port whose error counters (symbol_errors .. vl15_dropped) ever grew keeps its error
+// totals of its last kTrendSamples readings (the page's sparklines); clean ports keep none.
+// Ports that left: mark_present() after each snapshot that becomes the fabric notes which ports
+// are in it (their node is, with that port number); forget_absent() drops a port that has been
+// out of it, without a row either, for `window_ms` or longer. A port that flaps (a host reboots, a
+// cable is reseated) keeps its baseline, total and growth as long as it is back within the window;
+// one gone longer has no growth left in the window anyway (docs/metrics.md, "Port counters").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <unordered_map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ibf/fabric.h"
+#include "ibf/port_error_options.h"
+#include "ibf/wire.h"
+
+namespace ibf {
+
+// IBA's attribute name, as perfquery prints it: "SymbolErrorCounter", "PortRcvErrors", ...
+std::string_view iba_name(wire::PortCounter c);
+// A window for people: 3600000 -> "1 h", 600000 -> "10 min", 90000 -> "90 s".
+std::string duration_text(int64_t ms);
+
+// The error counters (symbol_errors .. vl15_dropped): growth within the window is kept for them
+// whether watched or not, and they are the page's counters panel. PortXmitWait is congestion.
+inline constexpr size_t kErrorCounterCount = 12;
+inline constexpr size_t kTrendSamples = 16;  // readings per port kept for the trend
+
+struct PortCounterState {
+    Guid sm = 0;                                            // the SM whose plugin sent the last row
+    std::array<uint64_t, wire::kPortCounterCount> last{};   // its last values (for deltas)
+    std::array<uint64_t, wire::kPortCounterCount> total{};  // the daemon's monotonic totals (/metrics)
+    int64_t updated_ms = 0;
+    // Increases of watched counters within the window: (time, counter, amount), oldest first.
+    struct Growth {
+        int64_t at_ms;
+        uint8_t counter;
+        uint64_t amount;
+    };
+    std::deque<Growth> recent;
+    // The error totals at each of the last kTrendSamples readings, oldest first; empty while every
+    // error total is 0 (the first sample is then the reading before the first error, all zeros).
+    struct Sample {
+        int64_t at_ms;
+        std::array<uint64_t, kErrorCounterCount> total;
+    };
+    std::vector<Sample> trend;
+    int64_t absent_since_ms = 0;  // out of the fabric since (mark_present), 0 = in it or not known
+};
+
+// One counter of one port over its threshold at some time.
+struct PortErrorGrowth {
+    Guid guid = 0;
+    int port = 0;
+    wire::PortCounter counter{};
+    uint64_t increase = 0;       // within the window
+    uint64_t threshold = 0;      // max_per_window
+    int64_t first_ms = 0, last_ms = 0;  // first and last increase within the window
+};
+
+class PortCounterTracker {
+public:
+    using PortKey = std::pair<Guid, int>;
+    struct PortKeyHash {
+        size_t operator()(const PortKey& k) const { return std::hash<Guid>()(k.first) * 31 + static_cast<size_t>(k.second); }
+    };
+    using PortMap = std::unordered_map<PortKey, PortCounterState, PortKeyHash>;
+    explicit PortCounterTracker(PortErrorOptions o = {}) : opt_(std::move(o)) {}
+    void set_options(PortErrorOptions o) { opt_ = std::move(o); }
+    const PortErrorOptions& options() const { return opt_; }
+
+    void on_row(Guid sm, const wire::PortCounterRow& r, int64_t now_ms);
+
+    // After each snapshot that becomes the fabric: `in_fabric(guid, port)` says whether the port
+    // is in it; a port that is not starts (or keeps) its absence at `now_ms`.
+    //   t.mark_present([&](ibf::Guid g, int p) { return has_port(fabric, g, p); }, now);
+    void mark_present(const std::function<bool(Guid, int)>& in_fabric, int64_t now_ms);
+    // Drops the ports out of the fabric, and without a row, for window_ms or longer. Returns how many.
+    size_t forget_absent(int64_t now_ms);
+
+    // Counters over their threshold at `now_ms`, sorted by (guid, port, counter).
+    std::vector<PortErrorGrowth> over_threshold(int64_t now_ms) const;
+    const PortMap& ports() const { return ports_; }
+    const PortCounterState* find(Guid g, int port) const;
+    uint64_t rows_total() const { return rows_; }
+    uint64_t resets_total() const { return resets_; }      // counters that went down (new baselines)
+    uint64_t baselines_total() const { return baselines_; }  // ports (re)based: first row, or another SM
+    uint64_t forgotten_total() const { return forgotten_; }  // ports dropped by forget_absent()
+    // Changes with every row and every port dropped (what /metrics' rendered counter families follow).
+    uint64_t version() const { return rows_ + forgotten_; }
+
+private:
+    void prune(PortCounterState& s, int64_t now_ms) const;
+
+    PortErrorOptions opt_;
+    PortMap ports_;
+    uint64_t rows_ = 0, resets_ = 0, baselines_ = 0, forgotten_ = 0;
+    size_t absent_ = 0;  // ports out of the fabric at the last mark_present() and not dropped since
+};
+
+}  // namespace ibf
