@@ -67,7 +67,7 @@ void HaEngine::forget_failures(SmView& v) {
 // New information says `v` is up: a dead SM that comes back MASTER is a new mastership (its old
 // master_since_ms would rank it wrongly against the one that took over meanwhile).
 void HaEngine::relearn(SmView& v, SmState new_state, int64_t now_ms) {
-    if (new_state != SmState::Master) return;
+    if (new_state != SmState::Master || evidence(v, now_ms).dead) return;  // still dead (a heartbeat alone)
     v.master_since_ms = now_ms;
     pending_.push_back(Action::log("SM " + guid_hex(v.info.port_guid) + " was dead and is back as MASTER"));
 }
@@ -181,6 +181,8 @@ void HaEngine::on_snapshot(const Snapshot& s, int64_t now_ms) {
             }
             if (p.lid && (n.type != NodeType::Switch || p.num == 0)) lids[p.guid] = p.lid;
         }
+    // A snapshot is what its plugin copies at SUBNET UP: that SM's sweep completed.
+    if (sms_.count(self)) on_sweep(self, SweepEvent::subnet_up, now_ms);
     if (s.self.state == SmState::Master) {
         // The first sweep of a new master is compared with the last one of the old master.
         if (pending_lid_compare_ && self == *last_master_) {

@@ -12,7 +12,7 @@ constexpr std::array<std::string_view, kFindingKindCount> kNames{
     "host_misplaced", "rate_outlier", "host_on_uplink_port", "routing_fallback", "lft_imbalance",
     "sm_split_brain", "sm_master_lid_mismatch", "sm_stalled", "sm_unknown", "sm_config_mismatch", "sm_no_standby",
     "sm_standby_not_polling", "sm_conf_drift", "lid_changed", "link_flapping", "port_errors",
-    "waiver_expired", "sm_not_sweeping",
+    "waiver_expired",
 };
 }  // namespace
 
@@ -56,7 +56,7 @@ Severity default_severity(FindingKind k) {
         case FindingKind::routing_fallback:
         case FindingKind::missing_uplink:
             return Severity::warning;
-        default:  // sm_not_sweeping, sm_split_brain among them: the highest severity there is
+        default:
             return Severity::error;
     }
 }

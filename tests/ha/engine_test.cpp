@@ -555,7 +555,7 @@ TEST(HaScenario, PluginGoneAndSmInfoFailingBeyondTheFlapWindowIsAFailover) {
 }
 
 // Scenario 2: the master is MASTER (its plugin heartbeats, it answers SMInfo, its ActCount moves
-// with every reply to our probes) but never reaches SUBNET UP: sm_not_sweeping, and its own agent
+// with every reply to our probes) but never reaches SUBNET UP: sm_stalled ("not sweeping"), and its own agent
 // forces heavy sweeps, at most heal_attempts times, then says so once.
 TEST(HaScenario, AMasterThatNeverSweepsIsForcedToSweepByItsOwnAgent) {
     HaConfig c = act_config();
@@ -589,6 +589,15 @@ TEST(HaScenario, AMasterThatNeverSweepsIsForcedToSweepByItsOwnAgent) {
     e.on_sweep(kMaster, SweepEvent::subnet_up, 40100);
     EXPECT_FALSE(e.not_sweeping(e.sms().at(kMaster), 40100));
     EXPECT_FALSE(e.not_sweeping(e.sms().at(kMaster), 90000)) << "owes nothing until the next sweep starts";
+    // So does its snapshot (the plugin copies the fabric at SUBNET UP).
+    e.on_sweep(kMaster, SweepEvent::heavy_start, 90000);
+    e.on_plugin(sm(kMaster, 1, 15, SmState::Master), true, 110000);
+    ASSERT_TRUE(e.not_sweeping(e.sms().at(kMaster), 110000));
+    Snapshot snap;
+    snap.self = sm(kMaster, 1, 15, SmState::Master);
+    e.on_snapshot(snap, 110000);
+    EXPECT_FALSE(e.not_sweeping(e.sms().at(kMaster), 110000));
+    EXPECT_EQ(e.sms().at(kMaster).subnet_up_ms, 110000);
 }
 
 // Scenario 2, the successor's side: a wedged master answers SMInfo as MASTER, so promoting beside
@@ -840,6 +849,19 @@ TEST(HaScenario, ADeadMasterThatComesBackIsLearntAfresh) {
     EXPECT_EQ(p.e.sms().at(kMaster).master_since_ms, 1300);
     EXPECT_EQ(p.e.master(), kMaster);
     EXPECT_FALSE(p.e.dead(kMaster, 1300));
+
+    // An isolated master, dead by the slow path, whose plugin keeps heartbeating is not "back".
+    Pair q;
+    std::vector<Action> all;
+    for (int64_t t = 1100; t <= 5000; t += 100) {
+        q.e.on_plugin(sm(kMaster, 1, 15, SmState::Master, uint32_t(t)), false, t);
+        q.e.on_probe(kMaster, 1, lost(), t);
+        q.local_alive(t);
+        auto acts = q.e.tick(t);
+        all.insert(all.end(), acts.begin(), acts.end());
+    }
+    EXPECT_FALSE(said(all, "is back as MASTER"));
+    EXPECT_EQ(q.e.sms().at(kMaster).master_since_ms, 0) << "MASTER since the Pair's start (t=0)";
 }
 
 TEST(HaEngine, TrackFileText) {

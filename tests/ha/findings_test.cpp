@@ -195,8 +195,9 @@ TEST(HaFindings, PrioritiesExchangedByASwitchoverAreNoMismatch) {
     ASSERT_EQ(count(f, FindingKind::sm_config_mismatch), 2u);
 }
 
-// A MASTER whose plugin heartbeats but which owes a sweep for sweep_timeout_ms: one
-// sm_not_sweeping (error, the highest severity) with the evidence, gone at SUBNET UP.
+// A MASTER whose plugin heartbeats (its ActCount moving) but which owes a sweep for
+// sweep_timeout_ms: one sm_stalled "not sweeping" (error, the highest severity) with the
+// evidence, gone at SUBNET UP.
 TEST(HaFindings, AMasterThatDoesNotSweepIsAFinding) {
     HaEngine e(monitor());
     link(e, kA, kB);
@@ -204,12 +205,12 @@ TEST(HaFindings, AMasterThatDoesNotSweepIsAFinding) {
     for (int64_t t = 1100; t <= 25000; t += 100) {
         e.on_plugin(sm(kA, 1, 15, SmState::Master, uint32_t(t)), false, t);  // MASTER since 1100
         e.on_plugin(sm(kB, 2, 14, SmState::Standby, uint32_t(t)), true, t);
-        ASSERT_EQ(count(ha_findings(e, nullptr, t), FindingKind::sm_not_sweeping), t - 1100 >= 20000 ? 1u : 0u) << t;
+        ASSERT_EQ(count(ha_findings(e, nullptr, t), FindingKind::sm_stalled), t - 1100 >= 20000 ? 1u : 0u) << t;
     }
     auto f = ha_findings(e, nullptr, 25000);
     const Finding* x = nullptr;
     for (const auto& y : f)
-        if (y.kind == FindingKind::sm_not_sweeping) x = &y;
+        if (y.kind == FindingKind::sm_stalled) x = &y;
     ASSERT_NE(x, nullptr);
     EXPECT_EQ(x->severity, Severity::error);
     EXPECT_EQ(x->actual, "no SUBNET UP");
@@ -217,7 +218,7 @@ TEST(HaFindings, AMasterThatDoesNotSweepIsAFinding) {
               std::string::npos)
         << x->message;
     e.on_sweep(kA, SweepEvent::subnet_up, 25050);
-    EXPECT_EQ(count(ha_findings(e, nullptr, 25100), FindingKind::sm_not_sweeping), 0u);
+    EXPECT_EQ(count(ha_findings(e, nullptr, 25100), FindingKind::sm_stalled), 0u);
 }
 
 // Two masters that stayed two after the forced sweeps: the sm_split_brain findings name both and

@@ -77,7 +77,7 @@ struct HaConfig {
     std::vector<std::string> fence;  // argv run before promoting ({guid} {lid} replaced); empty = none
     int fence_timeout_ms = 10000;
     int stall_ms = 30000;         // ActCount unchanged this long: sm_stalled / sm_standby_not_polling
-    int sweep_timeout_ms = 20000; // a MASTER owing a sweep this long without SUBNET UP: sm_not_sweeping
+    int sweep_timeout_ms = 20000; // a MASTER owing a sweep this long without SUBNET UP: sm_stalled "not sweeping"
     int heal_attempts = 3;        // forced heavy sweeps (split brain, not sweeping) before escalating
     std::string guid2lid_file;    // local OpenSM's guid2lid, kept current while it is STANDBY ("" = off)
     std::string track_file;       // keepalived track_file: "0" while the local SM is MASTER, else "1"

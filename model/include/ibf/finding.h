@@ -50,10 +50,8 @@ enum class FindingKind : uint8_t {
     port_errors,             // error counters growing faster than their threshold
     // waivers (checks/waivers.h)
     waiver_expired,          // a waiver past its expiry date (it waives nothing any more)
-    // (ha/, appended: the numbering of the kinds above stays)
-    sm_not_sweeping,         // a live MASTER that owes a sweep and reaches no SUBNET UP
 };
-inline constexpr int kFindingKindCount = 31;
+inline constexpr int kFindingKindCount = 30;
 
 std::string_view to_string(FindingKind k);  // "missing_link", ...
 std::optional<FindingKind> parse_finding_kind(std::string_view s);
