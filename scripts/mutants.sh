@@ -104,7 +104,10 @@ ha-port-change-forgets ::: ha/src/engine.cpp ::: if (local_port_known_ && was_ac
 ha-thaw-forgets ::: ha/src/engine.cpp ::: now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms) forget_failures(v); ::: now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms) {} ::: ha_engine_test
 ha-thaw-needs-open-connection ::: ha/src/engine.cpp ::: if (v.plugin_seen && v.plugin_connected && now_ms - v.plugin_ms ::: if (v.plugin_seen && now_ms - v.plugin_ms ::: ha_engine_test
 ha-master-never-dead ::: ha/src/engine.cpp ::: if (v.info.state != SmState::Master || evidence(v, now_).dead) continue; ::: if (v.info.state != SmState::Master) continue; ::: ha_engine_test
-ha-relearn-dates-mastership ::: ha/src/engine.cpp :::     if (new_state != SmState::Master) return;\n    v.master_since_ms = now_ms; :::     if (new_state != SmState::Master) return; ::: ha_engine_test
+ha-relearn-dates-mastership ::: ha/src/engine.cpp ::: evidence(v, now_ms).dead) return;  // still dead (a heartbeat alone)\n    v.master_since_ms = now_ms; ::: evidence(v, now_ms).dead) return;  // still dead (a heartbeat alone) ::: ha_engine_test
+ha-relearn-only-when-alive ::: ha/src/engine.cpp ::: if (new_state != SmState::Master || evidence(v, now_ms).dead) return; ::: if (new_state != SmState::Master) return; ::: ha_engine_test
+ha-snapshot-is-subnet-up ::: ha/src/engine.cpp ::: if (sms_.count(self)) on_sweep(self, SweepEvent::subnet_up, now_ms); ::: if (false) on_sweep(self, SweepEvent::subnet_up, now_ms); ::: ha_engine_test
+ha-sweep-rule-precedes-actcount ::: ha/src/findings.cpp ::: if (v.info.state == SmState::Master && e.not_sweeping(v, now)) continue; ::: if (false) continue; ::: ha_engine_test
 ha-only-successor ::: ha/src/decide.cpp :::     if (succ != local_) {\n        say("not successor " :::     if (false) {\n        say("not successor " ::: ha_engine_test
 ha-own-port-active ::: ha/src/decide.cpp :::     if (!local_port_known_ || !local_port_.ok || local_port_.state != 4) {\n        say("port down " :::     if (false) {\n        say("port down " ::: ha_engine_test
 ha-sweep-timeout-boundary ::: ha/src/decide.cpp ::: if (owed < cfg_.sweep_timeout_ms) return false; ::: if (owed <= cfg_.sweep_timeout_ms) return false; ::: ha_engine_test

@@ -221,6 +221,21 @@ TEST(HaFindings, AMasterThatDoesNotSweepIsAFinding) {
     EXPECT_EQ(count(ha_findings(e, nullptr, 25100), FindingKind::sm_stalled), 0u);
 }
 
+// Not sweeping and ActCount frozen too: one sm_stalled for that SM, the sweep's (the better evidence).
+TEST(HaFindings, OneStalledFindingPerMasterTheSweepRuleFirst) {
+    HaEngine e(monitor());
+    link(e, kA, kB);
+    e.on_plugin(sm(kA, 1, 15, SmState::Standby, 7), false, 1000);
+    for (int64_t t = 1100; t <= 40000; t += 100) {
+        e.on_plugin(sm(kA, 1, 15, SmState::Master, 7), false, t);
+        e.on_plugin(sm(kB, 2, 14, SmState::Standby, uint32_t(t)), true, t);
+    }
+    auto f = ha_findings(e, nullptr, 40000);
+    ASSERT_EQ(count(f, FindingKind::sm_stalled), 1u);
+    for (const auto& x : f)
+        if (x.kind == FindingKind::sm_stalled) EXPECT_EQ(x.actual, "no SUBNET UP");
+}
+
 // Two masters that stayed two after the forced sweeps: the sm_split_brain findings name both and
 // what was tried.
 TEST(HaFindings, AnEscalatedSplitBrainSaysWhatWasTried) {
