@@ -232,8 +232,11 @@ TEST(HaFindings, OneStalledFindingPerMasterTheSweepRuleFirst) {
     }
     auto f = ha_findings(e, nullptr, 40000);
     ASSERT_EQ(count(f, FindingKind::sm_stalled), 1u);
-    for (const auto& x : f)
-        if (x.kind == FindingKind::sm_stalled) EXPECT_EQ(x.actual, "no SUBNET UP");
+    for (const auto& x : f) {
+        if (x.kind == FindingKind::sm_stalled) {
+            EXPECT_EQ(x.actual, "no SUBNET UP");
+        }
+    }
 }
 
 // Two masters that stayed two after the forced sweeps: the sm_split_brain findings name both and
