@@ -90,7 +90,7 @@ plugin-first-connect-not-reconnect ::: sm-plugin/src/sender.cpp ::: if (ever_con
 plugin-option-port-range ::: sm-plugin/src/options.cpp ::: if (!port || *port < 1 || *port > 65535) ::: if (!port || *port < 0 || *port > 65535) ::: sm_plugin_test
 ha-fast-failures-count ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && m.probe_failures > cfg_.fast_failures && witness; ::: ha_engine_test
 ha-fast-needs-plugin-gone ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = m.probe_failures >= cfg_.fast_failures && witness; ::: ha_engine_test
-ha-fast-needs-independent-witness ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures; ::: ha_engine_test
+ha-fast-needs-independent-witness ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && (witness || true); ::: ha_engine_test
 ha-flap-window-boundary ::: ha/src/decide.cpp ::: m.process_gone_ms || span >= cfg_.flap_window_ms; ::: m.process_gone_ms || span > cfg_.flap_window_ms; ::: ha_engine_test
 ha-process-gone-witness ::: ha/src/decide.cpp ::: m.process_gone_ms || span >= cfg_.flap_window_ms; ::: span >= cfg_.flap_window_ms; ::: ha_engine_test
 ha-slow-span-boundary ::: ha/src/decide.cpp ::: m.probe_failures >= cfg_.slow_failures && span >= cfg_.slow_min_ms; ::: m.probe_failures >= cfg_.slow_failures && span > cfg_.slow_min_ms; ::: ha_engine_test
