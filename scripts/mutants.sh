@@ -100,7 +100,7 @@ ha-failures-expire-on-next ::: ha/src/engine.cpp ::: if (v.probe_failures && now
 ha-answer-resets-failures ::: ha/src/engine.cpp ::: forget_failures(v);\n        v.answer_ms = now_ms; ::: v.answer_ms = now_ms; ::: ha_engine_test
 ha-closed-is-plugin-gone ::: ha/src/engine.cpp ::: return v.plugin_seen && (!v.plugin_connected || now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms); ::: return v.plugin_seen && (now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms); ::: ha_engine_test
 ha-port-down-not-counted ::: ha/src/engine.cpp ::: } else if (local_port_known_ && (!local_port_.ok || local_port_.state != 4)) { ::: } else if (false) { ::: ha_engine_test
-ha-port-change-forgets ::: ha/src/engine.cpp ::: if (local_port_known_ && was_active != (p.ok && p.state == 4)) ::: if (false) ::: ha_engine_test
+ha-port-change-forgets ::: ha/src/engine.cpp ::: if (local_port_known_ && was_active != (p.ok && p.state == 4)) ::: if (local_port_known_ && was_active != (p.ok && p.state == 4) && false) ::: ha_engine_test
 ha-thaw-forgets ::: ha/src/engine.cpp ::: now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms) forget_failures(v); ::: now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms) {} ::: ha_engine_test
 ha-thaw-needs-open-connection ::: ha/src/engine.cpp ::: if (v.plugin_seen && v.plugin_connected && now_ms - v.plugin_ms ::: if (v.plugin_seen && now_ms - v.plugin_ms ::: ha_engine_test
 ha-master-never-dead ::: ha/src/engine.cpp ::: if (v.info.state != SmState::Master || evidence(v, now_).dead) continue; ::: if (v.info.state != SmState::Master) continue; ::: ha_engine_test
@@ -119,9 +119,9 @@ ha-wedge-grace ::: ha/src/decide.cpp ::: if (now_ms - v.sweep_owed_ms < cfg_.swe
 ha-wedge-needs-fence ::: ha/src/decide.cpp :::     if (cfg_.fence.empty()) {\n        say("wedged no fence " :::     if (false) {\n        say("wedged no fence " ::: ha_engine_test
 ha-heal-escalates ::: ha/src/decide.cpp ::: if (heal_count_ >= cfg_.heal_attempts) { ::: if (false) { ::: ha_engine_test
 ha-heal-episode-resets ::: ha/src/decide.cpp :::         heal_count_ = 0;\n        split_brain_.reset(); :::         split_brain_.reset(); ::: ha_engine_test
-ha-priorities-exchanged ::: ha/src/findings.cpp ::: v.info.priority != p->second && !exchanged) ::: v.info.priority != p->second) ::: ha_engine_test
+ha-priorities-exchanged ::: ha/src/findings.cpp ::: v.info.priority != p->second && !exchanged) ::: v.info.priority != p->second && (!exchanged || true)) ::: ha_engine_test
 ha-priorities-same-set ::: ha/src/findings.cpp :::     return want == have; :::     return true; ::: ha_engine_test
-ha-not-sweeping-finding ::: ha/src/findings.cpp ::: if (!e.not_sweeping(v, now, &why)) continue; ::: if (true) continue; ::: ha_engine_test
+ha-not-sweeping-finding ::: ha/src/findings.cpp ::: if (!e.not_sweeping(v, now, &why)) continue; ::: if (!e.not_sweeping(v, now, &why) || true) continue; ::: ha_engine_test
 ha-switchover-refuses-silent-target ::: ha/src/ops.cpp ::: if (!t.alive || t.state != SmState::Standby) ::: if (t.state != SmState::Standby) ::: ha_ops_test
 ha-switchover-resend-rate ::: ha/src/switchover.cpp ::: if (sent_ms_ && s.text == sent_text_ && now_ms - sent_ms_ < t_.resend_ms) return todo; ::: if (false) return todo; ::: ha_ops_test
 ha-switchover-step-timeout ::: ha/src/switchover.cpp ::: if (now_ms - step_since_ms_ > t_.step_timeout_ms) { ::: if (false) { ::: ha_ops_test

@@ -520,14 +520,15 @@ TEST(HaScenario, TcpCutPlusAFlapOfTheMastersCableIsNoFailover) {
         EXPECT_EQ(p.e.master(), kMaster);
     }
     // A 3 s cable-out behind the same cut outlasts the flap window: the Hellos that get through
-    // between the cuts do not reset the count (the connection did not stay open), so it is taken
-    // over 1.5 s after the first failure.
+    // between the cuts (700 ms apart: the plugin's reconnect backoff) do not reset the count as a
+    // thawed freeze would (the connection did not stay open), so it is taken over 1.5 s after the
+    // first failure.
     Pair p;
     int64_t promoted_at = 0;
     for (int64_t t = 1010; t <= 15000 && !promoted_at; t += 10) {
         if (t % 100 == 10) p.e.on_plugin_closed(kMaster, t);
-        if (t % 300 == 50) p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, t);
-        if (t % 300 == 60) p.e.on_plugin_closed(kMaster, t);
+        if (t % 700 == 50) p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, t);
+        if (t % 700 == 60) p.e.on_plugin_closed(kMaster, t);
         if (t % 100 == 0) {
             p.e.on_probe(kMaster, 1, t >= 3000 && t < 6000 ? lost() : answer(kMaster, 15, SmState::Master), t);
             p.local_alive(t);
