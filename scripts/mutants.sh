@@ -88,6 +88,48 @@ plugin-event-queue-bound ::: sm-plugin/src/sender.cpp ::: if (events_.size() >= 
 plugin-queue-depth ::: sm-plugin/src/sender.cpp ::: c.queue_depth = events_.size() + (latest_ && picked_gen_ != latest_gen_ ? 1 : 0); ::: c.queue_depth = events_.size() + (latest_ ? 1 : 0); ::: sm_plugin_test
 plugin-first-connect-not-reconnect ::: sm-plugin/src/sender.cpp ::: if (ever_connected) ++c_.reconnects; ::: if (ever_connected || !ever_connected) ++c_.reconnects; ::: sm_plugin_test
 plugin-option-port-range ::: sm-plugin/src/options.cpp ::: if (!port || *port < 1 || *port > 65535) ::: if (!port || *port < 0 || *port > 65535) ::: sm_plugin_test
+ha-fast-failures-count ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && m.probe_failures > cfg_.fast_failures && witness; ::: ha_engine_test
+ha-fast-needs-plugin-gone ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = m.probe_failures >= cfg_.fast_failures && witness; ::: ha_engine_test
+ha-fast-needs-independent-witness ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && (witness || true); ::: ha_engine_test
+ha-flap-window-boundary ::: ha/src/decide.cpp ::: m.process_gone_ms || span >= cfg_.flap_window_ms; ::: m.process_gone_ms || span > cfg_.flap_window_ms; ::: ha_engine_test
+ha-process-gone-witness ::: ha/src/decide.cpp ::: m.process_gone_ms || span >= cfg_.flap_window_ms; ::: span >= cfg_.flap_window_ms; ::: ha_engine_test
+ha-slow-span-boundary ::: ha/src/decide.cpp ::: m.probe_failures >= cfg_.slow_failures && span >= cfg_.slow_min_ms; ::: m.probe_failures >= cfg_.slow_failures && span > cfg_.slow_min_ms; ::: ha_engine_test
+ha-slow-needs-count ::: ha/src/decide.cpp ::: m.probe_failures >= cfg_.slow_failures && span >= cfg_.slow_min_ms; ::: span >= cfg_.slow_min_ms; ::: ha_engine_test
+ha-failures-current ::: ha/src/decide.cpp ::: m.probe_failures > 0 && now_ms - m.last_failure_ms <= probe_window(); ::: m.probe_failures > 0; ::: ha_engine_test
+ha-failures-expire-on-next ::: ha/src/engine.cpp ::: if (v.probe_failures && now_ms - v.last_failure_ms > probe_window()) forget_failures(v); ::: if (false) forget_failures(v); ::: ha_engine_test
+ha-answer-resets-failures ::: ha/src/engine.cpp ::: forget_failures(v);\n        v.answer_ms = now_ms; ::: v.answer_ms = now_ms; ::: ha_engine_test
+ha-closed-is-plugin-gone ::: ha/src/engine.cpp ::: return v.plugin_seen && (!v.plugin_connected || now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms); ::: return v.plugin_seen && (now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms); ::: ha_engine_test
+ha-port-down-not-counted ::: ha/src/engine.cpp ::: } else if (local_port_known_ && (!local_port_.ok || local_port_.state != 4)) { ::: } else if (false) { ::: ha_engine_test
+ha-port-change-forgets ::: ha/src/engine.cpp ::: if (local_port_known_ && was_active != (p.ok && p.state == 4)) ::: if (local_port_known_ && was_active != (p.ok && p.state == 4) && false) ::: ha_engine_test
+ha-thaw-forgets ::: ha/src/engine.cpp ::: now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms) forget_failures(v); ::: now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms) {} ::: ha_engine_test
+ha-thaw-needs-open-connection ::: ha/src/engine.cpp ::: if (v.plugin_seen && v.plugin_connected && now_ms - v.plugin_ms ::: if (v.plugin_seen && now_ms - v.plugin_ms ::: ha_engine_test
+ha-master-never-dead ::: ha/src/engine.cpp ::: if (v.info.state != SmState::Master || evidence(v, now_).dead) continue; ::: if (v.info.state != SmState::Master) continue; ::: ha_engine_test
+ha-relearn-dates-mastership ::: ha/src/engine.cpp ::: evidence(v, now_ms).dead) return;  // still dead (a heartbeat alone)\n    v.master_since_ms = now_ms; ::: evidence(v, now_ms).dead) return;  // still dead (a heartbeat alone) ::: ha_engine_test
+ha-relearn-only-when-alive ::: ha/src/engine.cpp ::: if (new_state != SmState::Master || evidence(v, now_ms).dead) return; ::: if (new_state != SmState::Master) return; ::: ha_engine_test
+ha-snapshot-is-subnet-up ::: ha/src/engine.cpp ::: if (sms_.count(self)) on_sweep(self, SweepEvent::subnet_up, now_ms); ::: if (false) on_sweep(self, SweepEvent::subnet_up, now_ms); ::: ha_engine_test
+ha-sweep-rule-precedes-actcount ::: ha/src/findings.cpp ::: if (v.info.state == SmState::Master && e.not_sweeping(v, now)) continue; ::: if (false) continue; ::: ha_engine_test
+ha-only-successor ::: ha/src/decide.cpp :::     if (succ != local_) {\n        say("not successor " :::     if (false) {\n        say("not successor " ::: ha_engine_test
+ha-own-port-active ::: ha/src/decide.cpp :::     if (!local_port_known_ || !local_port_.ok || local_port_.state != 4) {\n        say("port down " :::     if (false) {\n        say("port down " ::: ha_engine_test
+ha-sweep-timeout-boundary ::: ha/src/decide.cpp ::: if (owed < cfg_.sweep_timeout_ms) return false; ::: if (owed <= cfg_.sweep_timeout_ms) return false; ::: ha_engine_test
+ha-sweep-needs-plugin ::: ha/src/decide.cpp ::: !v.sweep_owed_ms || plugin_gone(v, now_ms) || !v.plugin_seen) return false; ::: !v.sweep_owed_ms || !v.plugin_seen) return false; ::: ha_engine_test
+ha-subnet-up-pays ::: ha/src/engine.cpp :::         v.sweep_owed_ms = 0;\n        v.sweep_owed_why.clear(); :::         v.sweep_owed_why.clear(); ::: ha_engine_test
+ha-unwedge-attempts ::: ha/src/decide.cpp ::: if (me.forced_sweeps >= cfg_.heal_attempts) { ::: if (me.forced_sweeps > cfg_.heal_attempts) { ::: ha_engine_test
+ha-unwedge-rate ::: ha/src/decide.cpp :::     if (heal_ms_ && now_ms - heal_ms_ < cfg_.retry_after_ms) return {};\n    heal_ms_ = now_ms;\n    ++me.forced_sweeps; :::     heal_ms_ = now_ms;\n    ++me.forced_sweeps; ::: ha_engine_test
+ha-wedge-grace ::: ha/src/decide.cpp ::: if (now_ms - v.sweep_owed_ms < cfg_.sweep_timeout_ms + grace) return {}; ::: if (now_ms - v.sweep_owed_ms < cfg_.sweep_timeout_ms) return {}; ::: ha_engine_test
+ha-wedge-needs-fence ::: ha/src/decide.cpp :::     if (cfg_.fence.empty()) {\n        say("wedged no fence " :::     if (false) {\n        say("wedged no fence " ::: ha_engine_test
+ha-heal-escalates ::: ha/src/decide.cpp ::: if (heal_count_ >= cfg_.heal_attempts) { ::: if (false) { ::: ha_engine_test
+ha-heal-episode-resets ::: ha/src/decide.cpp :::         heal_count_ = 0;\n        split_brain_.reset(); :::         split_brain_.reset(); ::: ha_engine_test
+ha-priorities-exchanged ::: ha/src/findings.cpp ::: v.info.priority != p->second && !exchanged) ::: v.info.priority != p->second && (!exchanged || true)) ::: ha_engine_test
+ha-priorities-same-set ::: ha/src/findings.cpp :::     return want == have; :::     return true; ::: ha_engine_test
+ha-not-sweeping-finding ::: ha/src/findings.cpp ::: if (!e.not_sweeping(v, now, &why)) continue; ::: if (!e.not_sweeping(v, now, &why) || true) continue; ::: ha_engine_test
+ha-switchover-refuses-silent-target ::: ha/src/ops.cpp ::: if (!t.alive || t.state != SmState::Standby) ::: if (t.state != SmState::Standby) ::: ha_ops_test
+ha-switchover-resend-rate ::: ha/src/switchover.cpp ::: if (sent_ms_ && s.text == sent_text_ && now_ms - sent_ms_ < t_.resend_ms) return todo; ::: if (false) return todo; ::: ha_ops_test
+ha-switchover-step-timeout ::: ha/src/switchover.cpp ::: if (now_ms - step_since_ms_ > t_.step_timeout_ms) { ::: if (false) { ::: ha_ops_test
+ha-switchover-silent-sm-aborts ::: ha/src/switchover.cpp :::         if (!v || !v->alive) { :::         if (!v) { ::: ha_ops_test
+ha-rollback-priority-first ::: ha/src/switchover.cpp ::: if (!handed_over && m && m->alive && m->priority != master_priority_) ::: if (false) ::: ha_ops_test
+ha-rollback-standby ::: ha/src/switchover.cpp ::: if (o && o->alive && o->state == SmState::NotActive) ::: if (false) ::: ha_ops_test
+ha-rollback-settled ::: ha/src/switchover.cpp ::: settled = is(b, SmState::Master) && is(o, SmState::Standby); ::: settled = is(b, SmState::Master); ::: ha_ops_test
+ha-rollback-timeout ::: ha/src/switchover.cpp ::: if (now_ms - rollback_since_ms_ > t_.rollback_timeout_ms) { ::: if (false) { ::: ha_ops_test
 EOF
 )
 

@@ -9,12 +9,7 @@
 namespace ibf::ha {
 namespace {
 
-Action log_action(std::string text) {
-    Action a;
-    a.kind = Action::Kind::log;
-    a.text = std::move(text);
-    return a;
-}
+Action log_action(std::string text) { return Action::log(std::move(text)); }
 
 std::string fill_arg(const std::string& arg, Guid guid, uint16_t lid) {
     std::string out;
@@ -34,29 +29,36 @@ std::string fill_arg(const std::string& arg, Guid guid, uint16_t lid) {
 
 }  // namespace
 
+// Two witnesses (docs/ha.md, "Failure model"): the plugin (over the management network) and
+// SMInfo (over InfiniBand, from this node's port). The plugin's absence alone proves nothing the
+// network could not also cause, so with it the SMInfo failures must outlast a cable flap, unless
+// the master's process is seen gone.
 HaEngine::Evidence HaEngine::evidence(const SmView& m, int64_t now_ms) const {
     Evidence e;
-    const bool plugin_gone =
-        m.plugin_seen && (!m.plugin_connected || now_ms - m.plugin_ms > cfg_.heartbeat_timeout_ms);
-    e.suspect = plugin_gone || m.probe_failures > 0;
+    const bool gone = plugin_gone(m, now_ms);
+    // Failures expire a probe window after the last one (probing stopped: nothing current).
+    const bool failing = m.probe_failures > 0 && now_ms - m.last_failure_ms <= probe_window();
+    e.suspect = gone || failing;
     std::string plugin;
     if (m.plugin_seen && !m.plugin_connected)
         plugin = "its plugin's connection closed " + std::to_string(now_ms - m.plugin_closed_ms) + " ms ago";
-    else if (plugin_gone)
+    else if (gone)
         plugin = "its plugin silent for " + std::to_string(now_ms - m.plugin_ms) + " ms";
     else if (m.plugin_seen)
         plugin = "its plugin still heartbeating";
     else
         plugin = "no plugin seen";
-    std::string mad = m.probe_failures
-                          ? std::to_string(m.probe_failures) + " consecutive SMInfo failures over " +
-                                std::to_string(now_ms - m.first_failure_ms) + " ms (last: " +
-                                std::string(to_string(m.probe)) + ")"
-                          : (m.answer_ms ? "SMInfo answers" : "SMInfo not probed yet");
+    if (m.process_gone_ms) plugin += ", its process gone " + std::to_string(now_ms - m.process_gone_ms) + " ms ago";
+    const int64_t span = now_ms - m.first_failure_ms;
+    std::string mad = failing ? std::to_string(m.probe_failures) + " consecutive SMInfo failures over " +
+                                    std::to_string(span) + " ms (last: " + std::string(to_string(m.probe)) + ")"
+                      : m.probe_failures ? "SMInfo failures expired (none for " + std::to_string(now_ms - m.last_failure_ms) + " ms)"
+                      : (m.answer_ms ? "SMInfo answers" : "SMInfo not probed yet");
     e.text = plugin + "; " + mad;
-    if (m.probe_failures == 0) return e;  // answering (or never probed): never dead
-    e.fast = plugin_gone && m.probe_failures >= cfg_.fast_failures;
-    const bool slow = m.probe_failures >= cfg_.slow_failures && now_ms - m.first_failure_ms >= cfg_.slow_min_ms;
+    if (!failing) return e;  // answering, never probed, or only stale failures: never dead
+    const bool witness = m.process_gone_ms || span >= cfg_.flap_window_ms;
+    e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness;
+    const bool slow = m.probe_failures >= cfg_.slow_failures && span >= cfg_.slow_min_ms;
     e.dead = e.fast || slow;
     return e;
 }
@@ -64,6 +66,23 @@ HaEngine::Evidence HaEngine::evidence(const SmView& m, int64_t now_ms) const {
 bool HaEngine::suspect(Guid sm, int64_t now_ms) const {
     auto it = sms_.find(sm);
     return it != sms_.end() && evidence(it->second, now_ms).suspect;
+}
+
+bool HaEngine::dead(Guid sm, int64_t now_ms) const {
+    auto it = sms_.find(sm);
+    return it != sms_.end() && evidence(it->second, now_ms).dead;
+}
+
+bool HaEngine::not_sweeping(const SmView& v, int64_t now_ms, std::string* why) const {
+    if (v.info.state != SmState::Master || !v.sweep_owed_ms || plugin_gone(v, now_ms) || !v.plugin_seen) return false;
+    const int64_t owed = now_ms - v.sweep_owed_ms;
+    if (owed < cfg_.sweep_timeout_ms) return false;
+    if (why)
+        *why = "MASTER and owes a sweep since " + v.sweep_owed_why + " " + std::to_string(owed / 1000) +
+               " s ago, no SUBNET UP since (last " +
+               (v.subnet_up_ms ? std::to_string((now_ms - v.subnet_up_ms) / 1000) + " s ago" : std::string("never seen")) +
+               "); " + std::to_string(v.forced_sweeps) + " forced heavy sweep(s) by its agent";
+    return true;
 }
 
 int64_t HaEngine::earliest_evidence_ms(const SmView& m) const {
@@ -128,6 +147,7 @@ void HaEngine::track_master(int64_t now_ms) {
 }
 
 std::vector<Action> HaEngine::tick(int64_t now_ms) {
+    seen(now_ms);
     track_master(now_ms);
     std::vector<Action> out;
     if (cfg_.mode == Mode::act) out = step(now_ms);
@@ -176,38 +196,103 @@ std::vector<Action> HaEngine::step(int64_t now_ms) {
 
 std::vector<Action> HaEngine::watch(int64_t now_ms) {
     if (auto heal = heal_split_brain(now_ms); !heal.empty()) return heal;
+    if (auto sweep = unwedge(now_ms); !sweep.empty()) return sweep;
+    // A dead master is not master(); the last one seen stays the one watched.
     const std::optional<Guid> m = master() ? master() : last_master_;
-    if (!m || *m == local_ || local_ == 0) {
+    if (!m || *m == local_ || local_ == 0 || !sms_.count(*m)) {
         phase_ = Phase::watching;
         return {};
     }
-    const Evidence ev = evidence(sms_.at(*m), now_ms);
+    Evidence ev = evidence(sms_.at(*m), now_ms);
     if (!ev.suspect) {
         if (phase_ == Phase::suspecting) say("healthy " + guid_hex(*m), "master " + guid_hex(*m) + " healthy again: " + ev.text);
         phase_ = Phase::watching;
-        return {};
+        return wedged_master(*m, now_ms);
     }
     if (phase_ == Phase::watching) {
         phase_ = Phase::suspecting;
         phase_since_ms_ = now_ms;
         say("suspect " + guid_hex(*m), "master " + guid_hex(*m) + " suspect: " + ev.text);
     }
+    if (!local_port_known_ || !local_port_.ok || local_port_.state != 4) {  // no failure counts meanwhile
+        may_take_over(*m, "is suspect (" + ev.text + "; SMInfo failures are not counted meanwhile)", now_ms);
+        return {};
+    }
     if (!ev.dead) return {};
+    if (!may_take_over(*m, "is dead (" + ev.text + ")", now_ms)) return {};
+    return start_attempt(*m, ev, now_ms);
+}
+
+// Only the designated successor, only with its own port Active (each refusal said once).
+bool HaEngine::may_take_over(Guid m, const std::string& state, int64_t now_ms) {
     const std::optional<Guid> succ = successor(now_ms);
     if (succ != local_) {
-        say("not successor " + guid_hex(*m),
-            "master " + guid_hex(*m) + " is dead (" + ev.text + "); the successor is " +
+        say("not successor " + guid_hex(m),
+            "master " + guid_hex(m) + " " + state + "; the successor is " +
                 (succ ? guid_hex(*succ) : std::string("nobody (no live STANDBY)")) + ", not this node's SM: not acting");
-        return {};
+        return false;
     }
     if (!local_port_known_ || !local_port_.ok || local_port_.state != 4) {
-        say("port down " + guid_hex(*m), "master " + guid_hex(*m) + " is dead (" + ev.text +
-                                        ") but this node's own port is not Active (" +
+        say("port down " + guid_hex(m), "master " + guid_hex(m) + " " + state +
+                                        " but this node's own port is not Active (" +
                                         (local_port_.ok ? "state " + std::to_string(local_port_.state) : local_port_.error) +
                                         "): not promoting an isolated SM");
+        return false;
+    }
+    return true;
+}
+
+// A live remote master that does not sweep: its own agent forces heavy sweeps first (unwedge());
+// after those had their time, the successor takes over, but only through the fence: the master
+// answers SMInfo as MASTER, and promoting beside it would make two masters.
+std::vector<Action> HaEngine::wedged_master(Guid m, int64_t now_ms) {
+    const SmView& v = sms_.at(m);
+    std::string why;
+    if (!not_sweeping(v, now_ms, &why)) return {};
+    const int64_t grace = int64_t(cfg_.heal_attempts + 1) * cfg_.retry_after_ms;
+    if (now_ms - v.sweep_owed_ms < cfg_.sweep_timeout_ms + grace) return {};
+    if (!may_take_over(m, "is not sweeping (" + why + ")", now_ms)) return {};
+    if (cfg_.fence.empty()) {
+        say("wedged no fence " + guid_hex(m), "master " + guid_hex(m) + " is not sweeping (" + why +
+                                                  "); this node's SM is the successor, but without ha.fence it does not "
+                                                  "take over a master that answers SMInfo as MASTER");
         return {};
     }
-    return start_attempt(*m, ev, now_ms);
+    Evidence ev;
+    ev.text = why;
+    ev.fast = true;  // fenced first: the old master is gone when the promotion is sent
+    auto out = start_attempt(m, ev, now_ms);
+    out.front().text = "master " + guid_hex(m) + " is not sweeping (" + why + "); this node's SM " + guid_hex(local_) +
+                       " is the successor: fencing it before the takeover";
+    attempt_.cause = "master not sweeping (fenced)";
+    attempt_.detected_ms = v.sweep_owed_ms;
+    return out;
+}
+
+// This node's SM is MASTER and does not sweep: force a heavy sweep (SubnSet(SMInfo) HANDOVER in
+// MASTER state), at most heal_attempts times, retry_after_ms apart; then say so once.
+std::vector<Action> HaEngine::unwedge(int64_t now_ms) {
+    auto it = sms_.find(local_);
+    std::string why;
+    if (it == sms_.end() || !not_sweeping(it->second, now_ms, &why)) return {};
+    SmView& me = it->second;
+    if (me.forced_sweeps >= cfg_.heal_attempts) {
+        say("wedged " + guid_hex(local_), "this node's SM " + guid_hex(local_) + " is " + why +
+                                              ": giving up forcing; the successor takes over through the fence, "
+                                              "or restart this opensm");
+        return {};
+    }
+    if (heal_ms_ && now_ms - heal_ms_ < cfg_.retry_after_ms) return {};
+    heal_ms_ = now_ms;
+    ++me.forced_sweeps;
+    Action p;
+    p.kind = Action::Kind::promote;
+    p.target = local_;
+    p.lid = me.info.lid;
+    p.attr_mod = kSmInfoHandover;
+    p.text = "this node's SM " + guid_hex(local_) + " is " + why + ": SubnSet(SMInfo) HANDOVER to it forces heavy sweep " +
+             std::to_string(me.forced_sweeps) + " of " + std::to_string(cfg_.heal_attempts);
+    return {log_action(p.text), p};
 }
 
 // Two live masters of one subnet that reach each other over InfiniBand again (a partition healed):
@@ -218,28 +303,47 @@ std::vector<Action> HaEngine::watch(int64_t now_ms) {
 // masters in about 1 run in 10; forcing both: 0 in 18.
 std::vector<Action> HaEngine::heal_split_brain(int64_t now_ms) {
     auto lit = sms_.find(local_);
-    if (lit == sms_.end() || lit->second.info.state != SmState::Master || !alive(lit->second, now_ms)) return {};
-    if (heal_ms_ && now_ms - heal_ms_ < cfg_.retry_after_ms) return {};
-    const SmView& me = lit->second;
-    for (const auto& [g, v] : sms_) {
-        if (g == local_ || v.info.state != SmState::Master || group_of(g) != group_of(local_)) continue;
-        const bool answers_as_master = v.probe_failures == 0 && v.answer_ms && now_ms - v.answer_ms <= 5LL * cfg_.poll_ms +
-                                       cfg_.mad_timeout_ms && v.answered_state == SmState::Master;
-        if (!answers_as_master) continue;
-        heal_ms_ = now_ms;
-        Action p;
-        p.kind = Action::Kind::promote;
-        p.target = local_;
-        p.lid = me.info.lid;
-        p.attr_mod = kSmInfoHandover;
-        p.text = "split brain: " + guid_hex(g) + " (priority " + std::to_string(v.info.priority) +
-                 ") answers SMInfo as MASTER like this node's SM " + guid_hex(local_) + " (priority " +
-                 std::to_string(me.info.priority) +
-                 "): SubnSet(SMInfo) HANDOVER to it forces a heavy sweep, in which OpenSM's arbitration "
-                 "leaves one master";
-        return {log_action(p.text), p};
+    const SmView* other = nullptr;
+    if (lit != sms_.end() && lit->second.info.state == SmState::Master && alive(lit->second, now_ms))
+        for (const auto& [g, v] : sms_) {
+            if (g == local_ || v.info.state != SmState::Master || group_of(g) != group_of(local_)) continue;
+            const bool answers_as_master = v.probe_failures == 0 && v.answer_ms &&
+                                           now_ms - v.answer_ms <= probe_window() && v.answered_state == SmState::Master;
+            if (answers_as_master) other = &v;
+        }
+    if (!other) {  // resolved (or never was): a new episode starts from zero
+        heal_count_ = 0;
+        split_brain_.reset();
+        return {};
     }
-    return {};
+    if (heal_ms_ && now_ms - heal_ms_ < cfg_.retry_after_ms) return {};
+    const Guid g = other->info.port_guid;
+    const SmView& me = lit->second;
+    const SmView& v = *other;
+    if (heal_count_ >= cfg_.heal_attempts) {  // the forced sweeps did not end it: escalate, stop
+        if (!split_brain_) {
+            split_brain_ = SplitBrain{local_, g, heal_count_, heal_first_ms_, heal_ms_,
+                                      std::to_string(heal_count_) + " SubnSet(SMInfo) HANDOVER to " + guid_hex(local_) +
+                                          " (forced heavy sweeps, " + std::to_string(cfg_.retry_after_ms) + " ms apart)"};
+            pending_.push_back(log_action("split brain persists: " + guid_hex(local_) + " and " + guid_hex(g) +
+                                          " are both MASTER after " + split_brain_->tried +
+                                          "; not retrying: stop the SM that must not be master"));
+        }
+        return {};
+    }
+    if (heal_count_++ == 0) heal_first_ms_ = now_ms;
+    heal_ms_ = now_ms;
+    Action p;
+    p.kind = Action::Kind::promote;
+    p.target = local_;
+    p.lid = me.info.lid;
+    p.attr_mod = kSmInfoHandover;
+    p.text = "split brain: " + guid_hex(g) + " (priority " + std::to_string(v.info.priority) +
+             ") answers SMInfo as MASTER like this node's SM " + guid_hex(local_) + " (priority " +
+             std::to_string(me.info.priority) + "): SubnSet(SMInfo) HANDOVER to it forces heavy sweep " +
+             std::to_string(heal_count_) + " of " + std::to_string(cfg_.heal_attempts) +
+             ", in which OpenSM's arbitration leaves one master";
+    return {log_action(p.text), p};
 }
 
 std::vector<Action> HaEngine::start_attempt(Guid master, const Evidence& ev, int64_t now_ms) {

@@ -43,8 +43,12 @@ SmView& HaEngine::view(Guid g, int64_t now_ms) {
 }
 
 void HaEngine::set_state(SmView& v, SmState s, int64_t now_ms) {
-    if (s == SmState::Master && v.info.state != SmState::Master) v.master_since_ms = now_ms;
+    if (s == SmState::Master && v.info.state != SmState::Master) {
+        v.master_since_ms = now_ms;
+        if (!v.sweep_owed_ms) v.sweep_owed_ms = now_ms, v.sweep_owed_why = "became MASTER";
+    }
     if (s != SmState::Master) v.master_since_ms = 0;
+    if (s == SmState::Standby || s == SmState::NotActive) v.sweep_owed_ms = 0, v.forced_sweeps = 0;
     v.info.state = s;
     v.info_ms = now_ms;
 }
@@ -55,10 +59,33 @@ void HaEngine::note_act_count(SmView& v, uint32_t ac, int64_t now_ms) {
     v.info.act_count = ac;
 }
 
+void HaEngine::forget_failures(SmView& v) {
+    v.probe_failures = 0;
+    v.first_failure_ms = v.last_failure_ms = 0;
+}
+
+// New information says `v` is up: a dead SM that comes back MASTER is a new mastership (its old
+// master_since_ms would rank it wrongly against the one that took over meanwhile).
+void HaEngine::relearn(SmView& v, SmState new_state, int64_t now_ms) {
+    if (new_state != SmState::Master || evidence(v, now_ms).dead) return;  // still dead (a heartbeat alone)
+    v.master_since_ms = now_ms;
+    pending_.push_back(Action::log("SM " + guid_hex(v.info.port_guid) + " was dead and is back as MASTER"));
+}
+
+bool HaEngine::plugin_gone(const SmView& v, int64_t now_ms) const {
+    return v.plugin_seen && (!v.plugin_connected || now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms);
+}
+
 void HaEngine::on_plugin(const SmInfo& sm, bool local, int64_t now_ms) {
     if (sm.port_guid == 0) return;
+    seen(now_ms);
     if (local && local_ == 0) local_ = sm.port_guid;
     SmView& v = view(sm.port_guid, now_ms);
+    const bool was_dead = evidence(v, now_ms).dead;
+    // Heartbeats that resume on a connection that stayed open: the process was frozen (SIGSTOP, a
+    // hang), and so were its SMInfo answers. The failures counted meanwhile are no evidence now.
+    if (v.plugin_seen && v.plugin_connected && now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms) forget_failures(v);
+    v.process_gone_ms = 0;
     // An SM whose port was in the last master sweep is of that master's subnet; a STANDBY's plugin
     // reports LID 0, the sweep has its port's LID.
     if (auto it = last_lids_.find(sm.port_guid); it != last_lids_.end()) {
@@ -72,14 +99,40 @@ void HaEngine::on_plugin(const SmInfo& sm, bool local, int64_t now_ms) {
     v.info.priority = sm.priority;
     note_act_count(v, sm.act_count, now_ms);
     set_state(v, sm.state, now_ms);
+    if (was_dead) relearn(v, sm.state, now_ms);
     v.source = Source::plugin;
 }
 
+void HaEngine::on_process_gone(Guid sm, int64_t now_ms) {
+    seen(now_ms);
+    if (auto it = sms_.find(sm); it != sms_.end()) it->second.process_gone_ms = now_ms;
+}
+
+void HaEngine::on_sweep(Guid sm, SweepEvent e, int64_t now_ms) {
+    seen(now_ms);
+    auto it = sms_.find(sm);
+    if (it == sms_.end()) return;
+    SmView& v = it->second;
+    if (e == SweepEvent::subnet_up) {
+        v.subnet_up_ms = now_ms;
+        v.sweep_owed_ms = 0;
+        v.sweep_owed_why.clear();
+        v.forced_sweeps = 0;
+        return;
+    }
+    // Only an SM that sweeps owes one (a STANDBY's plugin may still relay a trap).
+    if (v.sweep_owed_ms || (v.info.state != SmState::Master && v.info.state != SmState::Discovering)) return;
+    v.sweep_owed_ms = now_ms;
+    v.sweep_owed_why = e == SweepEvent::heavy_start ? "heavy sweep started" : "a trap reported a fabric change";
+}
+
 void HaEngine::on_conf(Guid sm, const SmConf& c, int64_t now_ms) {
+    seen(now_ms);
     if (sm) view(sm, now_ms).conf = c;
 }
 
 void HaEngine::on_plugin_closed(Guid sm, int64_t now_ms) {
+    seen(now_ms);
     auto it = sms_.find(sm);
     if (it == sms_.end()) return;
     it->second.plugin_connected = false;
@@ -112,6 +165,7 @@ int HaEngine::group_of(Guid sm) const {
 }
 
 void HaEngine::on_snapshot(const Snapshot& s, int64_t now_ms) {
+    seen(now_ms);
     const Guid self = s.self.port_guid;
     if (self == 0) return;
     for (const SmInfo& o : s.other_sms)
@@ -127,6 +181,8 @@ void HaEngine::on_snapshot(const Snapshot& s, int64_t now_ms) {
             }
             if (p.lid && (n.type != NodeType::Switch || p.num == 0)) lids[p.guid] = p.lid;
         }
+    // A snapshot is what its plugin copies at SUBNET UP: that SM's sweep completed.
+    if (sms_.count(self)) on_sweep(self, SweepEvent::subnet_up, now_ms);
     if (s.self.state == SmState::Master) {
         // The first sweep of a new master is compared with the last one of the old master.
         if (pending_lid_compare_ && self == *last_master_) {
@@ -155,12 +211,13 @@ void HaEngine::on_probe(Guid guid, uint16_t lid, const SmInfoReply& r, int64_t n
         on_probe(guid, lid, gone, now_ms);
         return;
     }
+    seen(now_ms);
     SmView& v = view(guid, now_ms);
+    const bool was_dead = evidence(v, now_ms).dead;
     v.probe_ms = now_ms;
     v.probe = r.status;
     if (answered) {
-        v.probe_failures = 0;
-        v.first_failure_ms = 0;
+        forget_failures(v);
         v.answer_ms = now_ms;
         if (r.status == SmpStatus::ok) {
             // It answered over InfiniBand from this node's port: the local SM's subnet.
@@ -171,14 +228,25 @@ void HaEngine::on_probe(Guid guid, uint16_t lid, const SmInfoReply& r, int64_t n
             v.info.priority = r.info.priority;
             note_act_count(v, r.info.act_count, now_ms);
             set_state(v, r.info.state, now_ms);
+            if (was_dead) relearn(v, r.info.state, now_ms);
             v.source = Source::probe;
         }
+    } else if (local_port_known_ && (!local_port_.ok || local_port_.state != 4)) {
+        // This node's own port is not Active: the failure says nothing about the SM probed.
     } else {
+        if (v.probe_failures && now_ms - v.last_failure_ms > probe_window()) forget_failures(v);  // expired
         if (v.probe_failures++ == 0) v.first_failure_ms = now_ms;
+        v.last_failure_ms = now_ms;
     }
 }
 
 void HaEngine::on_local_port(const LocalPort& p, int64_t now_ms) {
+    seen(now_ms);
+    // Across a change of this node's own port (Active <-> not), every failure counted may be ours:
+    // they are discarded, and none is counted while it is not Active (on_probe).
+    const bool was_active = local_port_known_ && local_port_.ok && local_port_.state == 4;
+    if (local_port_known_ && was_active != (p.ok && p.state == 4))
+        for (auto& [g, v] : sms_) forget_failures(v);
     local_port_ = p;
     local_port_known_ = true;
     // A STANDBY's plugin may report LID 0 (OpenSM fills sm_base_lid when it masters): the local
@@ -191,15 +259,14 @@ void HaEngine::on_local_port(const LocalPort& p, int64_t now_ms) {
 
 bool HaEngine::alive(const SmView& v, int64_t now_ms) const {
     const bool plugin = v.plugin_connected && now_ms - v.plugin_ms <= cfg_.heartbeat_timeout_ms;
-    const int64_t probe_window = 5LL * cfg_.poll_ms + cfg_.mad_timeout_ms;
-    const bool probe = v.answer_ms && v.probe_failures == 0 && now_ms - v.answer_ms <= probe_window;
+    const bool probe = v.answer_ms && v.probe_failures == 0 && now_ms - v.answer_ms <= probe_window();
     return plugin || probe;
 }
 
 std::optional<Guid> HaEngine::master() const {
     const SmView* best = nullptr;
     for (const auto& [g, v] : sms_) {
-        if (v.info.state != SmState::Master) continue;
+        if (v.info.state != SmState::Master || evidence(v, now_).dead) continue;
         if (!best || v.master_since_ms > best->master_since_ms) best = &v;
     }
     return best ? std::optional<Guid>(best->info.port_guid) : std::nullopt;

@@ -44,12 +44,19 @@ void split_brain(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<
         if (ms.size() < 2) continue;
         std::string list;
         for (Guid g : ms) list += (list.empty() ? "" : ", ") + guid_hex(g);
+        // Escalated by this agent: both GUIDs and what was tried, not "OpenSM will resolve it".
+        const auto& sb = e.split_brain();
+        const bool stuck = sb && std::find(ms.begin(), ms.end(), sb->a) != ms.end() &&
+                           std::find(ms.begin(), ms.end(), sb->b) != ms.end();
+        const std::string cause = stuck ? "still two masters (" + guid_hex(sb->a) + " and " + guid_hex(sb->b) +
+                                              ") after " + sb->tried + ", " +
+                                              std::to_string((now - sb->first_ms) / 1000) + " s: stop the SM that must not be master"
+                                        : "a partitioned fabric or a forced takeover; heal the partition or stop the "
+                                          "SM that must not be master";
         for (Guid g : ms)
             out.push_back(make(FindingKind::sm_split_brain, g, s, "one MASTER", std::to_string(ms.size()) + " MASTERs",
                                "SM " + guid_hex(g) + " is MASTER while " + std::to_string(ms.size() - 1) +
-                                   " other SM(s) of the same subnet are too (" + list +
-                                   "): a partitioned fabric or a forced takeover; heal the partition or stop the "
-                                   "SM that must not be master"));
+                                   " other SM(s) of the same subnet are too (" + list + "): " + cause));
     }
 }
 
@@ -59,6 +66,7 @@ void activity(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Fin
         if (!e.alive(v, now) || !v.act_count_changed_ms || now - v.act_count_changed_ms < stall) continue;
         const std::string still = "ActCount " + std::to_string(v.act_count_seen) + " unchanged for " +
                                   std::to_string((now - v.act_count_changed_ms) / 1000) + " s";
+        if (v.info.state == SmState::Master && e.not_sweeping(v, now)) continue;  // said by sweeping()
         if (v.info.state == SmState::Master)
             out.push_back(make(FindingKind::sm_stalled, g, s, "ActCount increasing", still,
                                "master SM " + guid_hex(g) + " sends no MADs (" + still +
@@ -70,15 +78,30 @@ void activity(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Fin
     }
 }
 
+// A switchover moves the configured priorities between the SMs (15/14 -> 14/15): the same
+// priorities, exchanged, are not a mismatch of the configuration.
+bool priorities_exchanged(const HaEngine& e) {
+    std::vector<int> want, have;
+    for (const auto& [g, p] : e.config().expected_priorities)
+        if (auto it = e.sms().find(g); it != e.sms().end()) {
+            want.push_back(p);
+            have.push_back(it->second.info.priority);
+        }
+    std::sort(want.begin(), want.end());
+    std::sort(have.begin(), have.end());
+    return want == have;
+}
+
 void configuration(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
     const HaConfig& c = e.config();
+    const bool exchanged = priorities_exchanged(e);
     for (const auto& [g, v] : e.sms()) {
         if (!c.expected_sms.empty() && std::find(c.expected_sms.begin(), c.expected_sms.end(), g) == c.expected_sms.end())
             out.push_back(make(FindingKind::sm_unknown, g, s, "a configured SM", guid_hex(g),
                                "SM " + guid_hex(g) + " (" + state_name(v.info.state) +
                                    ") is not in ha.expect.sms: an unplanned opensm is running; stop it or add it"));
         auto p = c.expected_priorities.find(g);
-        if (p != c.expected_priorities.end() && v.info.priority != p->second)
+        if (p != c.expected_priorities.end() && v.info.priority != p->second && !exchanged)
             out.push_back(make(FindingKind::sm_config_mismatch, g, s, "priority " + std::to_string(p->second),
                                "priority " + std::to_string(v.info.priority),
                                "SM " + guid_hex(g) + " runs with sm_priority " + std::to_string(v.info.priority) +
@@ -161,6 +184,22 @@ void drift(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
         }
 }
 
+// A MASTER that owes a sweep (it became MASTER, started one, or a trap reported a change) and
+// reached no SUBNET UP: no LID for a host that comes up, no trap handled. From the plugin's events,
+// not ActCount (which counts every SMP it sends, its replies to our SMInfo probes included).
+// Issue 16 names it sm_not_sweeping; it is reported as sm_stalled (the kind for a master that does
+// not work) so that the model's FindingKind list, which every target includes, stays as it is.
+void sweeping(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Finding>& out) {
+    for (const auto& [g, v] : e.sms()) {
+        std::string why;
+        if (!e.not_sweeping(v, now, &why)) continue;
+        out.push_back(make(FindingKind::sm_stalled, g, s, "SUBNET UP within " +
+                               std::to_string(e.config().sweep_timeout_ms / 1000) + " s", "no SUBNET UP",
+                           "master SM " + guid_hex(g) + " is " + why +
+                               ": hosts that come up get no LID; its successor takes over through ha.fence, or restart it"));
+    }
+}
+
 void standby(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Finding>& out) {
     if (e.config().mode == Mode::off) return;
     const auto m = e.master();
@@ -192,6 +231,7 @@ std::vector<Finding> ha_findings(const HaEngine& e, const Snapshot* current, int
     split_brain(e, current, now_ms, out);
     master_lid(current, out);
     activity(e, current, now_ms, out);
+    sweeping(e, current, now_ms, out);
     configuration(e, current, out);
     keys(e, current, out);
     drift(e, current, out);

@@ -80,7 +80,8 @@ TEST(HaRank, OpenSmsRule) {
 
 TEST(HaEngine, KillOfTheMasterPromotesTheSuccessorAfterTwoWitnesses) {
     Pair p;
-    p.e.on_plugin_closed(kMaster, 1010);  // witness 1: the plugin's connection closed
+    p.e.on_plugin_closed(kMaster, 1010);  // witness 1: the plugin's connection closed ...
+    p.e.on_process_gone(kMaster, 1010);   // ... and its process is gone (a host this daemon sees)
     p.local_alive(1010);
     EXPECT_TRUE(of_kind(p.e.tick(1010), Action::Kind::promote).empty()) << "no MAD failure yet";
     p.e.on_probe(kMaster, 1, lost(), 1100);
@@ -262,6 +263,7 @@ TEST(HaEngine, OnlyTheDesignatedSuccessorActs) {
     e.on_snapshot(s, 0);
     e.tick(0);
     e.on_plugin_closed(kMaster, 100);
+    e.on_process_gone(kMaster, 100);
     for (int64_t t = 200; t <= 1000; t += 100) {
         e.on_probe(kMaster, 1, lost(), t);
         beat(t, true);
@@ -271,6 +273,7 @@ TEST(HaEngine, OnlyTheDesignatedSuccessorActs) {
     EXPECT_EQ(e.successor(1000), kThird);
     // The remote standby dies too: its plugin closes and SMInfo to it fails. Now this node acts.
     e.on_plugin_closed(kThird, 1050);
+    e.on_process_gone(kThird, 1050);
     int64_t promoted_at = 0;
     for (int64_t t = 1100; t <= 2000 && !promoted_at; t += 100) {
         e.on_probe(kMaster, 1, lost(), t);
@@ -309,6 +312,7 @@ TEST(HaEngine, TheFenceRunsFirstAndMustSucceed) {
     c.retry_after_ms = 1000;
     Pair p(c);
     p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_process_gone(kMaster, 1010);
     p.e.on_probe(kMaster, 1, lost(), 1100);
     p.e.on_probe(kMaster, 1, lost(), 1200);
     p.local_alive(1200);
@@ -343,6 +347,7 @@ TEST(HaEngine, NoPromotionWhenTheOldMasterAnswersAfterTheFence) {
     c.fence = {"/bin/true"};
     Pair p(c);
     p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_process_gone(kMaster, 1010);
     p.e.on_probe(kMaster, 1, lost(), 1100);
     p.e.on_probe(kMaster, 1, lost(), 1200);
     p.local_alive(1200);
@@ -358,6 +363,7 @@ TEST(HaEngine, NoPromotionWhenTheOldMasterAnswersAfterTheFence) {
 TEST(HaEngine, ARefusedOrUnansweredPromotionIsRecordedAsFailed) {
     Pair p;
     p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_process_gone(kMaster, 1010);
     p.e.on_probe(kMaster, 1, lost(), 1100);
     p.e.on_probe(kMaster, 1, lost(), 1200);
     p.local_alive(1200);
@@ -373,6 +379,7 @@ TEST(HaEngine, ARefusedOrUnansweredPromotionIsRecordedAsFailed) {
 
     Pair q;
     q.e.on_plugin_closed(kMaster, 1010);
+    q.e.on_process_gone(kMaster, 1010);
     q.e.on_probe(kMaster, 1, lost(), 1100);
     q.e.on_probe(kMaster, 1, lost(), 1200);
     q.local_alive(1200);
@@ -476,6 +483,386 @@ TEST(HaEngine, LidChangesAcrossAMasterChange) {
     EXPECT_EQ(p.e.lid_changes()[0].port_guid, 0x101u);
     EXPECT_EQ(p.e.lid_changes()[0].before, 7);
     EXPECT_EQ(p.e.lid_changes()[0].after, 9);
+}
+
+// ---- The failure model's rules, fed the event sequences of issue 16's scenarios (docs/ha.md). ----
+
+size_t promotes(const std::vector<Action>& v) { return of_kind(v, Action::Kind::promote).size(); }
+
+bool said(const std::vector<Action>& all, const std::string& part) {
+    for (const auto& a : all)
+        if (a.kind == Action::Kind::log && a.text.find(part) != std::string::npos) return true;
+    return false;
+}
+
+// Scenario 1: every TCP connection to the standby's ingest port is killed every 20 ms (the plugin's
+// connection is closed nearly all the time), and at +2 s the master's own cable flaps for 0.5 s or
+// 1 s: SMInfo fails for the flap's length. Both witnesses look like death for that long, but the
+// closed connection is not independent of a network fault: no promotion.
+TEST(HaScenario, TcpCutPlusAFlapOfTheMastersCableIsNoFailover) {
+    for (int64_t flap : {500, 1000, 1400}) {
+        Pair p;
+        std::vector<Action> all;
+        for (int64_t t = 1010; t <= 15000; t += 10) {
+            if (t % 100 == 10) p.e.on_plugin_closed(kMaster, t);                              // ss -K
+            if (t % 300 == 50) p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, t);   // a Hello got through
+            if (t % 300 == 60) p.e.on_plugin_closed(kMaster, t);
+            if (t % 100 == 0) {
+                const bool cable_out = t >= 3000 && t < 3000 + flap;
+                p.e.on_probe(kMaster, 1, cable_out ? lost() : answer(kMaster, 15, SmState::Master), t);
+                p.local_alive(t);
+            }
+            auto acts = p.e.tick(t);
+            ASSERT_EQ(promotes(acts), 0u) << "flap " << flap << " ms, at " << t;
+            all.insert(all.end(), acts.begin(), acts.end());
+        }
+        EXPECT_TRUE(said(all, "suspect")) << "the master was suspect during the flap";
+        EXPECT_EQ(p.e.master(), kMaster);
+    }
+    // A 3 s cable-out behind the same cut outlasts the flap window: the Hellos that get through
+    // between the cuts (700 ms apart: the plugin's reconnect backoff) do not reset the count as a
+    // thawed freeze would (the connection did not stay open), so it is taken over 1.5 s after the
+    // first failure.
+    Pair p;
+    int64_t promoted_at = 0;
+    for (int64_t t = 1010; t <= 15000 && !promoted_at; t += 10) {
+        if (t % 100 == 10) p.e.on_plugin_closed(kMaster, t);
+        if (t % 700 == 50) p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, t);
+        if (t % 700 == 60) p.e.on_plugin_closed(kMaster, t);
+        if (t % 100 == 0) {
+            p.e.on_probe(kMaster, 1, t >= 3000 && t < 6000 ? lost() : answer(kMaster, 15, SmState::Master), t);
+            p.local_alive(t);
+        }
+        if (promotes(p.e.tick(t))) promoted_at = t;
+    }
+    EXPECT_EQ(promoted_at, 4500);
+}
+
+// The same witnesses for longer than the flap window: a master whose process may live on but which
+// neither its plugin nor InfiniBand reaches for 1.5 s is taken over (HANDOVER: the fast path).
+TEST(HaScenario, PluginGoneAndSmInfoFailingBeyondTheFlapWindowIsAFailover) {
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 1010);
+    int64_t promoted_at = 0;
+    uint32_t attr = 0;
+    for (int64_t t = 1100; t <= 4000 && !promoted_at; t += 100) {
+        p.e.on_probe(kMaster, 1, lost(), t);
+        p.local_alive(t);
+        auto pr = of_kind(p.e.tick(t), Action::Kind::promote);
+        if (!pr.empty()) promoted_at = t, attr = pr[0].attr_mod;
+    }
+    EXPECT_EQ(promoted_at, 2600) << "first failure at 1100 + flap_window_ms 1500";
+    EXPECT_EQ(attr, kSmInfoHandover);
+}
+
+// Scenario 2: the master is MASTER (its plugin heartbeats, it answers SMInfo, its ActCount moves
+// with every reply to our probes) but never reaches SUBNET UP: sm_stalled ("not sweeping"), and its own agent
+// forces heavy sweeps, at most heal_attempts times, then says so once.
+TEST(HaScenario, AMasterThatNeverSweepsIsForcedToSweepByItsOwnAgent) {
+    HaConfig c = act_config();
+    c.local_sm = kMaster;
+    HaEngine e(c);
+    LocalPort port = active_port();
+    port.port_guid = kMaster;
+    port.lid = 1;
+    e.on_local_port(port, 0);
+    e.on_plugin(sm(kMaster, 1, 15, SmState::Standby), true, 0);
+    e.on_plugin(sm(kLocal, 2, 14, SmState::Standby), false, 0);
+    std::vector<int64_t> forced;
+    std::vector<Action> all;
+    for (int64_t t = 100; t <= 40000; t += 100) {
+        e.on_plugin(sm(kMaster, 1, 15, SmState::Master, uint32_t(t)), true, t);  // became MASTER at 100
+        e.on_plugin(sm(kLocal, 2, 14, SmState::Standby, uint32_t(t)), false, t);
+        e.on_probe(kLocal, 2, answer(kLocal, 14, SmState::Standby, uint32_t(t)), t);
+        if (t == 500) e.on_sweep(kMaster, SweepEvent::heavy_start, t);
+        auto acts = e.tick(t);
+        for (const auto& a : of_kind(acts, Action::Kind::promote)) {
+            EXPECT_EQ(a.lid, 1) << "its own SM";
+            EXPECT_EQ(a.attr_mod, kSmInfoHandover) << "a forced heavy sweep";
+            forced.push_back(t);
+        }
+        all.insert(all.end(), acts.begin(), acts.end());
+        EXPECT_EQ(e.not_sweeping(e.sms().at(kMaster), t), t - 100 >= c.sweep_timeout_ms) << "at " << t;
+    }
+    EXPECT_EQ(forced, (std::vector<int64_t>{20100, 22100, 24100})) << "sweep_timeout_ms after MASTER, retry_after_ms apart";
+    EXPECT_TRUE(said(all, "giving up forcing"));
+    // SUBNET UP ends it.
+    e.on_sweep(kMaster, SweepEvent::subnet_up, 40100);
+    EXPECT_FALSE(e.not_sweeping(e.sms().at(kMaster), 40100));
+    EXPECT_FALSE(e.not_sweeping(e.sms().at(kMaster), 90000)) << "owes nothing until the next sweep starts";
+    // So does its snapshot (the plugin copies the fabric at SUBNET UP).
+    e.on_sweep(kMaster, SweepEvent::heavy_start, 90000);
+    e.on_plugin(sm(kMaster, 1, 15, SmState::Master), true, 110000);
+    ASSERT_TRUE(e.not_sweeping(e.sms().at(kMaster), 110000));
+    Snapshot snap;
+    snap.self = sm(kMaster, 1, 15, SmState::Master);
+    e.on_snapshot(snap, 110000);
+    EXPECT_FALSE(e.not_sweeping(e.sms().at(kMaster), 110000));
+    EXPECT_EQ(e.sms().at(kMaster).subnet_up_ms, 110000);
+}
+
+// Scenario 2, the successor's side: a wedged master answers SMInfo as MASTER, so promoting beside
+// it would make two masters. Without a fence the successor only says so; with one it fences after
+// the master's own agent had its forced sweeps, and promotes once the master no longer answers.
+TEST(HaScenario, TheSuccessorTakesOverAWedgedMasterOnlyThroughTheFence) {
+    int64_t fence_t = 0;
+    auto run = [&fence_t](HaConfig c, std::vector<Action>& all, int64_t until, bool stop_answering_after_fence) {
+        Pair p(c);
+        p.e.on_sweep(kMaster, SweepEvent::heavy_start, 1000);  // a host came up: it starts a sweep, never ends it
+        bool fenced = false;
+        fence_t = 0;
+        for (int64_t t = 1100; t <= until; t += 100) {
+            p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master, uint32_t(t)), false, t);
+            if (!(fenced && stop_answering_after_fence))
+                p.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master, uint32_t(t)), t);
+            else
+                p.e.on_probe(kMaster, 1, lost(), t);
+            p.local_alive(t);
+            auto acts = p.e.tick(t);
+            if (!of_kind(acts, Action::Kind::fence).empty()) {
+                if (!fenced) fence_t = t;
+                fenced = true;
+                p.e.on_fence_done(true, "", t + 50);
+            }
+            all.insert(all.end(), acts.begin(), acts.end());
+        }
+        return p.e.history();
+    };
+    std::vector<Action> none;
+    run(act_config(), none, 60000, true);
+    EXPECT_EQ(promotes(none), 0u);
+    EXPECT_EQ(of_kind(none, Action::Kind::fence).size(), 0u);
+    EXPECT_TRUE(said(none, "without ha.fence it does not take over"));
+
+    HaConfig c = act_config();
+    c.fence = {"/bin/true"};
+    std::vector<Action> fenced;
+    auto hist = run(c, fenced, 33000, true);
+    ASSERT_EQ(of_kind(fenced, Action::Kind::fence).size(), 1u);
+    ASSERT_EQ(promotes(fenced), 1u);
+    // The fence came after sweep_timeout_ms (20 s) + (heal_attempts + 1) x retry_after_ms (8 s).
+    EXPECT_EQ(fence_t, 1000 + 20000 + 8000);
+    size_t fence_at = 0;
+    for (size_t i = 0; i < fenced.size(); ++i)
+        if (fenced[i].kind == Action::Kind::fence) fence_at = i;
+    EXPECT_TRUE(said(std::vector<Action>(fenced.begin(), fenced.begin() + long(fence_at)), "is not sweeping"));
+
+    std::vector<Action> answers;  // the fence "succeeds" but the master still answers as MASTER
+    hist = run(c, answers, 40000, false);
+    EXPECT_EQ(promotes(answers), 0u);
+    ASSERT_FALSE(hist.empty());
+    EXPECT_EQ(hist[0].outcome, "failed: the old master answers SMInfo as MASTER after the fence");
+    EXPECT_EQ(hist[0].cause, "master not sweeping (fenced)");
+}
+
+TEST(HaScenario, AMasterThatSweepsOrWhosePluginIsSilentIsNotFlaggedAsNotSweeping) {
+    Pair p;
+    for (int64_t t = 1100; t <= 60000; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master, uint32_t(t)), false, t);
+        if (t % 5000 == 0) p.e.on_sweep(kMaster, SweepEvent::heavy_start, t);
+        if (t % 5000 == 500) p.e.on_sweep(kMaster, SweepEvent::subnet_up, t);
+        ASSERT_FALSE(p.e.not_sweeping(p.e.sms().at(kMaster), t)) << "at " << t;
+    }
+    p.e.on_sweep(kMaster, SweepEvent::fabric_change, 60000);  // a trap owes a sweep
+    p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, 79900);
+    EXPECT_FALSE(p.e.not_sweeping(p.e.sms().at(kMaster), 79900));
+    p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, 80000);
+    EXPECT_TRUE(p.e.not_sweeping(p.e.sms().at(kMaster), 80000));
+    // Its plugin silent: nothing is known about its sweeps.
+    EXPECT_FALSE(p.e.not_sweeping(p.e.sms().at(kMaster), 80500));
+}
+
+// Two masters that stay two after heal_attempts forced sweeps: escalated with both GUIDs and what
+// was tried, and no more Sets; a new episode starts from zero once it resolved.
+TEST(HaScenario, TwoMastersThatStayTwoAfterHealingAreEscalatedNotRetriedForever) {
+    HaEngine e(act_config());
+    e.on_local_port(active_port(), 0);
+    Snapshot s;
+    s.self = sm(kMaster, 1, 15, SmState::Master);
+    s.other_sms = {sm(kLocal, 2, 14, SmState::Master)};
+    e.on_snapshot(s, 0);
+    std::vector<int64_t> sets;
+    std::vector<Action> all;
+    for (int64_t t = 100; t <= 30000; t += 100) {
+        e.on_plugin(sm(kLocal, 2, 14, SmState::Master), true, t);
+        e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, t);
+        e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), t);
+        if (t % 1000 == 0) e.on_sweep(kLocal, SweepEvent::subnet_up, t);  // it sweeps (not wedged)
+        auto acts = e.tick(t);
+        if (promotes(acts)) sets.push_back(t);
+        all.insert(all.end(), acts.begin(), acts.end());
+    }
+    EXPECT_EQ(sets, (std::vector<int64_t>{100, 2100, 4100}));
+    ASSERT_TRUE(e.split_brain().has_value());
+    EXPECT_EQ(e.split_brain()->a, kLocal);
+    EXPECT_EQ(e.split_brain()->b, kMaster);
+    EXPECT_EQ(e.split_brain()->attempts, 3);
+    EXPECT_TRUE(said(all, "split brain persists"));
+    // It resolves (the other one went STANDBY): the escalation ends, a later episode heals again.
+    e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Standby), 30100);
+    e.on_plugin(sm(kMaster, 1, 15, SmState::Standby), false, 30100);
+    e.on_plugin(sm(kLocal, 2, 14, SmState::Master), true, 30100);
+    e.tick(30100);
+    EXPECT_FALSE(e.split_brain().has_value());
+    e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), 30200);
+    e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, 30200);
+    e.on_plugin(sm(kLocal, 2, 14, SmState::Master), true, 30200);
+    EXPECT_EQ(promotes(e.tick(30200)), 1u);
+}
+
+// Scenario 4: a master frozen 1.4 s (below the flap window) and thawed. During the freeze its
+// heartbeats stop and SMInfo times out; after the thaw the probes queued in the frozen process
+// still time out for a while. The failures counted during the freeze are no evidence once its
+// heartbeats resume on the connection that stayed open: no DISCOVER from a leftover count.
+TEST(HaScenario, AThawedMasterIsNotJudgedDeadFromFailuresCountedDuringItsFreeze) {
+    Pair p;
+    for (int64_t t = 1100; t <= 8000; t += 100) {
+        const bool frozen = t < 2450;
+        if (!frozen) p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master, uint32_t(t)), false, t);
+        p.e.on_probe(kMaster, 1, t <= 3200 ? lost() : answer(kMaster, 15, SmState::Master, uint32_t(t)), t);
+        p.local_alive(t);
+        ASSERT_EQ(promotes(p.e.tick(t)), 0u) << "at " << t;
+    }
+}
+
+// Scenario 4: a 1.2 s flap of this node's own cable, with the master's plugin connection closed by
+// a management-network blip meanwhile: the failures counted while this port was down (or across
+// its change) are discarded; the master is never judged dead from them, never dropped as master().
+TEST(HaScenario, FailuresCountedWhileThisNodesPortWasDownAreDiscarded) {
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 990);
+    LocalPort down = active_port();
+    down.state = 1;
+    for (int64_t t = 1000; t <= 6000; t += 50) {
+        if (t == 1050) p.e.on_local_port(down, t);           // read a little after the cable went
+        if (t == 2250) p.e.on_local_port(active_port(), t);  // back at 2200
+        if (t % 100 == 0) p.e.on_probe(kMaster, 1, t <= 3000 ? lost() : answer(kMaster, 15, SmState::Master), t);
+        p.local_alive(t);
+        ASSERT_EQ(promotes(p.e.tick(t)), 0u) << "at " << t;
+        if (t > 1050 && t < 2250) {
+            ASSERT_EQ(p.e.master(), kMaster) << "not dead from our own port's failures, at " << t;
+            ASSERT_EQ(p.e.sms().at(kMaster).probe_failures, 0) << "none counted while it is down, at " << t;
+        }
+    }
+}
+
+// A flap of this node's port shorter than a probe window, read Down at 1150 and Active at 1250,
+// while the master is really unreachable: the count starts after the port came back.
+TEST(HaScenario, FailuresAcrossABriefFlapOfThisNodesPortCountFromItsReturn) {
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 990);
+    LocalPort down = active_port();
+    down.state = 1;
+    int64_t promoted_at = 0;
+    for (int64_t t = 1000; t <= 5000 && !promoted_at; t += 50) {
+        if (t == 1150) p.e.on_local_port(down, t);
+        if (t == 1250) p.e.on_local_port(active_port(), t);
+        if (t % 100 == 0) p.e.on_probe(kMaster, 1, lost(), t);
+        p.local_alive(t);
+        if (promotes(p.e.tick(t))) promoted_at = t;
+    }
+    EXPECT_EQ(promoted_at, 2800) << "1300 (the first failure after the port's return) + flap_window_ms";
+}
+
+// The slow path needs both its count and its span: five failures 500 ms apart span 2 s but are
+// not ten.
+TEST(HaEngine, SlowPathNeedsTheCountAndTheSpan) {
+    Pair p;
+    for (int64_t t = 1100; t <= 3100; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master, 1000), false, t);
+        if ((t - 1100) % 500 == 0) p.e.on_probe(kMaster, 1, lost(), t);
+        p.local_alive(t);
+        ASSERT_EQ(promotes(p.e.tick(t)), 0u) << "at " << t;
+    }
+    EXPECT_EQ(p.e.sms().at(kMaster).probe_failures, 5);
+}
+
+// A failure count with no failure for a probe window is stale (the prober stalled, the agent was
+// frozen): it proves nothing, and the next failure starts a new count.
+TEST(HaScenario, FailureCountsExpire) {
+    Pair q;  // dead at 1200, but nothing has been probed since: at 2000 that is stale
+    q.e.on_plugin_closed(kMaster, 1010);
+    q.e.on_process_gone(kMaster, 1010);
+    q.e.on_probe(kMaster, 1, lost(), 1100);
+    q.e.on_probe(kMaster, 1, lost(), 1200);
+    EXPECT_TRUE(q.e.dead(kMaster, 1700));
+    EXPECT_FALSE(q.e.dead(kMaster, 1900));
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_process_gone(kMaster, 1010);
+    p.e.on_probe(kMaster, 1, lost(), 1100);
+    p.local_alive(1100);
+    p.e.tick(1100);
+    EXPECT_FALSE(p.e.dead(kMaster, 1700)) << "one failure";
+    p.e.on_probe(kMaster, 1, lost(), 1800);  // 700 ms after the last one: > 5 x 100 + 100
+    p.local_alive(1800);
+    EXPECT_EQ(promotes(p.e.tick(1800)), 0u) << "a new count of one, not two";
+    EXPECT_EQ(p.e.sms().at(kMaster).probe_failures, 1);
+    p.e.on_probe(kMaster, 1, lost(), 1900);
+    p.local_alive(1900);
+    EXPECT_EQ(promotes(p.e.tick(1900)), 1u);
+}
+
+// Scenario 4, three SMs: the master that was killed is never master() again, so the third SM's
+// agent never takes it for the master (and promotes beside the live one that took over).
+TEST(HaScenario, ThreeSmsAKilledMasterIsNeverTheMasterAgain) {
+    HaEngine e(act_config());  // this node: kLocal, priority 13
+    e.on_local_port(active_port(), 0);
+    Snapshot s;
+    s.self = sm(kThird, 3, 14, SmState::Master);
+    s.other_sms = {sm(kLocal, 2, 13, SmState::Standby), sm(kMaster, 1, 15, SmState::Standby)};
+    e.on_snapshot(s, 0);
+    // kThird is master since 0; kMaster became MASTER at 500 (a split brain healing) and is killed at 1000.
+    for (int64_t t = 0; t <= 900; t += 100) {
+        e.on_plugin(sm(kThird, 3, 14, SmState::Master, uint32_t(t)), false, t);
+        e.on_plugin(sm(kLocal, 2, 13, SmState::Standby, uint32_t(t)), true, t);
+        e.on_plugin(sm(kMaster, 1, 15, t >= 500 ? SmState::Master : SmState::Standby, uint32_t(t)), false, t);
+        e.on_probe(kThird, 3, answer(kThird, 14, SmState::Master, uint32_t(t)), t);
+        e.tick(t);
+    }
+    e.on_plugin_closed(kMaster, 1000);
+    e.on_process_gone(kMaster, 1000);
+    for (int64_t t = 1000; t <= 12000; t += 100) {
+        e.on_plugin(sm(kThird, 3, 14, SmState::Master, uint32_t(t)), false, t);
+        e.on_plugin(sm(kLocal, 2, 13, SmState::Standby, uint32_t(t)), true, t);
+        e.on_probe(kThird, 3, answer(kThird, 14, SmState::Master, uint32_t(t)), t);
+        e.on_probe(kMaster, 1, lost(), t);
+        ASSERT_EQ(promotes(e.tick(t)), 0u) << "at " << t;
+        if (t >= 1200) {
+            ASSERT_EQ(e.master(), kThird) << "at " << t;
+        }
+    }
+}
+
+// A dead master that comes back MASTER (thawed, restarted) is learnt afresh: its mastership dates
+// from its return, and its failures are gone.
+TEST(HaScenario, ADeadMasterThatComesBackIsLearntAfresh) {
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_process_gone(kMaster, 1010);
+    p.e.on_probe(kMaster, 1, lost(), 1100);
+    p.e.on_probe(kMaster, 1, lost(), 1200);
+    ASSERT_TRUE(p.e.dead(kMaster, 1200));
+    EXPECT_FALSE(p.e.master().has_value()) << "master() never returns a dead SM";
+    p.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), 1300);
+    auto acts = p.e.tick(1300);
+    EXPECT_TRUE(said(acts, "was dead and is back as MASTER"));
+    EXPECT_EQ(p.e.sms().at(kMaster).master_since_ms, 1300);
+    EXPECT_EQ(p.e.master(), kMaster);
+    EXPECT_FALSE(p.e.dead(kMaster, 1300));
+
+    // An isolated master, dead by the slow path, whose plugin keeps heartbeating is not "back".
+    Pair q;
+    std::vector<Action> all;
+    for (int64_t t = 1100; t <= 5000; t += 100) {
+        q.e.on_plugin(sm(kMaster, 1, 15, SmState::Master, uint32_t(t)), false, t);
+        q.e.on_probe(kMaster, 1, lost(), t);
+        q.local_alive(t);
+        auto acts = q.e.tick(t);
+        all.insert(all.end(), acts.begin(), acts.end());
+    }
+    EXPECT_FALSE(said(all, "is back as MASTER"));
+    EXPECT_EQ(q.e.sms().at(kMaster).master_since_ms, 0) << "MASTER since the Pair's start (t=0)";
 }
 
 TEST(HaEngine, TrackFileText) {

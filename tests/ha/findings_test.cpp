@@ -176,3 +176,100 @@ TEST(HaFindings, PortsPointingAtAnotherMasterLid) {
 
 }  // namespace
 }  // namespace ibf::ha
+
+namespace ibf::ha {
+namespace {
+
+// After `sm switchover` the configured priorities are exchanged between the SMs (15/14 -> 14/15):
+// no sm_config_mismatch of the switchover's own making; a priority that is not one of the
+// configured ones still is one.
+TEST(HaFindings, PrioritiesExchangedByASwitchoverAreNoMismatch) {
+    HaConfig c = monitor();
+    c.expected_priorities = {{kA, 15}, {kB, 14}};
+    HaEngine e(c);
+    e.on_plugin(sm(kA, 1, 14, SmState::Standby, 1), false, 0);
+    e.on_plugin(sm(kB, 2, 15, SmState::Master, 1), true, 0);
+    EXPECT_EQ(count(ha_findings(e, nullptr, 10), FindingKind::sm_config_mismatch), 0u);
+    e.on_plugin(sm(kA, 1, 13, SmState::Standby, 2), false, 20);  // not the configured set any more
+    auto f = ha_findings(e, nullptr, 30);
+    ASSERT_EQ(count(f, FindingKind::sm_config_mismatch), 2u);
+}
+
+// A MASTER whose plugin heartbeats (its ActCount moving) but which owes a sweep for
+// sweep_timeout_ms: one sm_stalled "not sweeping" (error, the highest severity) with the
+// evidence, gone at SUBNET UP.
+TEST(HaFindings, AMasterThatDoesNotSweepIsAFinding) {
+    HaEngine e(monitor());
+    link(e, kA, kB);
+    e.on_plugin(sm(kA, 1, 15, SmState::Standby, 1), false, 1000);
+    for (int64_t t = 1100; t <= 25000; t += 100) {
+        e.on_plugin(sm(kA, 1, 15, SmState::Master, uint32_t(t)), false, t);  // MASTER since 1100
+        e.on_plugin(sm(kB, 2, 14, SmState::Standby, uint32_t(t)), true, t);
+        ASSERT_EQ(count(ha_findings(e, nullptr, t), FindingKind::sm_stalled), t - 1100 >= 20000 ? 1u : 0u) << t;
+    }
+    auto f = ha_findings(e, nullptr, 25000);
+    const Finding* x = nullptr;
+    for (const auto& y : f)
+        if (y.kind == FindingKind::sm_stalled) x = &y;
+    ASSERT_NE(x, nullptr);
+    EXPECT_EQ(x->severity, Severity::error);
+    EXPECT_EQ(x->actual, "no SUBNET UP");
+    EXPECT_NE(x->message.find("owes a sweep since became MASTER 23 s ago, no SUBNET UP since (last never seen)"),
+              std::string::npos)
+        << x->message;
+    e.on_sweep(kA, SweepEvent::subnet_up, 25050);
+    EXPECT_EQ(count(ha_findings(e, nullptr, 25100), FindingKind::sm_stalled), 0u);
+}
+
+// Not sweeping and ActCount frozen too: one sm_stalled for that SM, the sweep's (the better evidence).
+TEST(HaFindings, OneStalledFindingPerMasterTheSweepRuleFirst) {
+    HaEngine e(monitor());
+    link(e, kA, kB);
+    e.on_plugin(sm(kA, 1, 15, SmState::Standby, 7), false, 1000);
+    for (int64_t t = 1100; t <= 40000; t += 100) {
+        e.on_plugin(sm(kA, 1, 15, SmState::Master, 7), false, t);
+        e.on_plugin(sm(kB, 2, 14, SmState::Standby, uint32_t(t)), true, t);
+    }
+    auto f = ha_findings(e, nullptr, 40000);
+    ASSERT_EQ(count(f, FindingKind::sm_stalled), 1u);
+    for (const auto& x : f) {
+        if (x.kind == FindingKind::sm_stalled) {
+            EXPECT_EQ(x.actual, "no SUBNET UP");
+        }
+    }
+}
+
+// Two masters that stayed two after the forced sweeps: the sm_split_brain findings name both and
+// what was tried.
+TEST(HaFindings, AnEscalatedSplitBrainSaysWhatWasTried) {
+    HaConfig c;
+    c.mode = Mode::act;
+    c.local_sm = kB;
+    HaEngine e(c);
+    LocalPort port;
+    port.ok = true;
+    port.state = 4;
+    port.port_guid = kB;
+    port.lid = 2;
+    e.on_local_port(port, 0);
+    link(e, kA, kB);
+    for (int64_t t = 100; t <= 9000; t += 100) {
+        e.on_plugin(sm(kB, 2, 14, SmState::Master, uint32_t(t)), true, t);
+        e.on_plugin(sm(kA, 1, 15, SmState::Master, uint32_t(t)), false, t);
+        SmInfoReply r;
+        r.status = SmpStatus::ok;
+        r.info = sm(kA, 0, 15, SmState::Master, uint32_t(t));
+        e.on_probe(kA, 1, r, t);
+        e.on_sweep(kB, SweepEvent::subnet_up, t);
+        e.tick(t);
+    }
+    auto f = ha_findings(e, nullptr, 9000);
+    ASSERT_EQ(count(f, FindingKind::sm_split_brain), 2u);
+    EXPECT_NE(f[0].message.find("still two masters (0x0002c90300000002 and 0x0002c90300000001) after 3 SubnSet(SMInfo) "
+                                "HANDOVER to 0x0002c90300000002"),
+              std::string::npos)
+        << f[0].message;
+}
+
+}  // namespace
+}  // namespace ibf::ha

@@ -10,21 +10,34 @@
 //   for (const Action& a : e.tick(now)) run(a);     // Fence{argv} then Promote{lid, HANDOVER}
 //   e.on_fence_done(ok, detail, now);  e.on_promote_sent(reply, now);
 //
-// Safety rules (each has a test in tests/ha/engine_test.cpp):
+// Safety rules, derived from the failure model in docs/ha.md (each has a test in
+// tests/ha/engine_test.cpp named after the rule or the scenario it comes from):
 // - never promote while the master's last SMInfo answer says MASTER;
-// - one lost heartbeat or MAD is never a failover: `fast_failures` consecutive SMInfo failures AND
-//   the master's plugin gone (connection closed or heartbeats older than heartbeat_timeout_ms);
-//   on SMInfo alone only after `slow_failures` failures spanning `slow_min_ms`;
+// - one witness is never a failover, and the management network is one witness: the plugin's
+//   connection closing or its heartbeats stopping (plugin gone) proves death only together with
+//   `fast_failures` consecutive SMInfo failures that either span `flap_window_ms` (longer than a
+//   cable flap) or come with the master's process seen gone (on_process_gone: a host this daemon
+//   sees); on SMInfo alone only after `slow_failures` failures spanning `slow_min_ms`;
+// - no decision from stale evidence: failures expire when no probe has failed for a probe window,
+//   an answer resets them, failures counted while this node's own port was not Active are
+//   discarded, and a plugin that resumes after a silence with its connection open (a thawed
+//   freeze) restarts the count; master() never returns a dead SM, and a dead master that comes
+//   back MASTER is learnt afresh;
 // - only the designated successor's agent acts (OpenSM's ranking among the live STANDBYs), and
 //   only for its own SM, and only while its own port is Active (an isolated standby never
 //   promotes itself into an island);
 // - a configured fence command must succeed before the promotion;
+// - a MASTER whose plugin heartbeats but which has owed a sweep (it became MASTER, started a heavy
+//   sweep, or reported a trap) for `sweep_timeout_ms` without SUBNET UP is not sweeping: its own
+//   agent forces heavy sweeps (at most `heal_attempts`), then the successor takes over through the
+//   fence (the same rules: the old master must not answer as MASTER after it); never without one;
 // - every decision is a FailoverRecord with its evidence;
 // - a split brain that heals (two masters of one subnet answering each other over InfiniBand) is
 //   resolved by forcing a heavy sweep of each master (each agent its own), in which OpenSM's
-//   arbitration leaves one.
+//   arbitration leaves one; after `heal_attempts` such sweeps it is escalated, not retried.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -51,7 +64,8 @@ struct HaConfig {
     int poll_ms = 100;            // SubnGet(SMInfo) to every known SM this often
     int mad_timeout_ms = 100;     // one probe gives up after this long
     int heartbeat_timeout_ms = 400;  // plugin heartbeats older than this = a silent plugin
-    int fast_failures = 2;        // consecutive SMInfo failures that, with the plugin gone, prove death
+    int fast_failures = 2;        // consecutive SMInfo failures that, with the plugin gone, prove death ...
+    int flap_window_ms = 1500;    // ... once they span this long (or the master's process is seen gone)
     int slow_failures = 10;       // consecutive SMInfo failures alone ...
     int slow_min_ms = 2000;       // ... spanning at least this long
     // SMInfo attribute modifier of the promotion: HANDOVER (1), DISCOVER (5), or 0 = auto: HANDOVER
@@ -63,6 +77,8 @@ struct HaConfig {
     std::vector<std::string> fence;  // argv run before promoting ({guid} {lid} replaced); empty = none
     int fence_timeout_ms = 10000;
     int stall_ms = 30000;         // ActCount unchanged this long: sm_stalled / sm_standby_not_polling
+    int sweep_timeout_ms = 20000; // a MASTER owing a sweep this long without SUBNET UP: sm_stalled "not sweeping"
+    int heal_attempts = 3;        // forced heavy sweeps (split brain, not sweeping) before escalating
     std::string guid2lid_file;    // local OpenSM's guid2lid, kept current while it is STANDBY ("" = off)
     std::string track_file;       // keepalived track_file: "0" while the local SM is MASTER, else "1"
     std::string opensm_conf;      // local opensm.conf (sm_priority is rewritten there for switchover)
@@ -87,6 +103,7 @@ struct SmView {
     SmpStatus probe = SmpStatus::error;
     int probe_failures = 0;       // consecutive timeouts/errors (a `refused` answer is an answer)
     int64_t first_failure_ms = 0; // first of those failures
+    int64_t last_failure_ms = 0;  // last of those failures (they expire a probe window after it)
     int64_t answer_ms = 0;        // last answer
     SmState answered_state = SmState::NotActive;
     // ActCount progress (for stalls)
@@ -95,6 +112,27 @@ struct SmView {
     int64_t master_since_ms = 0;  // when it was last seen becoming MASTER (0 = not master)
     uint64_t sm_key = 0;          // as its SMInfo answered (OpenSM 3.3.23 gives it to anyone), 0 = unknown
     std::optional<SmConf> conf;   // its opensm.conf settings, as its plugin's Hello sent them
+    int64_t process_gone_ms = 0;  // its opensm process seen gone by this daemon (0 = not seen)
+    // sweeping, from its plugin's events (SUBNET UP ends every heavy sweep)
+    int64_t subnet_up_ms = 0;     // its last SUBNET UP
+    int64_t sweep_owed_ms = 0;    // earliest reason to sweep since then (0 = none owed)
+    std::string sweep_owed_why;   // "became MASTER", "heavy sweep started", "trap 128"
+    int forced_sweeps = 0;        // forced by its own agent since its last SUBNET UP
+};
+
+// An SM's sweep as its plugin reports it.
+enum class SweepEvent : uint8_t {
+    heavy_start,    // OSM_EVENT_ID_HEAVY_SWEEP_START
+    subnet_up,      // OSM_EVENT_ID_SUBNET_UP (the heartbeat's sweep_seq moved)
+    fabric_change,  // a trap it received (128 link state, 144 capability, 64/65 GID in/out)
+};
+
+// Two masters that stayed two after `heal_attempts` forced sweeps: escalated, no more retries.
+struct SplitBrain {
+    Guid a = 0, b = 0;            // this node's SM and the other master
+    int attempts = 0;             // forced heavy sweeps sent
+    int64_t first_ms = 0, last_ms = 0;
+    std::string tried;            // one line: what was sent and how often
 };
 
 enum class Phase : uint8_t { watching, suspecting, fencing, promoting, cooldown };
@@ -107,6 +145,11 @@ struct Action {
     uint32_t attr_mod = 0;          // promote: HANDOVER or DISCOVER
     Guid target = 0;                // the SM acted on (fence: the old master; promote: local)
     std::string text;               // log: one line with the evidence
+    static Action log(std::string line) {
+        Action x;
+        x.text = std::move(line);
+        return x;
+    }
 };
 
 // One master change or one attempt, with why. Kept in the engine (bounded) and by the daemon.
@@ -131,6 +174,10 @@ public:
     // An SM's plugin said something (Hello, Heartbeat, Snapshot.self); `local` = over the Unix socket.
     void on_plugin(const SmInfo& sm, bool local, int64_t now_ms);
     void on_plugin_closed(Guid sm, int64_t now_ms);  // its last plugin connection closed
+    // Its opensm process exited on a host this daemon can see (the Hello's pid is gone): a witness
+    // independent of the management network.
+    void on_process_gone(Guid sm, int64_t now_ms);
+    void on_sweep(Guid sm, SweepEvent e, int64_t now_ms);  // its plugin's sweep events
     void on_conf(Guid sm, const SmConf& c, int64_t now_ms);  // its opensm.conf settings (Hello)
     // A master's snapshot: the SMs it knows and the port GUIDs of its fabric (subnet grouping).
     void on_snapshot(const Snapshot& s, int64_t now_ms);
@@ -148,11 +195,18 @@ public:
     Guid local_sm() const { return local_; }
     const std::map<Guid, SmView>& sms() const { return sms_; }
     Phase phase() const { return phase_; }
-    std::optional<Guid> master() const;            // the SM currently believed MASTER (alive first)
+    // The SM currently believed MASTER: never one that is dead by the evidence at the latest time
+    // passed in; of several, the one that became MASTER last.
+    std::optional<Guid> master() const;
     std::optional<Guid> successor(int64_t now_ms) const;  // who takes over if the master dies now
     bool alive(const SmView& v, int64_t now_ms) const;
     // A witness says this SM may be dead (plugin gone or SMInfo failing): probe it urgently.
     bool suspect(Guid sm, int64_t now_ms) const;
+    bool dead(Guid sm, int64_t now_ms) const;      // the evidence proves it dead (fast or slow path)
+    // A live MASTER that has owed a sweep for sweep_timeout_ms without SUBNET UP (its evidence in
+    // `why` when given).
+    bool not_sweeping(const SmView& v, int64_t now_ms, std::string* why = nullptr) const;
+    const std::optional<SplitBrain>& split_brain() const { return split_brain_; }
     // SMs grouped by subnet (SMs seen in one fabric share a group; sticky).
     int group_of(Guid sm) const;
     const std::vector<FailoverRecord>& history() const { return history_; }
@@ -175,6 +229,15 @@ public:
 
 private:
     SmView& view(Guid g, int64_t now_ms);
+    void seen(int64_t now_ms) { now_ = std::max(now_, now_ms); }
+    // How long an SMInfo answer (or failure) stays current: five polls and one timeout.
+    int64_t probe_window() const { return 5LL * cfg_.poll_ms + cfg_.mad_timeout_ms; }
+    bool plugin_gone(const SmView& v, int64_t now_ms) const;
+    void forget_failures(SmView& v);
+    void relearn(SmView& v, SmState new_state, int64_t now_ms);  // before new info on a maybe dead SM
+    std::vector<Action> unwedge(int64_t now_ms);
+    std::vector<Action> wedged_master(Guid m, int64_t now_ms);
+    bool may_take_over(Guid m, const std::string& state, int64_t now_ms);
     void set_state(SmView& v, SmState s, int64_t now_ms);
     void note_act_count(SmView& v, uint32_t ac, int64_t now_ms);
     void unite(Guid a, Guid b);
@@ -212,6 +275,10 @@ private:
     std::vector<Action> pending_;             // log actions produced by on_*(), returned by tick()
     std::string said_;                        // key of the last repeated log line (no repeats)
     int64_t heal_ms_ = 0;                     // last split-brain healing Set (rate limit)
+    int heal_count_ = 0;                      // healing Sets of the current episode
+    int64_t heal_first_ms_ = 0;
+    std::optional<SplitBrain> split_brain_;   // escalated episode
+    int64_t now_ = 0;                         // the latest time passed in
 
     std::optional<Guid> last_master_;         // for master-change records
     std::vector<FailoverRecord> history_;

@@ -20,7 +20,10 @@ namespace ibf::ha {
 //  - sm_stalled: the live master's ActCount has not moved for `stall_ms`;
 //  - sm_standby_not_polling: a live STANDBY whose ActCount has not moved for `stall_ms`;
 //  - sm_unknown: an SM whose GUID is not in `expect.sms` (when that list is given);
-//  - sm_config_mismatch: an SM whose priority differs from `expect.priorities`;
+//  - sm_stalled, "not sweeping": a live MASTER that has owed a sweep for `sweep_timeout_ms`
+//    (HaEngine::not_sweeping; issue 16's sm_not_sweeping), which replaces the ActCount one for it;
+//  - sm_config_mismatch: an SM whose priority differs from `expect.priorities` (unless the SMs
+//    have exactly the configured priorities, exchanged: a switchover did that);
 //  - sm_conf_drift: SMs of one subnet whose plugins sent different opensm.conf settings (routing
 //    engine, guid files, lmc, honor_guid2lid_file, sm_key digest): one finding per SM and setting;
 //  - sm_no_standby: HA is configured (mode monitor/act) and the master's group has no live STANDBY;

@@ -1,0 +1,240 @@
+// SwitchoverRun (ha_switchover.h): the daemon's switchover against a small model of two OpenSMs
+// (a Set takes effect when the SM answers; the master hands over when a STANDBY outranks it), fed
+// the sequences of issue 16's scenario 3: a target SIGSTOPped, a client killed 30 ms in, a step
+// that never takes effect before and after the handover.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+#include "ibf/ha_rank.h"
+#include "ibf/ha_switchover.h"
+
+namespace ibf::ha {
+namespace {
+
+constexpr Guid kM = 0x0002c90300000001, kT = 0x0002c90300000002;
+using Kind = SwitchoverStep::Kind;
+using Views = std::map<Guid, SwitchoverSm>;
+
+Views pair_15_14() { return {{kM, {kM, 15, SmState::Master, true}}, {kT, {kT, 14, SmState::Standby, true}}}; }
+
+// Applies what OpenSM would do with `s` (a frozen SM applies nothing; its Sets queue up).
+struct Fabric {
+    Views v = pair_15_14();
+    std::map<Guid, std::vector<SwitchoverStep>> queued;
+    std::set<Guid> frozen;
+    bool no_handover = false;  // the master's sweep never finds the target (it never hands over)
+    void apply(const SwitchoverStep& s) {
+        if (frozen.count(s.sm)) {
+            queued[s.sm].push_back(s);
+            return;
+        }
+        SwitchoverSm& x = v[s.sm];
+        if (s.kind == Kind::disable && x.state == SmState::Standby) x.state = SmState::NotActive;
+        if (s.kind == Kind::standby && x.state == SmState::NotActive) x.state = SmState::Standby;
+        if (s.kind == Kind::set_priority) x.priority = s.priority;
+        arbitrate();
+    }
+    void arbitrate() {  // the master's sweep finds a STANDBY that outranks it: it hands over
+        SwitchoverSm& m = v[kM].state == SmState::Master ? v[kM] : v[kT];
+        SwitchoverSm& o = &m == &v[kM] ? v[kT] : v[kM];
+        if (!no_handover && m.state == SmState::Master && o.state == SmState::Standby && o.alive &&
+            sm_outranks(uint8_t(o.priority), o.sm, uint8_t(m.priority), m.sm))
+            std::swap(m.state, o.state);
+    }
+    void freeze(Guid g) { frozen.insert(g); }  // its probes fail a little later: stop_answering()
+    void stop_answering(Guid g) { v[g].alive = false; }
+    void thaw(Guid g) {
+        frozen.erase(g);
+        v[g].alive = true;
+        for (const auto& s : queued[g]) apply(s);
+        queued[g].clear();
+    }
+    int masters() const {
+        int n = 0;
+        for (const auto& [g, x] : v) n += x.state == SmState::Master;
+        return n;
+    }
+};
+
+SwitchoverRun start(const Views& v, SwitchoverTiming t = {}) {
+    auto r = SwitchoverRun::start(kM, kT, v, t, 0);
+    if (auto* why = std::get_if<std::string>(&r)) ADD_FAILURE() << *why;
+    return std::get<SwitchoverRun>(std::move(r));
+}
+
+// Runs the switchover every 10 ms until it finishes (or `until`); `at` hooks faults in.
+std::vector<SwitchoverStep> drive(SwitchoverRun& run, Fabric& f, int64_t until,
+                                  const std::function<void(int64_t)>& at = [](int64_t) {}) {
+    std::vector<SwitchoverStep> sent;
+    for (int64_t t = 10; t <= until && !run.finished(); t += 10) {
+        at(t);
+        auto todo = run.next(f.v, t);
+        if (todo.send) {
+            sent.push_back(*todo.send);
+            f.apply(*todo.send);
+        }
+    }
+    return sent;
+}
+
+bool one_master_other_standby(const Views& v) {
+    int masters = 0, standbys = 0;
+    for (const auto& [g, x] : v) masters += x.state == SmState::Master, standbys += x.state == SmState::Standby;
+    return masters == 1 && standbys == 1;
+}
+
+TEST(HaSwitchover, ATargetThatDoesNotAnswerIsRefusedBeforeAnyChange) {
+    Views v = pair_15_14();
+    v[kT].alive = false;  // SIGSTOPped: its SMInfo probes time out
+    auto r = SwitchoverRun::start(kM, kT, v, {}, 0);
+    ASSERT_TRUE(std::holds_alternative<std::string>(r));
+    EXPECT_EQ(std::get<std::string>(r), "the target 0x0002c90300000002 is not a live STANDBY (it is STANDBY, not answering)");
+    EXPECT_TRUE(std::holds_alternative<std::string>(SwitchoverRun::start(kM, 0x99, pair_15_14(), {}, 0)));
+}
+
+TEST(HaSwitchover, ACleanRunSendsEachStepOnceAndEndsWithOneMaster) {
+    Fabric f;
+    SwitchoverRun run = start(f.v);
+    auto sent = drive(run, f, 60000);
+    EXPECT_EQ(run.state(), SwitchoverRun::State::done) << run.outcome();
+    EXPECT_EQ(sent.size(), run.plan().steps.size() - 1) << "every step but the await, once";
+    EXPECT_EQ(f.v[kT].state, SmState::Master);
+    EXPECT_EQ(f.v[kM].state, SmState::Standby);
+    EXPECT_EQ(f.v[kT].priority, 15);
+    EXPECT_EQ(f.v[kM].priority, 14);
+}
+
+// Scenario 3: the client that asked is killed 30 ms in. The run lives in the daemon, which has no
+// notion of the client: it carries on to the end, and the pair is never stranded.
+TEST(HaSwitchover, TheClientKilled30MsInStrandsNothing) {
+    Fabric f;
+    SwitchoverRun run = start(f.v);
+    bool client_alive = true;
+    auto sent = drive(run, f, 60000, [&](int64_t t) {
+        if (t == 30) client_alive = false;
+    });
+    EXPECT_FALSE(client_alive);
+    EXPECT_EQ(run.state(), SwitchoverRun::State::done);
+    EXPECT_TRUE(one_master_other_standby(f.v));
+}
+
+// Scenario 3: the target is SIGSTOPped right after the run starts: its DISABLE queues in the frozen
+// process. The run rolls back (the target stopped answering); once thawed, the queued DISABLE
+// applies and the rollback's STANDBY (sent again until it shows) brings it back to polling.
+TEST(HaSwitchover, ATargetFrozenMidRunIsBroughtBackToStandby) {
+    Fabric f;
+    SwitchoverRun run = start(f.v);
+    auto sent = drive(run, f, 60000, [&](int64_t t) {
+        if (t == 10) f.freeze(kT);  // the DISABLE sent now queues in the stopped process
+        if (t == 300) f.stop_answering(kT);
+        if (t == 12000) f.thaw(kT);
+    });
+    EXPECT_EQ(run.state(), SwitchoverRun::State::rolled_back) << run.outcome();
+    EXPECT_NE(run.outcome().find("0x0002c90300000002 stopped answering"), std::string::npos) << run.outcome();
+    EXPECT_EQ(f.v[kM].state, SmState::Master);
+    EXPECT_EQ(f.v[kM].priority, 15);
+    EXPECT_EQ(f.v[kT].state, SmState::Standby) << "polling again, not NOT_ACTIVE";
+    ASSERT_FALSE(sent.empty());
+    EXPECT_EQ(sent.back().kind, Kind::standby);
+    EXPECT_EQ(sent.back().other, kM);
+}
+
+// The master's sweep never hands over (the await step times out) and the target has meanwhile
+// gone NOT_ACTIVE: the rollback gives the master its priority back FIRST (a STANDBY outranking the
+// master it polls would send trap 144), then tells the target STANDBY.
+TEST(HaSwitchover, NoHandoverInTimeRollsBackTheMastersPriorityFirst) {
+    Fabric f;
+    f.no_handover = true;
+    SwitchoverTiming t;
+    t.step_timeout_ms = 3000;
+    SwitchoverRun run = start(f.v, t);
+    auto sent = drive(run, f, 60000, [&](int64_t now) {
+        if (now == 3000) f.v[kT].state = SmState::NotActive;
+    });
+    EXPECT_EQ(run.state(), SwitchoverRun::State::rolled_back) << run.outcome();
+    EXPECT_NE(run.outcome().find("await"), std::string::npos) << run.outcome();
+    ASSERT_GE(sent.size(), 2u);
+    const SwitchoverStep& a = sent[sent.size() - 2];
+    const SwitchoverStep& b = sent.back();
+    EXPECT_EQ(a.kind, Kind::set_priority);
+    EXPECT_EQ(a.sm, kM);
+    EXPECT_EQ(a.priority, 15);
+    EXPECT_EQ(b.kind, Kind::standby);
+    EXPECT_EQ(b.sm, kT);
+    EXPECT_EQ(b.other, kM);
+    EXPECT_EQ(f.v[kM].state, SmState::Master);
+    EXPECT_EQ(f.v[kM].priority, 15);
+    EXPECT_TRUE(one_master_other_standby(f.v));
+}
+
+// A step not in effect is sent again every resend_ms, not every tick, until it shows.
+TEST(HaSwitchover, AStepIsResentEveryResendMsUntilItShows) {
+    Fabric f;
+    f.freeze(kT);  // alive by SMInfo for now, but applies nothing
+    SwitchoverTiming t;
+    t.step_timeout_ms = 3500;
+    SwitchoverRun run = start(f.v, t);
+    auto sent = drive(run, f, 3400);
+    ASSERT_EQ(sent.size(), 4u) << "at 10, 1010, 2010, 3010";
+    for (const auto& s : sent) EXPECT_EQ(s.kind, Kind::disable);
+    EXPECT_EQ(run.state(), SwitchoverRun::State::running);
+}
+
+// After the handover the old master's STANDBY never shows in time (it stays NOT_ACTIVE, e.g. the
+// Set is lost): the rollback keeps the new master and sends the old one STANDBY until it polls.
+TEST(HaSwitchover, AfterTheHandoverTheOldMasterIsNeverLeftNotActive) {
+    Fabric f;
+    SwitchoverTiming t;
+    t.step_timeout_ms = 2000;
+    SwitchoverRun run = start(f.v, t);
+    bool lose = true;
+    std::vector<SwitchoverStep> sent;
+    for (int64_t now = 10; now <= 60000 && !run.finished(); now += 10) {
+        auto todo = run.next(f.v, now);
+        if (!todo.send) continue;
+        sent.push_back(*todo.send);
+        const bool standby_of_old = todo.send->kind == Kind::standby && todo.send->sm == kM;
+        if (standby_of_old && lose && run.state() == SwitchoverRun::State::running) continue;  // lost
+        if (run.state() == SwitchoverRun::State::rolling_back) lose = false;
+        f.apply(*todo.send);
+    }
+    EXPECT_EQ(run.state(), SwitchoverRun::State::rolled_back) << run.outcome();
+    EXPECT_NE(run.outcome().find("did not take effect within 2000 ms"), std::string::npos) << run.outcome();
+    EXPECT_EQ(f.v[kT].state, SmState::Master);
+    EXPECT_EQ(f.v[kM].state, SmState::Standby);
+    EXPECT_EQ(f.masters(), 1);
+}
+
+// Resumable: a step found in effect is passed over without a Set (e.g. the run restarted after
+// the target was already DISABLEd and told STANDBY).
+TEST(HaSwitchover, StepsAlreadyInEffectAreNotSentAgain) {
+    Fabric f;
+    SwitchoverRun run = start(f.v);
+    f.v[kT].state = SmState::NotActive;
+    auto todo = run.next(f.v, 10);
+    ASSERT_TRUE(todo.send.has_value());
+    EXPECT_EQ(todo.send->kind, Kind::standby) << "DISABLE is in effect: straight to STANDBY";
+    EXPECT_EQ(run.step(), 1u);
+}
+
+// Neither SM can be made master (the master died mid-run): the rollback leaves the target STANDBY
+// (so a failover can pick it) and fails after rollback_timeout_ms, naming every SM's state.
+TEST(HaSwitchover, ARollbackThatCannotSettleFailsWithTheStates) {
+    Fabric f;
+    SwitchoverTiming t;
+    t.rollback_timeout_ms = 5000;
+    SwitchoverRun run = start(f.v, t);
+    drive(run, f, 60000, [&](int64_t now) {
+        if (now == 30) f.v[kM].alive = false, f.v[kM].state = SmState::NotActive;  // before the handover
+    });
+    EXPECT_EQ(run.state(), SwitchoverRun::State::failed);
+    EXPECT_NE(run.outcome().find("the rollback did not settle within 5000 ms"), std::string::npos) << run.outcome();
+    EXPECT_EQ(f.v[kT].state, SmState::Standby);
+    run.abort("late", 70000);
+    EXPECT_EQ(run.state(), SwitchoverRun::State::failed) << "a finished run stays finished";
+}
+
+}  // namespace
+}  // namespace ibf::ha
