@@ -115,7 +115,7 @@ ha-sweep-needs-plugin ::: ha/src/decide.cpp ::: !v.sweep_owed_ms || plugin_gone(
 ha-subnet-up-pays ::: ha/src/engine.cpp :::         v.sweep_owed_ms = 0;\n        v.sweep_owed_why.clear(); :::         v.sweep_owed_why.clear(); ::: ha_engine_test
 ha-unwedge-attempts ::: ha/src/decide.cpp ::: if (me.forced_sweeps >= cfg_.heal_attempts) { ::: if (me.forced_sweeps > cfg_.heal_attempts) { ::: ha_engine_test
 ha-unwedge-rate ::: ha/src/decide.cpp :::     if (heal_ms_ && now_ms - heal_ms_ < cfg_.retry_after_ms) return {};\n    heal_ms_ = now_ms;\n    ++me.forced_sweeps; :::     heal_ms_ = now_ms;\n    ++me.forced_sweeps; ::: ha_engine_test
-ha-wedge-grace ::: ha/src/decide.cpp ::: if (now_ms - v.sweep_owed_ms < cfg_.sweep_timeout_ms + grace) return {}; ::: if (now_ms - v.sweep_owed_ms < cfg_.sweep_timeout_ms) return {}; ::: ha_engine_test
+ha-wedge-grace ::: ha/src/decide.cpp ::: if (now_ms - v.sweep_owed_ms < cfg_.sweep_timeout_ms + grace) return {}; ::: if (now_ms - v.sweep_owed_ms < cfg_.sweep_timeout_ms + grace * 0) return {}; ::: ha_engine_test
 ha-wedge-needs-fence ::: ha/src/decide.cpp :::     if (cfg_.fence.empty()) {\n        say("wedged no fence " :::     if (false) {\n        say("wedged no fence " ::: ha_engine_test
 ha-heal-escalates ::: ha/src/decide.cpp ::: if (heal_count_ >= cfg_.heal_attempts) { ::: if (false) { ::: ha_engine_test
 ha-heal-episode-resets ::: ha/src/decide.cpp :::         heal_count_ = 0;\n        split_brain_.reset(); :::         split_brain_.reset(); ::: ha_engine_test
