@@ -176,38 +176,82 @@ void copy_subnet(osm_opensm_t* osm, Snapshot& out) {
             f.connect(id, pn, rid, rpn);
         }
     }
-    f.finalize();
 }
 
-void copy_lfts(osm_opensm_t* osm, Snapshot& out) {
-    osm_subn_t& subn = osm->subn;
-    // Up to the highest LID in use: from the ports already copied into out.fabric (base LID + 2^LMC - 1).
-    // subn.max_ucast_lid_ho is OpenSM's capacity (30720 on ibsim), far above it.
+void finish_copy(Snapshot& out) { out.fabric.finalize(); }
+
+namespace {
+
+// Up to the highest LID in use: from the ports already copied (base LID + 2^LMC - 1).
+// subn.max_ucast_lid_ho is OpenSM's capacity (30720 on ibsim), far above it.
+size_t lids_in_use(const osm_subn_t& subn, const Snapshot& snap) {
     size_t max_lid = 0;
-    for (const Node& n : out.fabric.nodes())
+    for (const Node& n : snap.fabric.nodes())
         for (const Port& p : n.ports)
             if (p.valid && p.lid) max_lid = std::max<size_t>(max_lid, p.lid + (size_t{1} << std::min<int>(p.lmc, 7)) - 1);
     if (max_lid == 0 || max_lid > subn.max_ucast_lid_ho) max_lid = subn.max_ucast_lid_ho;
-    const size_t lids = max_lid + 1;
+    return max_lid + 1;
+}
+
+// Does `have` hold exactly the switch's table over `lids` LIDs (LID 0 and entries beyond the
+// switch's own max LID or allocation count as kLftNoPath)?
+bool same_table(const std::vector<uint8_t>& have, const uint8_t* lft, size_t n, size_t lids) {
+    if (have.size() != lids) return false;
+    if (have[0] != kLftNoPath) return false;
+    if (n > 1 && std::memcmp(have.data() + 1, lft + 1, n - 1) != 0) return false;
+    for (size_t l = std::max<size_t>(n, 1); l < lids; ++l)
+        if (have[l] != kLftNoPath) return false;
+    return true;
+}
+
+}  // namespace
+
+size_t LftCache::refresh(osm_opensm_t* osm, const Snapshot& snap) {
+    osm_subn_t& subn = osm->subn;
+    const size_t lids = lids_in_use(subn, snap);
     cl_qmap_t* sws = &subn.sw_guid_tbl;
-    out.lfts.reserve(out.lfts.size() + cl_qmap_count(sws));
+    std::vector<Entry> order;
+    order.reserve(cl_qmap_count(sws));
+    std::unordered_map<Guid, std::shared_ptr<std::vector<uint8_t>>> by_guid;
+    by_guid.reserve(cl_qmap_count(sws));
+    size_t copied = 0;
     for (cl_map_item_t* it = cl_qmap_head(sws); it != cl_qmap_end(sws); it = cl_qmap_next(it)) {
         const auto* sw = reinterpret_cast<const osm_switch_t*>(it);
         if (!sw->p_node) continue;
-        SwitchLft t;
-        t.switch_guid = cl_ntoh64(sw->p_node->node_info.node_guid);
-        t.port_by_lid.assign(lids, kLftNoPath);
+        Entry e{cl_ntoh64(sw->p_node->node_info.node_guid), sw->num_ports, nullptr};
         const uint8_t* lft = sw->lft ? sw->lft : sw->new_lft;
-        if (lft) {
-            // Entries up to the switch's own max LID and within the allocated table; LID 0 is never routed.
-            size_t n = std::min<size_t>({lids, static_cast<size_t>(sw->max_lid_ho) + 1, sw->lft_size});
-            if (n > 1) std::memcpy(t.port_by_lid.data() + 1, lft + 1, n - 1);
+        // Entries up to the switch's own max LID and within the allocated table; LID 0 is never routed.
+        const size_t n = lft ? std::min<size_t>({lids, static_cast<size_t>(sw->max_lid_ho) + 1, sw->lft_size}) : 0;
+        auto old = by_guid_.find(e.guid);
+        if (old != by_guid_.end() && same_table(*old->second, lft, n, lids)) {
+            e.raw = old->second;  // unchanged since the last sweep: nothing copied
+        } else {
+            e.raw = std::make_shared<std::vector<uint8_t>>(lids, kLftNoPath);
+            if (n > 1) std::memcpy(e.raw->data() + 1, lft + 1, n - 1);
+            ++copied;
         }
-        const uint8_t nports = sw->num_ports;  // ports 0..num_ports-1
-        for (uint8_t& p : t.port_by_lid)
-            if (p != kLftNoPath && p >= nports) p = kLftNoPath;  // never send what the decoder must refuse
-        out.lfts.push_back(std::move(t));
+        by_guid.emplace(e.guid, e.raw);
+        order.push_back(std::move(e));
     }
+    order_ = std::move(order);   // switches gone from the subnet are forgotten here
+    by_guid_ = std::move(by_guid);
+    return copied;
+}
+
+void LftCache::fill(Snapshot& snap) const {
+    snap.lfts.reserve(snap.lfts.size() + order_.size());
+    for (const Entry& e : order_) {
+        SwitchLft t{e.guid, *e.raw};
+        for (uint8_t& p : t.port_by_lid)
+            if (p != kLftNoPath && p >= e.num_ports) p = kLftNoPath;  // never send what the decoder must refuse
+        snap.lfts.push_back(std::move(t));
+    }
+}
+
+void copy_lfts(osm_opensm_t* osm, Snapshot& out) {
+    LftCache c;
+    c.refresh(osm, out);
+    c.fill(out);
 }
 
 SmInfo poll_self(osm_opensm_t* osm) {
