@@ -158,21 +158,22 @@ void plugin_delete(void* data) {
 void take_snapshot(Plugin* p) {
     osm_opensm_t* osm = p->osm;
     auto snap = std::make_shared<Snapshot>();
+    ibf::osm::SubnetCopy raw;
     auto t0 = Clock::now();
     Clock::time_point t1;
     size_t lfts_copied = 0;
     cl_plock_acquire(&osm->lock);
     try {
-        ibf::osm::copy_subnet(osm, *snap);
+        ibf::osm::copy_subnet(osm, raw);
         t1 = Clock::now();
-        if (p->opts.lft) lfts_copied = p->lfts.refresh(osm, *snap);
+        if (p->opts.lft) lfts_copied = p->lfts.refresh(osm, raw.lids);
     } catch (...) {
         cl_plock_release(&osm->lock);
         throw;
     }
     cl_plock_release(&osm->lock);
     auto t2 = Clock::now();
-    ibf::osm::finish_copy(*snap);
+    ibf::osm::build_snapshot(raw, *snap);
     if (p->opts.lft) p->lfts.fill(*snap);
     auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t2 - t0).count());
     auto lft_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1).count());

@@ -2,11 +2,12 @@
 // The caller includes OpenSM's headers (sm-plugin/src/osm_headers.h) and holds osm->lock for the
 // copy; everything that only reshapes the copy runs after the lock is released:
 //
+//   ibf::osm::SubnetCopy raw;
 //   cl_plock_acquire(&osm->lock);
-//   ibf::osm::copy_subnet(osm, snap);   // a copy, nothing more: no I/O, no names derived
-//   lfts.refresh(osm, snap);            // only the tables that differ from the last sweep's
+//   ibf::osm::copy_subnet(osm, raw);    // flat records of OpenSM's own fields, nothing more
+//   lfts.refresh(osm, raw.lids);        // only the tables that differ from the last sweep's
 //   cl_plock_release(&osm->lock);
-//   ibf::osm::finish_copy(snap);        // names and indexes (Fabric::finalize)
+//   ibf::osm::build_snapshot(raw, snap);  // the Fabric: ports mapped, links, names, indexes
 //   lfts.fill(snap);                    // every switch's table into snap.lfts
 #pragma once
 
@@ -25,20 +26,47 @@ namespace ibf::osm {
 // the switch's port 0 capability mask). Fills everything but num/valid/peer.
 void copy_port(const struct osm_physp* p, bool ext_speeds, bool is_switch, Port& out);
 
-// Nodes, ports, links, LIDs, the SM's own state and the SMs it knows. Does not set sweep_seq or
-// taken_unix_ms (the caller's). Caller holds osm->lock (shared is enough). The fabric is not
-// finalized: call finish_copy() once the lock is released.
-void copy_subnet(struct osm_opensm* osm, Snapshot& out);
-void finish_copy(Snapshot& out);  // no lock needed: derives names and indexes of the copy
+// What is read under the lock: OpenSM's fields as they are (one record per node and per valid
+// port, the remote end as a node index and port number), the SM's own state, the SMs it knows.
+struct SubnetCopy {
+    struct RawNode {
+        uint8_t type = 0, num_physp = 0;
+        Guid guid = 0, system_guid = 0;
+        uint16_t vendor_id = 0, device_id = 0;
+        char desc[64] = {};            // NodeDescription, not NUL-terminated when 64 bytes long
+        std::string print_desc;        // OpenSM's display name when it differs (node-name-map)
+        uint32_t first_port = 0, ports = 0;  // into `ports`
+        bool ext_speeds = false;       // a switch's port 0 IsExtendedSpeedsSupported
+    };
+    struct RawPort {
+        uint8_t num = 0;
+        uint8_t remote_port = 0;
+        bool linked = false;                // p_remote_physp set
+        Guid remote_node_guid = 0;          // the remote end's node, resolved after the lock
+        Guid guid = 0;
+        uint8_t port_info[64];              // ib_port_info_t as OpenSM holds it
+        uint8_t mlnx_speed[3];              // ExtendedPortInfo link_speed_supported/_enabled/_active
+    };
+    Snapshot head;                     // every Snapshot field but the fabric and the LFTs
+    std::vector<RawNode> nodes;
+    std::vector<RawPort> ports;
+    size_t lids = 0;                   // LFT length: LIDs 0..the highest in use (base + 2^LMC - 1)
+};
+
+// Caller holds osm->lock (shared is enough): walks the node, port and SM tables into `out`. Does
+// not set sweep_seq or taken_unix_ms (the caller's).
+void copy_subnet(struct osm_opensm* osm, SubnetCopy& out);
+// No lock needed: the Snapshot (Fabric with every port mapped, links, names derived) from the copy.
+void build_snapshot(const SubnetCopy& raw, Snapshot& out);
 
 // The switches' forwarding tables as of the last sweep, kept by the plugin between sweeps, so
 // that under the lock only tables that changed are copied (a compare of each table with its copy:
 // reads, no allocation, for a sweep that changed no routes).
 class LftCache {
 public:
-    // Caller holds osm->lock (shared), at SUBNET_UP, after copy_subnet(osm, snap) (the highest LID
-    // in use comes from its ports). Returns the number of tables copied (changed or new).
-    size_t refresh(struct osm_opensm* osm, const Snapshot& snap);
+    // Caller holds osm->lock (shared), at SUBNET_UP. `lids`: the table length (SubnetCopy::lids;
+    // 0 = subn.max_ucast_lid_ho + 1). Returns the number of tables copied (changed or new).
+    size_t refresh(struct osm_opensm* osm, size_t lids);
     // No lock needed: appends every switch's table (as of the last refresh) to snap.lfts, egress
     // ports beyond the switch's ports replaced by kLftNoPath (the wire decoder would refuse them).
     void fill(Snapshot& snap) const;
