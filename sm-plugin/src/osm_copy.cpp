@@ -155,6 +155,7 @@ void copy_subnet(osm_opensm_t* osm, SubnetCopy& out) {
         std::memcpy(rn.desc, n->node_desc.description, sizeof rn.desc);
         if (n->print_desc && std::strncmp(n->print_desc, rn.desc, sizeof rn.desc) != 0) rn.print_desc = n->print_desc;  // node-name-map
         rn.num_physp = osm_node_get_num_physp(n);
+        rn.physp_base = reinterpret_cast<uintptr_t>(&n->physp_table[0]);
         rn.first_port = static_cast<uint32_t>(out.ports.size());
         const bool is_switch = rn.type == IB_NODE_TYPE_SWITCH;
         if (is_switch) {
@@ -171,11 +172,7 @@ void copy_subnet(osm_opensm_t* osm, SubnetCopy& out) {
             rp.mlnx_speed[0] = p->ext_port_info.link_speed_supported;
             rp.mlnx_speed[1] = p->ext_port_info.link_speed_enabled;
             rp.mlnx_speed[2] = p->ext_port_info.link_speed_active;
-            if (const osm_physp_t* r = p->p_remote_physp; r && r->p_node) {
-                rp.remote_node_guid = cl_ntoh64(r->p_node->node_info.node_guid);
-                rp.remote_port = r->port_num;
-                rp.linked = true;
-            }
+            rp.remote = reinterpret_cast<uintptr_t>(p->p_remote_physp);
             if (!is_switch || pn == 0) {
                 const size_t lid = cl_ntoh16(p->port_info.base_lid);
                 if (lid) max_lid = std::max<size_t>(max_lid, lid + (size_t{1} << ib_port_info_get_lmc(&p->port_info)) - 1);
@@ -186,6 +183,7 @@ void copy_subnet(osm_opensm_t* osm, SubnetCopy& out) {
     // subn.max_ucast_lid_ho is OpenSM's capacity (30720 on ibsim), far above the LIDs in use.
     if (max_lid == 0 || max_lid > subn.max_ucast_lid_ho) max_lid = subn.max_ucast_lid_ho;
     out.lids = max_lid + 1;
+    out.physp_size = sizeof(osm_physp_t);
 }
 
 namespace {
@@ -213,7 +211,7 @@ NodeId add_raw_node(const SubnetCopy& raw, const SubnetCopy::RawNode& rn, Fabric
         port.valid = true;
         fill_port(pi, rp.mlnx_speed[0], rp.mlnx_speed[1], rp.mlnx_speed[2], rp.guid, rp.num, ext, is_switch, port);
         if (!first_lid) first_lid = port.lid;
-        if (!linked_lid && rp.linked) linked_lid = port.lid;
+        if (!linked_lid && rp.remote) linked_lid = port.lid;
     }
     dst.lid = is_switch ? dst.ports[0].lid : (linked_lid ? linked_lid : first_lid);
     return id;
@@ -233,20 +231,34 @@ void build_snapshot(const SubnetCopy& raw, Snapshot& out) {
     std::vector<NodeId> ids(raw.nodes.size(), kNoNode);
     for (size_t i = 0; i < raw.nodes.size(); ++i)
         if (!f.find(raw.nodes[i].guid)) ids[i] = add_raw_node(raw, raw.nodes[i], f);  // a GUID twice cannot happen in OpenSM's table
+    // Remote physp addresses -> (node, port): the nodes' physp tables sorted by address.
+    std::vector<std::pair<uintptr_t, size_t>> by_addr;
+    by_addr.reserve(raw.nodes.size());
+    for (size_t i = 0; i < raw.nodes.size(); ++i) by_addr.emplace_back(raw.nodes[i].physp_base, i);
+    std::sort(by_addr.begin(), by_addr.end());
+    auto resolve = [&](uintptr_t a) -> std::pair<NodeId, int> {
+        auto it = std::upper_bound(by_addr.begin(), by_addr.end(), std::pair(a, SIZE_MAX));
+        if (it == by_addr.begin() || raw.physp_size == 0) return {kNoNode, 0};
+        --it;
+        const SubnetCopy::RawNode& rn = raw.nodes[it->second];
+        const uintptr_t off = a - it->first;
+        if (off % raw.physp_size || off / raw.physp_size >= rn.num_physp) return {kNoNode, 0};
+        return {ids[it->second], static_cast<int>(off / raw.physp_size)};
+    };
     for (size_t i = 0; i < raw.nodes.size(); ++i) {
         const SubnetCopy::RawNode& rn = raw.nodes[i];
         const NodeId id = ids[i];
         if (id == kNoNode) continue;
         for (uint32_t k = rn.first_port; k < rn.first_port + rn.ports; ++k) {
             const SubnetCopy::RawPort& rp = raw.ports[k];
-            if (!rp.linked || rp.num == 0) continue;
-            auto rid = f.find(rp.remote_node_guid);
-            if (!rid) continue;
-            const int pn = rp.num, rpn = rp.remote_port;
-            if (std::pair(id, pn) >= std::pair(*rid, rpn)) continue;  // each cable once
-            const Node& rnode = f.node(*rid);
-            if (!rnode.port(rpn) || rpn == 0) continue;
-            f.connect(id, pn, *rid, rpn);
+            if (!rp.remote || rp.num == 0) continue;
+            const auto [rid, rpn] = resolve(rp.remote);
+            if (rid == kNoNode || rpn == 0) continue;
+            const int pn = rp.num;
+            if (std::pair(id, pn) >= std::pair(rid, rpn)) continue;  // each cable once
+            const Node& rnode = f.node(rid);
+            if (!rnode.port(rpn)) continue;
+            f.connect(id, pn, rid, rpn);
         }
     }
     f.finalize();

@@ -36,13 +36,15 @@ struct SubnetCopy {
         char desc[64] = {};            // NodeDescription, not NUL-terminated when 64 bytes long
         std::string print_desc;        // OpenSM's display name when it differs (node-name-map)
         uint32_t first_port = 0, ports = 0;  // into `ports`
+        uintptr_t physp_base = 0;      // address of OpenSM's physp_table[0]: never dereferenced
         bool ext_speeds = false;       // a switch's port 0 IsExtendedSpeedsSupported
     };
     struct RawPort {
         uint8_t num = 0;
-        uint8_t remote_port = 0;
-        bool linked = false;                // p_remote_physp set
-        Guid remote_node_guid = 0;          // the remote end's node, resolved after the lock
+        // p_remote_physp as an address (0 = none), resolved after the lock by the address ranges of
+        // the nodes' physp tables: reading the remote node under the lock would be a cache miss
+        // per port in a random place of OpenSM's memory.
+        uintptr_t remote = 0;
         Guid guid = 0;
         uint8_t port_info[64];              // ib_port_info_t as OpenSM holds it
         uint8_t mlnx_speed[3];              // ExtendedPortInfo link_speed_supported/_enabled/_active
@@ -51,6 +53,7 @@ struct SubnetCopy {
     std::vector<RawNode> nodes;
     std::vector<RawPort> ports;
     size_t lids = 0;                   // LFT length: LIDs 0..the highest in use (base + 2^LMC - 1)
+    size_t physp_size = 0;             // sizeof(osm_physp_t), to map `remote` to a port number
 };
 
 // Caller holds osm->lock (shared is enough): walks the node, port and SM tables into `out`. Does
