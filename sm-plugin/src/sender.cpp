@@ -257,7 +257,12 @@ bool Sender::send_msg(int fd, const wire::Message& m) {
     try {
         bytes = wire::encode(m);
     } catch (const std::exception& e) {
-        log(LogLevel::error, std::string("cannot encode ") + std::string(wire::to_string(wire::type_of(m))) + ": " + e.what());
+        {
+            std::lock_guard lk(mu_);
+            ++c_.send_errors;  // not sent: counted like any other failure (encode_errors counts snapshots)
+        }
+        log(LogLevel::error, std::string("cannot encode ") + std::string(wire::to_string(wire::type_of(m))) + ": " + e.what() +
+                                 "; not sent (counted in send_errors)");
         return true;  // skip that message, keep the connection
     }
     return send_bytes(fd, bytes);
