@@ -101,10 +101,14 @@ std::variant<Options, std::string> parse_options(const char* text) {
             auto x = ranged(0, 1048576);
             if (!x) return bad("must be an integer 0..1048576 (0 = do not forward perfmgr counters)");
             o.counter_queue = static_cast<size_t>(*x);
+        } else if (key == "wire") {
+            if (val == "1") o.wire = 1;
+            else if (val == "2") o.wire = 2;
+            else return bad("must be 1 or 2 (1 = JSON snapshots, for daemons from before protocol version 2)");
         } else {
             return "event_plugin_options: unknown option \"" + std::string(key) +
                    "\" (known: socket, tcp, key_file, queue, log, heartbeat_ms, send_timeout_ms, backoff_max_ms, lft, "
-                   "counters)";
+                   "counters, wire)";
         }
     }
     // tcp= alone keeps its old meaning (no local socket); neither keeps the default socket.

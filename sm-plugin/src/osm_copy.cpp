@@ -1,4 +1,6 @@
-// The subnet walk. Runs on OpenSM's sweeper thread under osm->lock: a copy and nothing more.
+// The subnet walk. copy_subnet() and LftCache::refresh() run on OpenSM's sweeper thread under
+// osm->lock: a copy of OpenSM's fields and nothing more; build_snapshot() and LftCache::fill()
+// turn the copy into a Snapshot after the lock is released.
 #include "ibf/osm_copy.h"
 
 #include <algorithm>
@@ -58,11 +60,17 @@ SmState sm_state(unsigned s) { return s <= 3 ? static_cast<SmState>(s) : SmState
 
 }  // namespace
 
-void copy_port(const osm_physp_t* p, bool ext, bool is_switch, Port& out) {
-    const ib_port_info_t& pi = p->port_info;
-    const ib_mlnx_ext_port_info_t& epi = p->ext_port_info;
-    out.guid = cl_ntoh64(p->port_guid);
-    if (!is_switch || p->port_num == 0) {
+namespace {
+
+// One port from OpenSM's PortInfo and the three Mellanox ExtendedPortInfo speed bytes.
+void fill_port(const ib_port_info_t& pi, uint8_t mlnx_sup, uint8_t mlnx_en, uint8_t mlnx_act, Guid guid, uint8_t num,
+               bool ext, bool is_switch, Port& out) {
+    ib_mlnx_ext_port_info_t epi{};
+    epi.link_speed_supported = mlnx_sup;
+    epi.link_speed_enabled = mlnx_en;
+    epi.link_speed_active = mlnx_act;
+    out.guid = guid;
+    if (!is_switch || num == 0) {
         out.lid = cl_ntoh16(pi.base_lid);
         out.lmc = ib_port_info_get_lmc(&pi);
         out.master_sm_lid = cl_ntoh16(pi.master_sm_base_lid);
@@ -88,7 +96,10 @@ void copy_port(const osm_physp_t* p, bool ext, bool is_switch, Port& out) {
     out.mtu_active = mtu_from_code(ib_port_info_get_neighbor_mtu(&pi));
 }
 
-void copy_subnet(osm_opensm_t* osm, Snapshot& out) {
+static_assert(sizeof(ib_port_info_t) == sizeof(SubnetCopy::RawPort::port_info));
+static_assert(sizeof(ib_node_desc_t) == sizeof(SubnetCopy::RawNode::desc));
+
+void copy_head(osm_opensm_t* osm, Snapshot& out) {
     osm_subn_t& subn = osm->subn;
     out.osm_version = osm->osm_version ? osm->osm_version : OSM_VERSION;
     out.self.port_guid = cl_ntoh64(subn.sm_port_guid);
@@ -102,7 +113,6 @@ void copy_subnet(osm_opensm_t* osm, Snapshot& out) {
     // As configured (opensm.conf routing_engine, comma-separated list tried in order); NULL means
     // OpenSM's default, minhop.
     out.routing_engine_configured = subn.opt.routing_engine_names ? subn.opt.routing_engine_names : "";
-
     for (cl_map_item_t* it = cl_qmap_head(&subn.sm_guid_tbl); it != cl_qmap_end(&subn.sm_guid_tbl); it = cl_qmap_next(it)) {
         const auto* rsm = reinterpret_cast<const osm_remote_sm_t*>(it);
         SmInfo s;
@@ -115,61 +125,136 @@ void copy_subnet(osm_opensm_t* osm, Snapshot& out) {
             s.lid = cl_ntoh16(osm_port_get_base_lid(reinterpret_cast<const osm_port_t*>(pit)));
         out.other_sms.push_back(s);
     }
+}
 
-    Fabric& f = out.fabric;
-    std::unordered_map<const osm_node_t*, NodeId> ids;
-    ids.reserve(cl_qmap_count(&subn.node_guid_tbl));
+}  // namespace
+
+void copy_port(const osm_physp_t* p, bool ext, bool is_switch, Port& out) {
+    const ib_mlnx_ext_port_info_t& epi = p->ext_port_info;
+    fill_port(p->port_info, epi.link_speed_supported, epi.link_speed_enabled, epi.link_speed_active, cl_ntoh64(p->port_guid),
+              p->port_num, ext, is_switch, out);
+}
+
+// Under the lock: the node table once, each valid port's PortInfo copied as it is. The remote end
+// is kept as the remote node's GUID and port number, resolved after the lock.
+void copy_subnet(osm_opensm_t* osm, SubnetCopy& out) {
+    copy_head(osm, out.head);
+    osm_subn_t& subn = osm->subn;
     cl_qmap_t* nodes = &subn.node_guid_tbl;
+    out.nodes.reserve(cl_qmap_count(nodes));
+    out.ports.reserve(cl_qmap_count(nodes) * 8);
+    size_t max_lid = 0;
     for (cl_map_item_t* it = cl_qmap_head(nodes); it != cl_qmap_end(nodes); it = cl_qmap_next(it)) {
         auto* n = reinterpret_cast<osm_node_t*>(it);
-        Node node;
-        uint8_t type = osm_node_get_type(n);
-        node.type = type <= 3 ? static_cast<NodeType>(type) : NodeType::Unknown;
-        node.guid = cl_ntoh64(n->node_info.node_guid);
-        node.system_guid = cl_ntoh64(n->node_info.sys_guid);
-        const char* desc = reinterpret_cast<const char*>(n->node_desc.description);
-        node.description.assign(desc, strnlen(desc, IB_NODE_DESCRIPTION_SIZE));
-        if (n->print_desc && node.description != n->print_desc) node.name = n->print_desc;  // node-name-map
-        node.vendor_id = static_cast<uint16_t>(cl_ntoh32(ib_node_info_get_vendor_id(&n->node_info)));
-        node.device_id = cl_ntoh16(n->node_info.device_id);
-        const bool is_switch = node.type == NodeType::Switch;
-        int nphysp = osm_node_get_num_physp(n);
-        if (f.find(node.guid)) continue;  // cannot happen in OpenSM's GUID-keyed table; keep Fabric sane
-        NodeId id = f.add_node(std::move(node), nphysp - 1);
-        ids.emplace(n, id);
-        Node& dst = f.node(id);
-        bool ext = false;
+        SubnetCopy::RawNode& rn = out.nodes.emplace_back();
+        rn.type = osm_node_get_type(n);
+        rn.guid = cl_ntoh64(n->node_info.node_guid);
+        rn.system_guid = cl_ntoh64(n->node_info.sys_guid);
+        rn.vendor_id = static_cast<uint16_t>(cl_ntoh32(ib_node_info_get_vendor_id(&n->node_info)));
+        rn.device_id = cl_ntoh16(n->node_info.device_id);
+        std::memcpy(rn.desc, n->node_desc.description, sizeof rn.desc);
+        if (n->print_desc && std::strncmp(n->print_desc, rn.desc, sizeof rn.desc) != 0) rn.print_desc = n->print_desc;  // node-name-map
+        rn.num_physp = osm_node_get_num_physp(n);
+        rn.physp_base = reinterpret_cast<uintptr_t>(&n->physp_table[0]);
+        rn.first_port = static_cast<uint32_t>(out.ports.size());
+        const bool is_switch = rn.type == IB_NODE_TYPE_SWITCH;
         if (is_switch) {
             const osm_physp_t* p0 = osm_node_get_physp_ptr(n, 0);
-            ext = p0 && (p0->port_info.capability_mask & IB_PORT_CAP_HAS_EXT_SPEEDS);
+            rn.ext_speeds = p0 && (p0->port_info.capability_mask & IB_PORT_CAP_HAS_EXT_SPEEDS);
         }
-        uint16_t first_lid = 0, linked_lid = 0;
-        for (int pn = is_switch ? 0 : 1; pn < nphysp; ++pn) {
+        for (int pn = is_switch ? 0 : 1; pn < rn.num_physp; ++pn) {
             const osm_physp_t* p = osm_node_get_physp_ptr(n, static_cast<uint32_t>(pn));
-            Port& port = dst.ports[static_cast<size_t>(pn)];
-            if (!p || !osm_physp_is_valid(p)) {
-                port.valid = false;
-                continue;
+            if (!p || !osm_physp_is_valid(p)) continue;
+            SubnetCopy::RawPort& rp = out.ports.emplace_back();
+            rp.num = static_cast<uint8_t>(pn);
+            rp.guid = cl_ntoh64(p->port_guid);
+            std::memcpy(rp.port_info, &p->port_info, sizeof rp.port_info);
+            rp.mlnx_speed[0] = p->ext_port_info.link_speed_supported;
+            rp.mlnx_speed[1] = p->ext_port_info.link_speed_enabled;
+            rp.mlnx_speed[2] = p->ext_port_info.link_speed_active;
+            rp.remote = reinterpret_cast<uintptr_t>(p->p_remote_physp);
+            if (!is_switch || pn == 0) {
+                const size_t lid = cl_ntoh16(p->port_info.base_lid);
+                if (lid) max_lid = std::max<size_t>(max_lid, lid + (size_t{1} << ib_port_info_get_lmc(&p->port_info)) - 1);
             }
-            bool port_ext = is_switch ? ext : (p->port_info.capability_mask & IB_PORT_CAP_HAS_EXT_SPEEDS) != 0;
-            copy_port(p, port_ext, is_switch, port);
-            if (!first_lid) first_lid = port.lid;
-            if (!linked_lid && p->p_remote_physp) linked_lid = port.lid;
         }
-        dst.lid = is_switch ? dst.ports[0].lid : (linked_lid ? linked_lid : first_lid);
+        rn.ports = static_cast<uint32_t>(out.ports.size()) - rn.first_port;
     }
+    // subn.max_ucast_lid_ho is OpenSM's capacity (30720 on ibsim), far above the LIDs in use.
+    if (max_lid == 0 || max_lid > subn.max_ucast_lid_ho) max_lid = subn.max_ucast_lid_ho;
+    out.lids = max_lid + 1;
+    out.physp_size = sizeof(osm_physp_t);
+}
 
-    for (const auto& [n, id] : ids) {
-        const Node& node = f.node(id);
-        for (int pn = 1; pn <= node.num_ports(); ++pn) {
-            if (!node.ports[static_cast<size_t>(pn)].valid) continue;
-            const osm_physp_t* p = osm_node_get_physp_ptr(const_cast<osm_node_t*>(n), static_cast<uint32_t>(pn));
-            const osm_physp_t* r = p ? p->p_remote_physp : nullptr;
-            if (!r || !r->p_node) continue;
-            auto rit = ids.find(r->p_node);
-            if (rit == ids.end()) continue;
-            NodeId rid = rit->second;
-            int rpn = r->port_num;
+namespace {
+
+NodeId add_raw_node(const SubnetCopy& raw, const SubnetCopy::RawNode& rn, Fabric& f) {
+    Node node;
+    node.type = rn.type <= 3 ? static_cast<NodeType>(rn.type) : NodeType::Unknown;
+    node.guid = rn.guid;
+    node.system_guid = rn.system_guid;
+    node.description.assign(rn.desc, strnlen(rn.desc, sizeof rn.desc));
+    node.name = rn.print_desc;
+    node.vendor_id = rn.vendor_id;
+    node.device_id = rn.device_id;
+    const bool is_switch = node.type == NodeType::Switch;
+    NodeId id = f.add_node(std::move(node), rn.num_physp - 1);
+    Node& dst = f.node(id);
+    for (Port& p : dst.ports) p.valid = false;
+    uint16_t first_lid = 0, linked_lid = 0;
+    for (uint32_t i = rn.first_port; i < rn.first_port + rn.ports; ++i) {
+        const SubnetCopy::RawPort& rp = raw.ports[i];
+        ib_port_info_t pi;
+        std::memcpy(&pi, rp.port_info, sizeof pi);
+        const bool ext = is_switch ? rn.ext_speeds : (pi.capability_mask & IB_PORT_CAP_HAS_EXT_SPEEDS) != 0;
+        Port& port = dst.ports[rp.num];
+        port.valid = true;
+        fill_port(pi, rp.mlnx_speed[0], rp.mlnx_speed[1], rp.mlnx_speed[2], rp.guid, rp.num, ext, is_switch, port);
+        if (!first_lid) first_lid = port.lid;
+        if (!linked_lid && rp.remote) linked_lid = port.lid;
+    }
+    dst.lid = is_switch ? dst.ports[0].lid : (linked_lid ? linked_lid : first_lid);
+    return id;
+}
+
+}  // namespace
+
+void build_snapshot(const SubnetCopy& raw, Snapshot& out) {
+    out.osm_version = raw.head.osm_version;
+    out.self = raw.head.self;
+    out.master_lid = raw.head.master_lid;
+    out.initialization_error = raw.head.initialization_error;
+    out.routing_engine = raw.head.routing_engine;
+    out.routing_engine_configured = raw.head.routing_engine_configured;
+    out.other_sms = raw.head.other_sms;
+    Fabric& f = out.fabric;
+    std::vector<NodeId> ids(raw.nodes.size(), kNoNode);
+    for (size_t i = 0; i < raw.nodes.size(); ++i)
+        if (!f.find(raw.nodes[i].guid)) ids[i] = add_raw_node(raw, raw.nodes[i], f);  // a GUID twice cannot happen in OpenSM's table
+    // Remote physp addresses -> (node, port): the nodes' physp tables sorted by address.
+    std::vector<std::pair<uintptr_t, size_t>> by_addr;
+    by_addr.reserve(raw.nodes.size());
+    for (size_t i = 0; i < raw.nodes.size(); ++i) by_addr.emplace_back(raw.nodes[i].physp_base, i);
+    std::sort(by_addr.begin(), by_addr.end());
+    auto resolve = [&](uintptr_t a) -> std::pair<NodeId, int> {
+        auto it = std::upper_bound(by_addr.begin(), by_addr.end(), std::pair(a, SIZE_MAX));
+        if (it == by_addr.begin() || raw.physp_size == 0) return {kNoNode, 0};
+        --it;
+        const SubnetCopy::RawNode& rn = raw.nodes[it->second];
+        const uintptr_t off = a - it->first;
+        if (off % raw.physp_size || off / raw.physp_size >= rn.num_physp) return {kNoNode, 0};
+        return {ids[it->second], static_cast<int>(off / raw.physp_size)};
+    };
+    for (size_t i = 0; i < raw.nodes.size(); ++i) {
+        const SubnetCopy::RawNode& rn = raw.nodes[i];
+        const NodeId id = ids[i];
+        if (id == kNoNode) continue;
+        for (uint32_t k = rn.first_port; k < rn.first_port + rn.ports; ++k) {
+            const SubnetCopy::RawPort& rp = raw.ports[k];
+            if (!rp.remote || rp.num == 0) continue;
+            const auto [rid, rpn] = resolve(rp.remote);
+            if (rid == kNoNode || rpn == 0) continue;
+            const int pn = rp.num;
             if (std::pair(id, pn) >= std::pair(rid, rpn)) continue;  // each cable once
             const Node& rnode = f.node(rid);
             if (!rnode.port(rpn)) continue;
@@ -179,35 +264,78 @@ void copy_subnet(osm_opensm_t* osm, Snapshot& out) {
     f.finalize();
 }
 
-void copy_lfts(osm_opensm_t* osm, Snapshot& out) {
-    osm_subn_t& subn = osm->subn;
-    // Up to the highest LID in use: from the ports already copied into out.fabric (base LID + 2^LMC - 1).
-    // subn.max_ucast_lid_ho is OpenSM's capacity (30720 on ibsim), far above it.
+namespace {
+
+// Up to the highest LID in use: from the ports already copied (base LID + 2^LMC - 1).
+// subn.max_ucast_lid_ho is OpenSM's capacity (30720 on ibsim), far above it.
+size_t lids_in_use(const osm_subn_t& subn, const Snapshot& snap) {
     size_t max_lid = 0;
-    for (const Node& n : out.fabric.nodes())
+    for (const Node& n : snap.fabric.nodes())
         for (const Port& p : n.ports)
             if (p.valid && p.lid) max_lid = std::max<size_t>(max_lid, p.lid + (size_t{1} << std::min<int>(p.lmc, 7)) - 1);
     if (max_lid == 0 || max_lid > subn.max_ucast_lid_ho) max_lid = subn.max_ucast_lid_ho;
-    const size_t lids = max_lid + 1;
+    return max_lid + 1;
+}
+
+// Does `have` hold exactly the switch's table over `lids` LIDs (LID 0 and entries beyond the
+// switch's own max LID or allocation count as kLftNoPath)?
+bool same_table(const std::vector<uint8_t>& have, const uint8_t* lft, size_t n, size_t lids) {
+    if (have.size() != lids) return false;
+    if (have[0] != kLftNoPath) return false;
+    if (n > 1 && std::memcmp(have.data() + 1, lft + 1, n - 1) != 0) return false;
+    for (size_t l = std::max<size_t>(n, 1); l < lids; ++l)
+        if (have[l] != kLftNoPath) return false;
+    return true;
+}
+
+}  // namespace
+
+size_t LftCache::refresh(osm_opensm_t* osm, size_t lids) {
+    osm_subn_t& subn = osm->subn;
+    if (lids == 0) lids = static_cast<size_t>(subn.max_ucast_lid_ho) + 1;
     cl_qmap_t* sws = &subn.sw_guid_tbl;
-    out.lfts.reserve(out.lfts.size() + cl_qmap_count(sws));
+    std::vector<Entry> order;
+    order.reserve(cl_qmap_count(sws));
+    std::unordered_map<Guid, std::shared_ptr<std::vector<uint8_t>>> by_guid;
+    by_guid.reserve(cl_qmap_count(sws));
+    size_t copied = 0;
     for (cl_map_item_t* it = cl_qmap_head(sws); it != cl_qmap_end(sws); it = cl_qmap_next(it)) {
         const auto* sw = reinterpret_cast<const osm_switch_t*>(it);
         if (!sw->p_node) continue;
-        SwitchLft t;
-        t.switch_guid = cl_ntoh64(sw->p_node->node_info.node_guid);
-        t.port_by_lid.assign(lids, kLftNoPath);
+        Entry e{cl_ntoh64(sw->p_node->node_info.node_guid), sw->num_ports, nullptr};
         const uint8_t* lft = sw->lft ? sw->lft : sw->new_lft;
-        if (lft) {
-            // Entries up to the switch's own max LID and within the allocated table; LID 0 is never routed.
-            size_t n = std::min<size_t>({lids, static_cast<size_t>(sw->max_lid_ho) + 1, sw->lft_size});
-            if (n > 1) std::memcpy(t.port_by_lid.data() + 1, lft + 1, n - 1);
+        // Entries up to the switch's own max LID and within the allocated table; LID 0 is never routed.
+        const size_t n = lft ? std::min<size_t>({lids, static_cast<size_t>(sw->max_lid_ho) + 1, sw->lft_size}) : 0;
+        auto old = by_guid_.find(e.guid);
+        if (old != by_guid_.end() && same_table(*old->second, lft, n, lids)) {
+            e.raw = old->second;  // unchanged since the last sweep: nothing copied
+        } else {
+            e.raw = std::make_shared<std::vector<uint8_t>>(lids, kLftNoPath);
+            if (n > 1) std::memcpy(e.raw->data() + 1, lft + 1, n - 1);
+            ++copied;
         }
-        const uint8_t nports = sw->num_ports;  // ports 0..num_ports-1
-        for (uint8_t& p : t.port_by_lid)
-            if (p != kLftNoPath && p >= nports) p = kLftNoPath;  // never send what the decoder must refuse
-        out.lfts.push_back(std::move(t));
+        by_guid.emplace(e.guid, e.raw);
+        order.push_back(std::move(e));
     }
+    order_ = std::move(order);   // switches gone from the subnet are forgotten here
+    by_guid_ = std::move(by_guid);
+    return copied;
+}
+
+void LftCache::fill(Snapshot& snap) const {
+    snap.lfts.reserve(snap.lfts.size() + order_.size());
+    for (const Entry& e : order_) {
+        SwitchLft t{e.guid, *e.raw};
+        for (uint8_t& p : t.port_by_lid)
+            if (p != kLftNoPath && p >= e.num_ports) p = kLftNoPath;  // never send what the decoder must refuse
+        snap.lfts.push_back(std::move(t));
+    }
+}
+
+void copy_lfts(osm_opensm_t* osm, Snapshot& out) {
+    LftCache c;
+    c.refresh(osm, lids_in_use(osm->subn, out));
+    c.fill(out);
 }
 
 SmInfo poll_self(osm_opensm_t* osm) {

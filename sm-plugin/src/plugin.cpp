@@ -50,6 +50,7 @@ struct Plugin {
     Options opts;
     std::atomic<uint64_t> seq{0};
     std::unique_ptr<Fanout> sender;  // one Sender (thread) per endpoint
+    ibf::osm::LftCache lfts;         // sweeper thread only (take_snapshot): the last sweep's tables
     // The opensm.conf settings of the Hello (sm_conf_drift): written on OpenSM's main thread in
     // create() and on the sweeper thread at SUBNET_UP, read by the senders' threads at each Hello.
     std::mutex conf_mu;
@@ -151,24 +152,32 @@ void plugin_delete(void* data) {
     delete p;
 }
 
+// Under OpenSM's lock only the copy (nodes, ports, links and the LFTs that changed since the last
+// sweep); names, indexes and the snapshot's LFT list are built after the lock is released, and
+// the encoding happens on the senders' threads.
 void take_snapshot(Plugin* p) {
     osm_opensm_t* osm = p->osm;
     auto snap = std::make_shared<Snapshot>();
+    ibf::osm::SubnetCopy raw;
     auto t0 = Clock::now();
     Clock::time_point t1;
+    size_t lfts_copied = 0;
     cl_plock_acquire(&osm->lock);
     try {
-        ibf::osm::copy_subnet(osm, *snap);
+        ibf::osm::copy_subnet(osm, raw);
         t1 = Clock::now();
-        if (p->opts.lft) ibf::osm::copy_lfts(osm, *snap);
+        if (p->opts.lft) lfts_copied = p->lfts.refresh(osm, raw.lids);
     } catch (...) {
         cl_plock_release(&osm->lock);
         throw;
     }
     cl_plock_release(&osm->lock);
     auto t2 = Clock::now();
+    ibf::osm::build_snapshot(raw, *snap);
+    if (p->opts.lft) p->lfts.fill(*snap);
     auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t2 - t0).count());
     auto lft_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1).count());
+    auto after_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t2).count());
     snap->sweep_seq = ++p->seq;
     snap->taken_unix_ms = unix_ms();
     if (p->opts.log >= LogLevel::debug || (snap->initialization_error && p->opts.log >= LogLevel::info)) {
@@ -177,8 +186,9 @@ void take_snapshot(Plugin* p) {
                 "snapshot " + std::to_string(snap->sweep_seq) + ": " + std::to_string(n) + " nodes, " +
                     std::to_string(snap->fabric.link_count()) + " links, " + std::to_string(us) +
                     " us under the lock (" + std::to_string(n ? us * 1000 / n : 0) + " ns/node" +
-                    (p->opts.lft ? ", LFTs of " + std::to_string(snap->lfts.size()) + " switches " + std::to_string(lft_us) + " us" : "") +
-                    "), routing engine " + (snap->routing_engine.empty() ? "?" : snap->routing_engine) + " (configured: " +
+                    (p->opts.lft ? ", LFTs of " + std::to_string(snap->lfts.size()) + " switches (" + std::to_string(lfts_copied) +
+                                       " changed) " + std::to_string(lft_us) + " us" : "") +
+                    "; " + std::to_string(after_us) + " us after the lock), routing engine " + (snap->routing_engine.empty() ? "?" : snap->routing_engine) + " (configured: " +
                     (snap->routing_engine_configured.empty() ? "default" : snap->routing_engine_configured) + ")" +
                     (snap->initialization_error ? ", sweep reported a subnet initialization error" : ""));
     }

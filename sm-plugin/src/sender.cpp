@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "ibf/wire_auth.h"
@@ -256,21 +257,41 @@ bool Sender::send_msg(int fd, const wire::Message& m) {
     try {
         bytes = wire::encode(m);
     } catch (const std::exception& e) {
-        log(LogLevel::error, std::string("cannot encode ") + std::string(wire::to_string(wire::type_of(m))) + ": " + e.what());
+        {
+            std::lock_guard lk(mu_);
+            ++c_.send_errors;  // not sent: counted like any other failure (encode_errors counts snapshots)
+        }
+        log(LogLevel::error, std::string("cannot encode ") + std::string(wire::to_string(wire::type_of(m))) + ": " + e.what() +
+                                 "; not sent (counted in send_errors)");
         return true;  // skip that message, keep the connection
     }
     return send_bytes(fd, bytes);
 }
 
-bool Sender::send_snapshot(int fd, const Snapshot& s) {
+// Encoded here, on the sender thread, never under OpenSM's lock. A snapshot the encoder refuses
+// (checked before any byte is written) is counted in encode_errors and send_errors, logged, and
+// never counted as sent; the connection stays up for the next one.
+Sender::SnapSend Sender::send_snapshot(int fd, const Snapshot& s, wire::LftHashes& delivered) {
+    std::optional<wire::SnapshotWriter> w;
     std::string bytes;
     try {
-        bytes = wire::encode(s);  // encoded here, on the sender thread, never under OpenSM's lock
+        if (opts_.wire == 1) bytes = wire::encode(s);
+        else w.emplace(s, delivered);
     } catch (const std::exception& e) {
-        log(LogLevel::error, std::string("cannot encode snapshot: ") + e.what());
-        return true;
+        {
+            std::lock_guard lk(mu_);
+            ++c_.encode_errors;
+            ++c_.send_errors;
+        }
+        log(LogLevel::error, "cannot encode snapshot " + std::to_string(s.sweep_seq) + " (" + std::to_string(s.fabric.size()) +
+                                 " nodes): " + e.what() + "; not sent (counted in send_errors and encode_errors)");
+        return SnapSend::not_encodable;
     }
-    return send_bytes(fd, bytes);
+    if (!w) return send_bytes(fd, bytes) ? SnapSend::sent : SnapSend::failed;
+    while (w->next(bytes))  // one part of at most wire::kMaxPartPayload at a time
+        if (!send_bytes(fd, bytes)) return SnapSend::failed;
+    delivered = w->take_delivered();
+    return SnapSend::sent;
 }
 
 bool Sender::send_bytes(int fd, const std::string& bytes) {
@@ -284,6 +305,7 @@ bool Sender::send_bytes(int fd, const std::string& bytes) {
 // and the wall clock per connection: the daemon refuses replays and stale times).
 wire::Hello Sender::make_hello() const {
     wire::Hello h = hooks_.hello ? hooks_.hello() : wire::Hello{};
+    h.wire_version = static_cast<uint16_t>(opts_.wire);  // "wv": how the snapshots on this connection come
     if (!ep_.tcp() || opts_.key.empty()) return h;
     unsigned char rnd[16];
     size_t got = 0;
@@ -324,6 +346,7 @@ void Sender::serve(int fd) {
     uint64_t sent_gen = 0;  // snapshot generation sent on this connection
     auto hello_gen = [this] { return hooks_.hello_generation ? hooks_.hello_generation() : 0; };
     uint64_t sent_hello = hello_gen();
+    wire::LftHashes delivered;  // the LFTs this connection's daemon holds: none yet (full resync)
     bool ok = send_msg(fd, make_hello());
     auto next_hb = Clock::now();
     bool resync = true;  // right after Hello: the kept snapshot goes before any queued event
@@ -349,8 +372,10 @@ void Sender::serve(int fd) {
         }
         auto send_snap = [&] {
             if (!ok || !snap) return;
-            ok = send_snapshot(fd, *snap);
-            if (ok) {
+            const SnapSend r = send_snapshot(fd, *snap, delivered);
+            ok = r != SnapSend::failed;
+            if (r == SnapSend::not_encodable) sent_gen = gen;  // not retried: the next sweep's may encode
+            if (r == SnapSend::sent) {
                 sent_gen = gen;
                 std::lock_guard lk(mu_);
                 ++c_.snapshots_sent;
@@ -480,7 +505,7 @@ wire::Counters Fanout::total() const {
         const wire::Counters c = x->counters();
 #define IBF_SUM(f) t.f += c.f;
         IBF_SUM(snapshots_sent) IBF_SUM(snapshots_superseded) IBF_SUM(events_dropped)
-        IBF_SUM(send_errors) IBF_SUM(reconnects) IBF_SUM(port_counter_events_dropped)
+        IBF_SUM(send_errors) IBF_SUM(reconnects) IBF_SUM(port_counter_events_dropped) IBF_SUM(encode_errors)
 #undef IBF_SUM
         t.snapshots_taken = std::max(t.snapshots_taken, c.snapshots_taken);  // the same copies for all
         t.port_counter_events = std::max(t.port_counter_events, c.port_counter_events);  // the same events for all

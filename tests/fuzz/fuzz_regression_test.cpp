@@ -17,6 +17,7 @@ IBF_FUZZ_DECLARE(node_name_map)
 IBF_FUZZ_DECLARE(plan_yaml)
 IBF_FUZZ_DECLARE(daemon_config)
 IBF_FUZZ_DECLARE(wire_decoder)
+IBF_FUZZ_DECLARE(wire_v2)
 IBF_FUZZ_DECLARE(http_api)
 
 namespace {
@@ -68,6 +69,9 @@ TEST(FuzzRegression, PlanAndDaemonConfig) {
 
 TEST(FuzzRegression, WireDecoderSeedsAreTheDocumentedMessages) {
     EXPECT_EQ(feed_all("wire_decoder", ibf_fuzz_wire_decoder), 13u);  // 6 payloads, 6 frames, 1 stream (docs/wire.md)
+    // Version 2 parts: the sample snapshot whole, and two sweeps on one connection (the second
+    // with "unchanged" LFT records), each prefixed by its cut byte.
+    EXPECT_EQ(feed_all("wire_v2", ibf_fuzz_wire_v2), 2u);
 }
 
 TEST(FuzzRegression, HttpApi) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../../sm-plugin/src/osm_headers.h"
+#include "../../sm-plugin/bench/fake_subnet.h"
 #include "ibf/osm_copy.h"
 #include "ibf/osm_counters.h"
 
@@ -183,4 +184,56 @@ TEST(CounterEvent, PerfmgrErrorAndDataEventsAreCopiedInWireOrder) {
     EXPECT_EQ(d.port, 1);
     const std::array<uint64_t, 13> want_d{100, 200, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     EXPECT_EQ(d.d, want_d);
+}
+
+// The split copy (sm-plugin/include/ibf/osm_copy.h): under the lock only flat records, remote
+// ports kept as addresses; after it, the Fabric with every link resolved, each cable once.
+TEST(OsmCopy, FlatCopyUnderTheLockBuildsTheSameFabricAfterIt) {
+    osm::FakeSubnet fs;
+    osm_node_t* sw = fs.add(IB_NODE_TYPE_SWITCH, 0x10, 8, "MF0;leaf01:MQM8700/U1");
+    osm_node_t* h1 = fs.add(IB_NODE_TYPE_CA, 0x20, 1, "h1 mlx5_0");
+    osm_node_t* h2 = fs.add(IB_NODE_TYPE_CA, 0x30, 2, "h2 mlx5_0");
+    osm_node_t* sw2 = fs.add(IB_NODE_TYPE_SWITCH, 0x40, 8, "MF0;spine01:MQM8700/U1");
+    fs.link(sw, 1, h1, 1);
+    fs.link(h2, 2, sw, 3);
+    fs.link(sw, 7, sw2, 2);
+    fs.link(sw, 8, sw2, 1);
+    std::free(h1->print_desc);
+    h1->print_desc = strdup("gpu-node-1");  // a node-name-map entry
+    fs.add_lfts();
+    osm::SubnetCopy raw;
+    osm::copy_subnet(fs.osm, raw);
+    EXPECT_EQ(raw.nodes.size(), 4u);
+    EXPECT_EQ(raw.ports.size(), 9u + 1u + 2u + 9u);
+    EXPECT_EQ(raw.lids, 5u);  // LIDs 1..4 given (LMC 0): LFTs over LIDs 0..4
+    osm::LftCache cache;
+    EXPECT_EQ(cache.refresh(fs.osm, raw.lids), 2u);
+    EXPECT_EQ(cache.refresh(fs.osm, raw.lids), 0u);  // nothing changed: nothing copied
+    fs.lfts[1][3] = 1;
+    EXPECT_EQ(cache.refresh(fs.osm, raw.lids), 1u);
+
+    Snapshot snap;
+    osm::build_snapshot(raw, snap);
+    cache.fill(snap);
+    const Fabric& f = snap.fabric;
+    ASSERT_EQ(f.size(), 4u);
+    EXPECT_EQ(f.link_count(), 4u);
+    auto id = [&](Guid g) { return *f.find(g); };
+    const Node& s1 = f.node(id(0x10));
+    EXPECT_EQ(s1.ports[1].peer, id(0x20));
+    EXPECT_EQ(s1.ports[3].peer, id(0x30));
+    EXPECT_EQ(s1.ports[3].peer_port, 2);
+    EXPECT_EQ(s1.ports[7].peer, id(0x40));
+    EXPECT_EQ(s1.ports[7].peer_port, 2);
+    EXPECT_EQ(s1.ports[8].peer_port, 1);
+    EXPECT_FALSE(s1.ports[2].linked());
+    EXPECT_EQ(s1.lid, 1);
+    EXPECT_EQ(f.node(id(0x30)).lid, 3);  // a CA's LID: its first linked port's
+    EXPECT_EQ(f.node(id(0x20)).name, "gpu-node-1");
+    EXPECT_EQ(f.node(id(0x20)).description, "h1 mlx5_0");
+    EXPECT_EQ(to_string(s1.ports[1].rate()), "4xQDR");
+    ASSERT_EQ(snap.lfts.size(), 2u);
+    EXPECT_EQ(snap.lfts[1].port_by_lid.size(), 5u);
+    EXPECT_EQ(snap.lfts[1].port_by_lid[3], 1);
+    EXPECT_EQ(snap.lfts[0].port_by_lid[0], kLftNoPath);
 }

@@ -667,3 +667,129 @@ TEST(PluginOptions, CountersOptionSetsTheQueueOrTurnsForwardingOff) {
     EXPECT_EQ(std::get<std::string>(r),
               "event_plugin_options: counters=\"-1\": must be an integer 0..1048576 (0 = do not forward perfmgr counters)");
 }
+
+// Protocol version 2 (docs/wire.md, "Snapshot, version 2"): the Hello announces it, and a snapshot
+// the encoder refuses is an error counted and logged, never "sent" (it used to count as sent).
+TEST(Sender, ASnapshotTheEncoderRefusesIsCountedAndLoggedNeverSent) {
+    TempDir tmp;
+    WireListener l(tmp / "s.sock");
+    SenderHooks h = hooks();
+    std::mutex mu;
+    std::vector<std::string> errors;
+    h.log = [&](LogLevel lv, const std::string& m) {
+        std::lock_guard lk(mu);
+        if (lv == LogLevel::error) errors.push_back(m);
+    };
+    Sender s(opts_for(tmp / "s.sock"), h);
+    s.start();
+    ASSERT_TRUE(l.accept(3s));
+    auto hello = l.next_of<wire::Hello>(2s);
+    ASSERT_TRUE(hello);
+    EXPECT_EQ(hello->wire_version, 2);
+    auto bad = std::make_shared<Snapshot>(wire::sample_snapshot());
+    bad->sweep_seq = 6;
+    bad->lfts[0].port_by_lid.resize(wire::kMaxLftLids + 1, kLftNoPath);
+    s.submit_snapshot(bad, 1);
+    const auto deadline = Clock::now() + 3s;
+    while (s.counters().encode_errors == 0 && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    auto c = s.counters();
+    EXPECT_EQ(c.encode_errors, 1u);
+    EXPECT_EQ(c.send_errors, 1u);
+    EXPECT_EQ(c.snapshots_sent, 0u);
+    {
+        std::lock_guard lk(mu);
+        ASSERT_EQ(errors.size(), 1u);
+        EXPECT_EQ(errors[0], "cannot encode snapshot 6 (4 nodes): Snapshot: LFT of 0x0000000000200000 has 49153 LIDs (at most "
+                             "49152); not sent (counted in send_errors and encode_errors)");
+    }
+    s.submit_snapshot(snap(7), 1);  // the next sweep goes through on the same connection
+    auto got = l.next_of<Snapshot>(3s);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->sweep_seq, 7u);
+    c = s.counters();
+    EXPECT_EQ(c.snapshots_sent, 1u);
+    EXPECT_EQ(c.reconnects, 0u);
+    EXPECT_EQ(c.encode_errors, 1u);
+}
+
+TEST(Sender, AnEncodeErrorAloneStillCountsWithoutASecondSnapshot) {
+    TempDir tmp;
+    WireListener l(tmp / "s.sock");
+    Sender s(opts_for(tmp / "s.sock"), hooks());
+    s.start();
+    ASSERT_TRUE(l.accept(3s));
+    auto bad = std::make_shared<Snapshot>(wire::sample_snapshot());
+    bad->lfts[0].port_by_lid.resize(wire::kMaxLftLids + 1, kLftNoPath);
+    s.submit_snapshot(bad, 1);
+    auto c = l.next_of<wire::Counters>(3s);  // the heartbeat's Counters after the failed snapshot
+    ASSERT_TRUE(c);
+    const auto deadline = Clock::now() + 3s;
+    while (c && c->encode_errors == 0 && Clock::now() < deadline) c = l.next_of<wire::Counters>(1s);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->encode_errors, 1u);
+    EXPECT_EQ(c->send_errors, 1u);
+    EXPECT_EQ(c->snapshots_sent, 0u);
+    EXPECT_TRUE(s.connected());
+}
+
+TEST(Sender, OnlyChangedLftsAreResentAndAReconnectResendsAll) {
+    TempDir tmp;
+    auto with_tables = [](uint64_t seq, uint8_t port_for_lid_7) {
+        auto s = std::make_shared<Snapshot>(wire::sample_snapshot());
+        s->sweep_seq = seq;
+        s->lfts[0].port_by_lid[7] = port_for_lid_7;
+        return s;
+    };
+    Sender s(opts_for(tmp / "s.sock"), hooks());
+    {
+        WireListener l(tmp / "s.sock");
+        s.start();
+        ASSERT_TRUE(l.accept(3s));
+        s.submit_snapshot(with_tables(1, 3), 1);
+        auto a = l.next_of<Snapshot>(2s);
+        ASSERT_TRUE(a);
+        ASSERT_EQ(a->lfts.size(), 1u);
+        EXPECT_EQ(a->lfts[0].port_by_lid[7], 3);
+        s.submit_snapshot(with_tables(2, 3), 1);  // unchanged: sent as a 9-byte record, decoded whole
+        auto b = l.next_of<Snapshot>(2s);
+        ASSERT_TRUE(b);
+        ASSERT_EQ(b->lfts.size(), 1u);
+        EXPECT_EQ(b->lfts[0].port_by_lid, a->lfts[0].port_by_lid);
+        s.submit_snapshot(with_tables(3, 2), 1);  // changed
+        auto c = l.next_of<Snapshot>(2s);
+        ASSERT_TRUE(c);
+        EXPECT_EQ(c->lfts[0].port_by_lid[7], 2);
+    }
+    // A new connection (a new decoder with no tables): every table again, or it could not decode.
+    WireListener l2(tmp / "s.sock");
+    ASSERT_TRUE(l2.accept(5s));
+    auto d = l2.next_of<Snapshot>(2s);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->sweep_seq, 3u);
+    ASSERT_EQ(d->lfts.size(), 1u);
+    EXPECT_EQ(d->lfts[0].port_by_lid[7], 2);
+}
+
+TEST(PluginOptions, WireSelectsTheSnapshotEncoding) {
+    EXPECT_EQ(std::get<Options>(parse_options(nullptr)).wire, 2);
+    EXPECT_EQ(std::get<Options>(parse_options("wire=1")).wire, 1);
+    EXPECT_EQ(std::get<std::string>(parse_options("wire=3")),
+              "event_plugin_options: wire=\"3\": must be 1 or 2 (1 = JSON snapshots, for daemons from before protocol version 2)");
+}
+
+TEST(Sender, WireOneSendsVersionOneJsonSnapshots) {
+    TempDir tmp;
+    WireListener l(tmp / "s.sock");
+    Options o = opts_for(tmp / "s.sock");
+    o.wire = 1;
+    Sender s(o, hooks());
+    s.start();
+    ASSERT_TRUE(l.accept(3s));
+    auto hello = l.next_of<wire::Hello>(2s);
+    ASSERT_TRUE(hello);
+    EXPECT_EQ(hello->wire_version, 1);
+    s.submit_snapshot(snap(4), 1);
+    auto got = l.next_of<Snapshot>(2s);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->sweep_seq, 4u);
+}

@@ -2,6 +2,8 @@
 // Schemas and the reasoning behind the short keys: docs/wire.md.
 #include "ibf/wire.h"
 
+#include "snapshot_v2.h"
+
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -133,6 +135,10 @@ void write_payload(Writer& w, const Hello& h) {
     w.key("pv"); w.str(h.plugin_version); w.ch(',');
     w.key("sm"); write_sm(w, h.sm); w.ch(',');
     w.key("pid"); w.num(h.pid);
+    if (h.wire_version != 1) {
+        w.ch(',');
+        w.key("wv"); w.num(h.wire_version);
+    }
     if (h.conf) {
         w.ch(',');
         w.key("cf"); w.ch('{');
@@ -283,6 +289,7 @@ void write_payload(Writer& w, const Counters& c) {
 #undef X
     w.raw(",\"pce\":"); w.num(c.port_counter_events);
     w.raw(",\"pcd\":"); w.num(c.port_counter_events_dropped);
+    w.raw(",\"enc_err\":"); w.num(c.encode_errors);
     w.ch('}');
 }
 
@@ -507,6 +514,10 @@ Hello read_hello(const json& j) {
     h.pid = static_cast<uint32_t>(as_u64(IBF_FIELD(j, w, "pid"), UINT32_MAX));
     if (auto it = j.find("au"); it != j.end()) h.auth = read_hello_auth(*it, w.child("au"));
     if (auto it = j.find("cf"); it != j.end()) h.conf = read_sm_conf(*it, w.child("cf"));
+    if (auto it = j.find("wv"); it != j.end()) {
+        h.wire_version = static_cast<uint16_t>(as_u64(*it, w.child("wv"), 0xFFFF));
+        if (h.wire_version == 0) fail(w.child("wv"), "wire version 0 does not exist");
+    }
     return h;
 }
 
@@ -544,6 +555,7 @@ Counters read_counters(const json& j) {
 #undef X
     if (j.contains("pce")) c.port_counter_events = as_u64(j["pce"], w.child("pce"), UINT64_MAX);
     if (j.contains("pcd")) c.port_counter_events_dropped = as_u64(j["pcd"], w.child("pcd"), UINT64_MAX);
+    if (j.contains("enc_err")) c.encode_errors = as_u64(j["enc_err"], w.child("enc_err"), UINT64_MAX);
     return c;
 }
 
@@ -572,6 +584,38 @@ PortCounters read_port_counters(const json& j) {
 // value arrives or when its object/array closes (checks that need several fields, e.g. port <= np).
 // Keys may come in any order; unknown keys (with whatever value) are skipped; duplicate known keys
 // are an error.
+}  // namespace
+
+// The structural checks both snapshot decoders (v1 JSON, v2 parts) make, in one place.
+const char* link_error(const Fabric& f, NodeId a, int pa, NodeId b, int pb) {
+    if (a >= f.size() || b >= f.size()) return "link names a node that does not exist";
+    const Port* p = pa >= 1 ? f.node(a).port(pa) : nullptr;  // port 0 (a switch's own) carries no cable
+    const Port* q = pb >= 1 ? f.node(b).port(pb) : nullptr;
+    if (!p || !q) return "link names a port that does not exist";
+    if (a == b && pa == pb) return "port linked to itself";
+    if (p->linked() || q->linked()) return "port already linked";
+    return nullptr;
+}
+
+LftError lft_error(const Fabric& f, Guid sw_guid, const std::vector<uint8_t>& port_by_lid, std::vector<uint8_t>& seen) {
+    auto id = f.find(sw_guid);
+    if (!id) return {0, "LFT of " + guid_hex(sw_guid) + ", which is not a node of \"n\""};
+    const Node& sw = f.node(*id);
+    if (sw.type != NodeType::Switch) return {0, "LFT of " + guid_hex(sw_guid) + ", which is not a switch"};
+    if (seen.size() < f.size()) seen.resize(f.size(), 0);
+    if (seen[*id]++) return {0, "second LFT for switch " + guid_hex(sw_guid)};
+    if (port_by_lid.size() > kMaxLftLids) return {1, "more than " + std::to_string(kMaxLftLids) + " LIDs"};
+    for (size_t l = 0; l < port_by_lid.size(); ++l) {
+        int port = port_by_lid[l];
+        if (port != kLftNoPath && port > sw.num_ports())
+            return {1, "LID " + std::to_string(l) + " routed to port " + std::to_string(port) + " beyond the switch's " +
+                           std::to_string(sw.num_ports()) + " ports"};
+    }
+    return {};
+}
+
+namespace {
+
 class SnapshotSax final : public nlohmann::json_sax<json> {
 public:
     Snapshot result;
@@ -974,31 +1018,15 @@ private:
             auto pa = static_cast<int>(links_[i + 1]);
             auto b = static_cast<NodeId>(links_[i + 2]);
             auto pb = static_cast<int>(links_[i + 3]);
-            const Path at = wl.at(i);
-            if (a >= f.size() || b >= f.size()) fail(at, "link names a node that does not exist");
-            Port* p = pa >= 1 ? f.node(a).port(pa) : nullptr;  // port 0 (a switch's own) carries no cable
-            Port* q = pb >= 1 ? f.node(b).port(pb) : nullptr;
-            if (!p || !q) fail(at, "link names a port that does not exist");
-            if (a == b && pa == pb) fail(at, "port linked to itself");
-            if (p->linked() || q->linked()) fail(at, "port already linked");
+            if (const char* e = link_error(f, a, pa, b, pb)) fail(wl.at(i), e);
             f.connect(a, pa, b, pb);
         }
         const Path wlf = w.child("lf");
         std::vector<uint8_t> seen_lft(f.size(), 0);
         for (size_t i = 0; i < result.lfts.size(); ++i) {
             const SwitchLft& t = result.lfts[i];
-            const Path at = wlf.at(i);
-            auto id = f.find(t.switch_guid);
-            if (!id) fail(at.at(0), "LFT of " + guid_hex(t.switch_guid) + ", which is not a node of \"n\"");
-            const Node& sw = f.node(*id);
-            if (sw.type != NodeType::Switch) fail(at.at(0), "LFT of " + guid_hex(t.switch_guid) + ", which is not a switch");
-            if (seen_lft[*id]++) fail(at.at(0), "second LFT for switch " + guid_hex(t.switch_guid));
-            for (size_t l = 0; l < t.port_by_lid.size(); ++l) {
-                int port = t.port_by_lid[l];
-                if (port != kLftNoPath && port > sw.num_ports())
-                    fail(at.at(1), "LID " + std::to_string(l) + " routed to port " + std::to_string(port) +
-                                       " beyond the switch's " + std::to_string(sw.num_ports()) + " ports");
-            }
+            if (LftError e = lft_error(f, t.switch_guid, t.port_by_lid, seen_lft); !e.what.empty())
+                fail(wlf.at(i).at(e.field), e.what);
         }
         f.finalize();
     }
@@ -1121,6 +1149,34 @@ Message decode_payload(MsgType t, std::string_view payload) {
     throw Error("unknown message type " + std::to_string(static_cast<int>(t)));
 }
 
+Decoder::Decoder(size_t max_payload, size_t max_before_hello)
+    : max_payload_(max_payload), max_before_hello_(max_before_hello) {}
+Decoder::~Decoder() = default;
+Decoder::Decoder(Decoder&&) noexcept = default;
+Decoder& Decoder::operator=(Decoder&&) noexcept = default;
+
+// A version 2 frame whose header is in the buffer. False while its payload is incomplete.
+bool Decoder::frame_v2(uint16_t type, uint32_t len, std::optional<Message>& out) {
+    if (!hello_seen_ || wire_version_ < kVersion2)
+        throw Error(std::string("wire version 2 frame ") + (hello_seen_ ? "but the Hello announced version 1" : "before Hello"));
+    if (type != static_cast<uint16_t>(MsgType::Snapshot))
+        throw Error("wire version 2 frame of type " + std::to_string(type) + " (version 2 carries only Snapshot parts)");
+    // Each part is bounded by kMaxPartPayload; the parts of one snapshot together by max_payload_
+    // (SnapshotAssembler), so a receiver with a small limit still takes a sender's 4 MiB parts.
+    if (len > kMaxPartPayload)
+        throw Error("Snapshot part of " + std::to_string(len) + " bytes exceeds the limit of " + std::to_string(kMaxPartPayload));
+    if (buffered() < kHeaderSize + len) return false;
+    if (!v2_) v2_ = std::make_unique<SnapshotAssembler>(max_payload_);
+    std::optional<Snapshot> s = v2_->feed(std::string_view(buf_.data() + pos_ + kHeaderSize, len));
+    pos_ += kHeaderSize + len;
+    if (pos_ == buf_.size()) {
+        buf_.clear();
+        pos_ = 0;
+    }
+    if (s) out = Message(std::move(*s));
+    return true;
+}
+
 void Decoder::feed(const char* data, size_t n) {
     if (pos_ > 0 && pos_ == buf_.size()) {
         buf_.clear();
@@ -1143,11 +1199,16 @@ std::optional<Message> Decoder::next() {
             throw Error("bad magic 0x" + std::string(hex, r.ptr) + " (not an ibfabric wire stream)");
         }
         uint16_t version = get_le16(h + 4);
-        if (version != kVersion)
-            throw Error("unsupported wire version " + std::to_string(version) + " (this side speaks " +
-                        std::to_string(kVersion) + ")");
+        if (version != kVersion && version != kVersion2)
+            throw Error("unsupported wire version " + std::to_string(version) + " (this side speaks 1 and 2: upgrade it)");
         uint16_t type = get_le16(h + 6);
         uint32_t len = get_le32(h + 8);
+        if (version == kVersion2) {  // a binary Snapshot part (docs/wire.md, "Snapshot, version 2")
+            std::optional<Message> m;
+            if (!frame_v2(type, len, m)) return std::nullopt;  // the rest of the frame has not arrived
+            if (m) return m;
+            continue;  // a part that did not complete a snapshot
+        }
         if (type == 0 || (type > kLastMsgType && !hello_seen_))
             throw Error("unknown message type " + std::to_string(type) + (type == 0 ? "" : " before Hello"));
         if (type > kLastMsgType) {
@@ -1170,7 +1231,10 @@ std::optional<Message> Decoder::next() {
                         std::to_string(limit) + (hello_seen_ || limit == max_for(t, max_payload_) ? "" : " before Hello"));
         if (buffered() < kHeaderSize + len) return std::nullopt;
         Message m = decode_payload(t, std::string_view(buf_.data() + pos_ + kHeaderSize, len));
-        if (t == MsgType::Hello) hello_seen_ = true;
+        if (t == MsgType::Hello) {
+            hello_seen_ = true;
+            wire_version_ = std::get<Hello>(m).wire_version;
+        }
         pos_ += kHeaderSize + len;
         if (pos_ == buf_.size()) {
             buf_.clear();

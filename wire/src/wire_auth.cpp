@@ -55,6 +55,7 @@ std::string hello_auth_text(const Hello& h, int64_t t_ms, std::string_view nonce
         line(out, "cf", sized(h.conf->routing_engine) + sized(h.conf->root_guid_file) + sized(h.conf->cn_guid_file) +
                             std::to_string(h.conf->lmc) + "," + (h.conf->honor_guid2lid ? "1" : "0") + "," +
                             sized(h.conf->sm_key_digest));
+    if (h.wire_version != 1) line(out, "wv", std::to_string(h.wire_version));  // a v1 Hello's text is unchanged
     line(out, "t", std::to_string(t_ms));
     line(out, "n", nonce_hex);
     return out;

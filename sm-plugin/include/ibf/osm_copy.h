@@ -1,10 +1,19 @@
 // Copying OpenSM's subnet into an ibf::Snapshot. Only the plugin (and its tests) include this.
-// The caller includes OpenSM's headers (sm-plugin/src/osm_headers.h) and holds osm->lock.
+// The caller includes OpenSM's headers (sm-plugin/src/osm_headers.h) and holds osm->lock for the
+// copy; everything that only reshapes the copy runs after the lock is released:
 //
+//   ibf::osm::SubnetCopy raw;
 //   cl_plock_acquire(&osm->lock);
-//   ibf::osm::copy_subnet(osm, snap);   // a copy, nothing more: no I/O, no allocation beyond the copy
+//   ibf::osm::copy_subnet(osm, raw);    // flat records of OpenSM's own fields, nothing more
+//   lfts.refresh(osm, raw.lids);        // only the tables that differ from the last sweep's
 //   cl_plock_release(&osm->lock);
+//   ibf::osm::build_snapshot(raw, snap);  // the Fabric: ports mapped, links, names, indexes
+//   lfts.fill(snap);                    // every switch's table into snap.lfts
 #pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
 
 #include "ibf/snapshot.h"
 
@@ -17,14 +26,69 @@ namespace ibf::osm {
 // the switch's port 0 capability mask). Fills everything but num/valid/peer.
 void copy_port(const struct osm_physp* p, bool ext_speeds, bool is_switch, Port& out);
 
-// Nodes, ports, links, LIDs, the SM's own state and the SMs it knows. Does not set sweep_seq or
-// taken_unix_ms (the caller's). Caller holds osm->lock (shared is enough).
-void copy_subnet(struct osm_opensm* osm, Snapshot& out);
+// What is read under the lock: OpenSM's fields as they are (one record per node and per valid
+// port, the remote end as a node index and port number), the SM's own state, the SMs it knows.
+struct SubnetCopy {
+    struct RawNode {
+        uint8_t type = 0, num_physp = 0;
+        Guid guid = 0, system_guid = 0;
+        uint16_t vendor_id = 0, device_id = 0;
+        char desc[64] = {};            // NodeDescription, not NUL-terminated when 64 bytes long
+        std::string print_desc;        // OpenSM's display name when it differs (node-name-map)
+        uint32_t first_port = 0, ports = 0;  // into `ports`
+        uintptr_t physp_base = 0;      // address of OpenSM's physp_table[0]: never dereferenced
+        bool ext_speeds = false;       // a switch's port 0 IsExtendedSpeedsSupported
+    };
+    struct RawPort {
+        uint8_t num = 0;
+        // p_remote_physp as an address (0 = none), resolved after the lock by the address ranges of
+        // the nodes' physp tables: reading the remote node under the lock would be a cache miss
+        // per port in a random place of OpenSM's memory.
+        uintptr_t remote = 0;
+        Guid guid = 0;
+        uint8_t port_info[64];              // ib_port_info_t as OpenSM holds it
+        uint8_t mlnx_speed[3];              // ExtendedPortInfo link_speed_supported/_enabled/_active
+    };
+    Snapshot head;                     // every Snapshot field but the fabric and the LFTs
+    std::vector<RawNode> nodes;
+    std::vector<RawPort> ports;
+    size_t lids = 0;                   // LFT length: LIDs 0..the highest in use (base + 2^LMC - 1)
+    size_t physp_size = 0;             // sizeof(osm_physp_t), to map `remote` to a port number
+};
+
+// Caller holds osm->lock (shared is enough): walks the node, port and SM tables into `out`. Does
+// not set sweep_seq or taken_unix_ms (the caller's).
+void copy_subnet(struct osm_opensm* osm, SubnetCopy& out);
+// No lock needed: the Snapshot (Fabric with every port mapped, links, names derived) from the copy.
+void build_snapshot(const SubnetCopy& raw, Snapshot& out);
+
+// The switches' forwarding tables as of the last sweep, kept by the plugin between sweeps, so
+// that under the lock only tables that changed are copied (a compare of each table with its copy:
+// reads, no allocation, for a sweep that changed no routes).
+class LftCache {
+public:
+    // Caller holds osm->lock (shared), at SUBNET_UP. `lids`: the table length (SubnetCopy::lids;
+    // 0 = subn.max_ucast_lid_ho + 1). Returns the number of tables copied (changed or new).
+    size_t refresh(struct osm_opensm* osm, size_t lids);
+    // No lock needed: appends every switch's table (as of the last refresh) to snap.lfts, egress
+    // ports beyond the switch's ports replaced by kLftNoPath (the wire decoder would refuse them).
+    void fill(Snapshot& snap) const;
+
+private:
+    struct Entry {
+        Guid guid = 0;
+        uint8_t num_ports = 0;                      // the switch's ports 0..num_ports-1
+        std::shared_ptr<std::vector<uint8_t>> raw;  // OpenSM's bytes, LIDs 0..max
+    };
+    std::vector<Entry> order_;                      // sw_guid_tbl order of the last refresh
+    std::unordered_map<Guid, std::shared_ptr<std::vector<uint8_t>>> by_guid_;
+};
 
 // The switches' linear forwarding tables after routing (osm_switch_t::lft, what the switches
 // acknowledged), one SwitchLft per switch, LIDs 0..the highest LID in use (from the ports already
 // in out.fabric: call after copy_subnet; subn.max_ucast_lid_ho when there are none).
 // Appends to out.lfts. Caller holds osm->lock (shared) — at SUBNET_UP only, never in LFT_CHANGE.
+// A fresh LftCache's refresh() + fill(): every table is copied.
 void copy_lfts(struct osm_opensm* osm, Snapshot& out);
 
 // The SM's own SmInfo read without the lock (word-sized atomic loads): for the heartbeat.

@@ -43,6 +43,7 @@ struct Options {
     int backoff_max_ms = 2000;            // reconnect backoff cap (10..60000)
     bool lft = true;                      // lft=1|0: export the switches' LFTs in each snapshot
     size_t counter_queue = 16384;         // counters=N: perfmgr counter events queued per endpoint (0 = off, .. 1048576)
+    int wire = 2;                         // wire=2|1: snapshots as binary v2 parts (default) or v1 JSON (older daemons)
 
     std::string endpoint() const;         // every endpoint's name, ", "-separated, for log lines
 };

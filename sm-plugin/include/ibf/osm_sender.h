@@ -81,7 +81,9 @@ private:
     int connect_once(std::string& err);
     bool send_all(int fd, const std::string& bytes);
     bool send_msg(int fd, const wire::Message& m);
-    bool send_snapshot(int fd, const Snapshot& s);
+    enum class SnapSend : uint8_t { sent, not_encodable, failed };
+    // v2 parts (or one v1 frame with opts_.wire == 1); `delivered`: this connection's LFT hashes.
+    SnapSend send_snapshot(int fd, const Snapshot& s, wire::LftHashes& delivered);
     bool send_bytes(int fd, const std::string& bytes);
     void log(LogLevel l, const std::string& msg) const;
     wire::Hello make_hello() const;

@@ -1,12 +1,18 @@
-// The plugin -> controller wire protocol, version 1 (documented in docs/wire.md).
+// The plugin -> controller wire protocol, versions 1 and 2 (documented in docs/wire.md).
 //
 // A stream of frames over a Unix or TCP socket. Every frame:
 //   offset 0  uint32 magic   0x49424657 ("IBFW"), little-endian
-//   offset 4  uint16 version 1
+//   offset 4  uint16 version 1: a JSON payload; 2: a binary Snapshot part (after a Hello with wv >= 2)
 //   offset 6  uint16 type    MsgType
-//   offset 8  uint32 length  payload bytes that follow (<= kMaxPayload)
-//   offset 12 payload        UTF-8 JSON object, schema per type in docs/wire.md
-// The plugin sends Hello first on each connection, then any mix of the others.
+//   offset 8  uint32 length  payload bytes that follow (<= kMaxPayload; v2 parts <= kMaxPartPayload)
+//   offset 12 payload        v1: UTF-8 JSON object, schema per type in docs/wire.md; v2: see there
+// The plugin sends Hello first on each connection, then any mix of the others. A version 2
+// snapshot is a run of parts (Begin, Nodes..., Links..., Lfts..., End) of a few MiB each:
+//
+//   wire::SnapshotWriter w(snap, delivered);      // delivered: this connection's LftHashes
+//   std::string frame;
+//   while (w.next(frame)) write(fd, frame);       // then delivered = w.take_delivered()
+//
 // Pure: encode/decode only, no sockets.
 #pragma once
 
@@ -15,7 +21,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -24,7 +32,8 @@
 namespace ibf::wire {
 
 inline constexpr uint32_t kMagic = 0x49424657;
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 1;        // JSON frames (every message type)
+inline constexpr uint16_t kVersion2 = 2;       // binary Snapshot parts (docs/wire.md, "Snapshot, version 2")
 inline constexpr size_t kHeaderSize = 12;
 inline constexpr size_t kMaxPayload = 256u << 20;  // 256 MiB: far above a 100k-link snapshot
 
@@ -35,6 +44,7 @@ inline constexpr size_t kMaxSms = 1024;                // Snapshot::other_sms en
 inline constexpr size_t kMaxString = 4096;             // bytes in any one string field
 inline constexpr int kMaxJsonDepth = 8;                // nesting of arrays/objects in a payload
 inline constexpr size_t kMaxLftLids = 49152;           // entries in one Snapshot "lf" table (unicast LIDs 0..0xBFFF)
+inline constexpr size_t kMaxPartPayload = 4u << 20;    // one version 2 Snapshot part (frame payload)
 
 enum class MsgType : uint16_t { Hello = 1, Snapshot = 2, Event = 3, Heartbeat = 4, Counters = 5, PortCounters = 6 };
 inline constexpr uint16_t kLastMsgType = 6;  // types above it are a newer peer's: skipped after Hello
@@ -54,6 +64,7 @@ struct Hello {
     uint32_t pid = 0;            // opensm's pid
     std::optional<HelloAuth> auth = std::nullopt;  // "au", absent = unauthenticated
     std::optional<SmConf> conf = std::nullopt;     // "cf", absent = not sent (an older plugin)
+    uint16_t wire_version = 1;   // "wv": snapshots follow as version 2 parts when 2; absent = 1
 };
 
 enum class EventKind : uint8_t { Trap = 1, StateChange = 2, SweepStart = 3, RoutingDone = 4 };
@@ -86,6 +97,9 @@ struct Counters {
     // that report() handed to this endpoint, and those dropped because its queue was full.
     uint64_t port_counter_events = 0;
     uint64_t port_counter_events_dropped = 0;
+    // Optional key "enc_err" (absent = 0): snapshots that could not be encoded (also counted in
+    // send_errors; never in snapshots_sent).
+    uint64_t encode_errors = 0;
 };
 
 // The port counters OpenSM's perfmgr reads (PortCounters / PortCountersExtended), in the order of
@@ -148,6 +162,38 @@ std::string encode(const Snapshot& s);
 std::string encode_payload(const Message& m);
 Message decode_payload(MsgType t, std::string_view payload);
 
+// Version 2 snapshots (docs/wire.md, "Snapshot, version 2"). Per connection the sender keeps the
+// hash of every switch's LFT as last delivered; a table whose hash is unchanged goes as a 9-byte
+// "unchanged" record. Empty after a (re)connect, so a new connection gets every table.
+using LftHashes = std::unordered_map<Guid, uint64_t>;
+uint64_t lft_hash(const SwitchLft& t);
+
+// Encodes one Snapshot as version 2 frames, one at a time (each at most kMaxPartPayload), so the
+// sender never holds the whole encoded snapshot. `s` must outlive the writer. Throws wire::Error
+// for a snapshot the format cannot carry (more than kMaxNodes nodes, an LFT above kMaxLftLids).
+class SnapshotWriter {
+public:
+    SnapshotWriter(const Snapshot& s, const LftHashes& delivered, size_t max_part = kMaxPartPayload);
+    ~SnapshotWriter();
+    SnapshotWriter(const SnapshotWriter&) = delete;
+    SnapshotWriter& operator=(const SnapshotWriter&) = delete;
+    // Writes the next frame (header + payload) into `frame`; false once the End part was given.
+    bool next(std::string& frame);
+    // After the last frame: the hashes the receiver now holds (the connection's next LftHashes).
+    LftHashes take_delivered();
+    size_t lfts_sent() const;       // tables sent whole
+    size_t lfts_unchanged() const;  // tables sent as "unchanged"
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Every frame of a version 2 snapshot, concatenated (tests, benchmarks, fuzz seeds).
+std::string encode_v2(const Snapshot& s, const LftHashes& delivered = {});
+
+class SnapshotAssembler;
+
 // Incremental decoder for one connection: feed() bytes as they arrive, then call next() until
 // it returns nullopt. Throws wire::Error on a bad magic, version, type 0 (or any unknown type
 // before Hello), an oversized length, or a payload that does not match its schema; after that the
@@ -155,17 +201,24 @@ Message decode_payload(MsgType t, std::string_view payload);
 // message: next() skips it and counts it (skipped(), last_skipped_type()).
 // `max_before_hello` caps every frame until a Hello has been decoded (a receiver sets it to
 // kMaxSmallPayload so a peer that has not introduced itself cannot make it buffer a large payload).
+// Version 2 frames are Snapshot parts, accepted after a Hello that announced wv >= 2; next()
+// returns the Snapshot when its End part arrives (other messages may come between parts).
 class Decoder {
 public:
-    explicit Decoder(size_t max_payload = kMaxPayload, size_t max_before_hello = kMaxPayload)
-        : max_payload_(max_payload), max_before_hello_(max_before_hello) {}
+    explicit Decoder(size_t max_payload = kMaxPayload, size_t max_before_hello = kMaxPayload);
+    ~Decoder();
+    Decoder(Decoder&&) noexcept;
+    Decoder& operator=(Decoder&&) noexcept;
     void feed(const char* data, size_t n);
     std::optional<Message> next();
     size_t buffered() const { return buf_.size() - pos_; }
     uint64_t skipped() const { return skipped_; }
     uint16_t last_skipped_type() const { return last_skipped_type_; }
+    uint16_t wire_version() const { return wire_version_; }  // the last Hello's wv (1 before any)
 
 private:
+    bool frame_v2(uint16_t type, uint32_t len, std::optional<Message>& out);
+
     std::string buf_;
     size_t pos_ = 0;
     size_t max_payload_;
@@ -173,6 +226,8 @@ private:
     bool hello_seen_ = false;
     uint64_t skipped_ = 0;
     uint16_t last_skipped_type_ = 0;
+    uint16_t wire_version_ = 1;
+    std::unique_ptr<SnapshotAssembler> v2_;  // created at the first version 2 frame
 };
 
 }  // namespace ibf::wire
