@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ibf/osm_plugin_options.h"
 #include "ibf/text.h"
 
 namespace ibf::doctor {
@@ -172,7 +173,8 @@ Check check_plugin_version(const Facts& f) {
         return make(name, Status::fail,
                     "the plugin is built for " + f.plugin_osm_version + ", the installed opensm is " + f.opensm_version +
                         ": OpenSM skips it (\"OpenSM version mismatch\")",
-                    "rebuild the plugin against this OpenSM's headers (docs/operators-guide.md, \"Upgrades\")");
+                    "rebuild the plugin against this OpenSM's headers: " + osm::rebuild_command(f.opensm_bin.path) +
+                        " (docs/packaging.md)");
     return make(name, Status::ok, "built for " + f.plugin_osm_version + ", the installed opensm is " + f.opensm_version);
 }
 

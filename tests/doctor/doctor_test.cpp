@@ -104,6 +104,10 @@ TEST(Doctor, PluginMissingOrWritableOrBuiltForAnotherOpensm) {
     EXPECT_EQ(c.status, Status::fail);
     EXPECT_EQ(c.detail, "the plugin is built for OpenSM 3.3.23, the installed opensm is OpenSM 5.17.0.MLNX: OpenSM skips it (\"OpenSM version mismatch\")");
     EXPECT_NE(c.fix.find("rebuild the plugin"), std::string::npos);
+    f.opensm_bin.path = "/opt/mellanox/sbin/opensm";  // the fix names the rebuild against that OpenSM's prefix
+    EXPECT_EQ(check_plugin_version(f).fix,
+              "rebuild the plugin against this OpenSM's headers: cmake -S <ibfabric source> -B build-osm "
+              "-DOPENSM_ROOT=/opt/mellanox -DIBF_BUILD_TESTS=OFF && cmake --build build-osm --target package (docs/packaging.md)");
     f.opensm_version = "";
     EXPECT_EQ(check_plugin_version(f).status, Status::warn);
 }
