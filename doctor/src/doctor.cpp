@@ -84,8 +84,12 @@ std::string find_osm_version(std::string_view bytes) {
             dots += bytes[end] == '.';
             ++end;
         }
+        // A vendor's or a source build's suffix: "OpenSM 5.17.0.MLNX20231105.b4a4c2d", "OpenSM 3.3.23-rc1".
+        const size_t numeric_end = end;
+        auto suffix_char = [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '-' || c == '_' || c == '+'; };
+        while (dots >= 2 && end < bytes.size() && end - numeric_end < 64 && suffix_char(static_cast<unsigned char>(bytes[end]))) ++end;
         const bool terminated = end == bytes.size() || bytes[end] == '\0' || bytes[end] == '"';
-        if (dots >= 2 && end > pos + kPrefix.size() && terminated) return std::string(bytes.substr(pos, end - pos));
+        if (dots >= 2 && numeric_end > pos + kPrefix.size() && terminated) return std::string(bytes.substr(pos, end - pos));
     }
     return "";
 }

@@ -99,7 +99,7 @@ TEST(Doctor, PluginMissingOrWritableOrBuiltForAnotherOpensm) {
     EXPECT_EQ(check_plugin_version(f).status, Status::skip);
 
     f = healthy();
-    f.opensm_version = "OpenSM 5.17.0.MLNX";  // not matched by find_osm_version, but as if it were
+    f.opensm_version = "OpenSM 5.17.0.MLNX";  // a vendor OpenSM
     c = check_plugin_version(f);
     EXPECT_EQ(c.status, Status::fail);
     EXPECT_EQ(c.detail, "the plugin is built for OpenSM 3.3.23, the installed opensm is OpenSM 5.17.0.MLNX: OpenSM skips it (\"OpenSM version mismatch\")");
@@ -203,6 +203,10 @@ TEST(Doctor, Helpers) {
     EXPECT_EQ(find_osm_version(std::string("\x7f" "ELF..OpenSM \0OpenSM 3.3.23\0tail", 30)), "OpenSM 3.3.23");
     EXPECT_EQ(find_osm_version("loaded (ibfabric 0.1.0, OpenSM 3.3.23), sending"), "");  // not terminated: a log line
     EXPECT_EQ(find_osm_version(std::string("OpenSM 3.3\0", 11)), "");
+    // Vendor and source builds carry a suffix (MLNX_OFED's OpenSM 5.x); a log line still does not match.
+    EXPECT_EQ(find_osm_version(std::string("x\0OpenSM 5.17.0.MLNX20231105.b4a4c2d\0y", 38)), "OpenSM 5.17.0.MLNX20231105.b4a4c2d");
+    EXPECT_EQ(find_osm_version("#define OSM_VERSION \"OpenSM 3.3.23-other\""), "OpenSM 3.3.23-other");
+    EXPECT_EQ(find_osm_version("loaded (ibfabric 0.1.0, OpenSM 3.3.23-other), sending"), "");
     EXPECT_EQ(ld_so_conf_dirs("include /etc/ld.so.conf.d/*.conf\n# c\n/usr/local/lib\n/lib/x86_64-linux-gnu # multiarch\n"),
               (std::vector<std::string>{"/usr/local/lib", "/lib/x86_64-linux-gnu"}));
 }

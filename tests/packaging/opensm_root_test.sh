@@ -9,7 +9,7 @@
 # exact rebuild command (-DOPENSM_ROOT=/usr). A prefix without headers is refused at configure.
 # Usage: opensm_root_test.sh SOURCE_DIR BUILD_DIR   (exit 77 = skipped, the reason printed)
 set -euo pipefail
-src=$1 build=$2
+src=$(cd "$1" && pwd) build=$(cd "$2" && pwd)
 inc=/usr/include/infiniband
 [ -r $inc/opensm/osm_version.h ] || { echo "SKIP: no OpenSM headers in $inc (package libopensm-dev)"; exit 77; }
 command -v ninja >/dev/null || { echo "SKIP: ninja is not installed (package ninja-build)"; exit 77; }
@@ -60,7 +60,7 @@ out=$("$build/bin/ibfabric" doctor --plugin-dir "$tmp/b/lib" --opensm-conf /dev/
       --config /dev/null --url http://127.0.0.1:9 --json 2>&1 || true)
 line=$(python3 -c 'import json,sys; print([c for c in json.loads(sys.argv[1])["checks"] if c["name"]=="plugin version"][0])' "$out") ||
   fail "doctor gave no plugin version check: $out"
-grep -qF "'status': 'FAIL'" <<<"$line" || fail "doctor's plugin version check did not fail: $line"
+grep -qF "'status': 'fail'" <<<"$line" || fail "doctor's plugin version check did not fail: $line"
 grep -qF -- "cmake -S <ibfabric source> -B build-osm -DOPENSM_ROOT=/usr -DIBF_BUILD_TESTS=OFF && cmake --build build-osm --target package" <<<"$line" ||
   fail "doctor's fix lacks the rebuild command: $line"
 echo "ok: ibfabric doctor: $line"
@@ -70,6 +70,7 @@ mkdir -p "$tmp/empty"
 if cmake -S "$src" -B "$tmp/b2" -G Ninja -DIBF_BUILD_TESTS=OFF -DOPENSM_ROOT="$tmp/empty" >"$tmp/configure2.log" 2>&1; then
   fail "configure accepted OPENSM_ROOT=$tmp/empty"
 fi
-grep -qF "OPENSM_ROOT=$tmp/empty: no $tmp/empty/include/infiniband/opensm/osm_version.h" "$tmp/configure2.log" ||
+# CMake wraps its messages: compare with the lines joined.
+tr -s ' \n' ' ' <"$tmp/configure2.log" | grep -qF "OPENSM_ROOT=$tmp/empty: no $tmp/empty/include/infiniband/opensm/osm_version.h" ||
   fail "the refusal does not name the missing header: $(grep -A3 'CMake Error' "$tmp/configure2.log")"
 echo "ok: OPENSM_ROOT without headers is refused at configure"
