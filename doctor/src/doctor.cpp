@@ -294,7 +294,7 @@ Check check_keepalived(const Facts& f) {
 std::vector<Check> run_checks(const Facts& f) {
     return {check_opensm_conf(f), check_plugin_file(f), check_plugin_version(f), check_opensm_log(f), check_perfmgr(f),
             check_daemon_config(f), check_daemon(f),    check_socket(f),         check_token(f),      check_history(f),
-            check_keepalived(f)};
+            check_keepalived(f), check_mad_access(f), check_guid2lid(f), check_priority_path(f)};
 }
 
 bool all_passed(const std::vector<Check>& checks) {
