@@ -71,6 +71,6 @@ if cmake -S "$src" -B "$tmp/b2" -G Ninja -DIBF_BUILD_TESTS=OFF -DOPENSM_ROOT="$t
   fail "configure accepted OPENSM_ROOT=$tmp/empty"
 fi
 # CMake wraps its messages: compare with the lines joined.
-tr -s ' \n' ' ' <"$tmp/configure2.log" | grep -qF "OPENSM_ROOT=$tmp/empty: no $tmp/empty/include/infiniband/opensm/osm_version.h" ||
+grep -qF "OPENSM_ROOT=$tmp/empty: no $tmp/empty/include/infiniband/opensm/osm_version.h" <<<"$(tr -s ' \n' ' ' <"$tmp/configure2.log")" ||
   fail "the refusal does not name the missing header: $(grep -A3 'CMake Error' "$tmp/configure2.log")"
 echo "ok: OPENSM_ROOT without headers is refused at configure"

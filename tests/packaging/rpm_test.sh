@@ -36,14 +36,16 @@ for pair in "$main_rpm $main_deb" "$plugin_rpm $plugin_deb"; do
 done
 n=$(rpm_files "$main_rpm" | wc -l)
 (( n >= 10 )) || fail "only $n files in $(basename "$main_rpm")"
-rpm -qpl "$main_rpm" | grep -qx /usr/lib/systemd/system/ibfabricd.service || fail "rpm -qpl: no unit"
-rpm -qpl "$main_rpm" | grep -qx /usr/lib/sysusers.d/ibfabric.conf || fail "rpm -qpl: no sysusers entry"
-rpm -qpl "$main_rpm" | grep -qx /etc/ibfabric || fail "rpm -qpl: /etc/ibfabric is not owned by the package"
-! rpm -qpl "$main_rpm" | grep -qxE '/usr/lib/systemd(/system)?|/usr/share/man(/man[18])?|/usr/lib/(tmpfiles|sysusers)\.d' ||
-  fail "the package owns a directory of the system's: $(rpm -qpl "$main_rpm" | grep -xE '/usr/lib/systemd(/system)?|/usr/share/man(/man[18])?|/usr/lib/(tmpfiles|sysusers)\.d')"
+# Lists in variables, not pipes into grep -q: under pipefail an early grep exit fails the pipe (SIGPIPE).
+list=$(rpm -qpl "$main_rpm")
+grep -qx /usr/lib/systemd/system/ibfabricd.service <<<"$list" || fail "rpm -qpl: no unit"
+grep -qx /usr/lib/sysusers.d/ibfabric.conf <<<"$list" || fail "rpm -qpl: no sysusers entry"
+grep -qx /etc/ibfabric <<<"$list" || fail "rpm -qpl: /etc/ibfabric is not owned by the package"
+! grep -qxE '/usr/lib/systemd(/system)?|/usr/share/man(/man[18])?|/usr/lib/(tmpfiles|sysusers)\.d' <<<"$list" ||
+  fail "the package owns a directory of the system's: $(grep -xE '/usr/lib/systemd(/system)?|/usr/share/man(/man[18])?|/usr/lib/(tmpfiles|sysusers)\.d' <<<"$list")"
 [ "$(rpm -qp --qf '%{VERSION}' "$main_rpm")" = "$version" ] || fail "rpm version $(rpm -qp --qf '%{VERSION}' "$main_rpm")"
-rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$main_rpm" | grep -qx 'cn /etc/ibfabric/ibfabricd.yaml' ||
-  fail "the config is not %config(noreplace): $(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$main_rpm" | grep ibfabricd.yaml)"
+flags=$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$main_rpm")
+grep -qx 'cn /etc/ibfabric/ibfabricd.yaml' <<<"$flags" || fail "the config is not %config(noreplace): $(grep ibfabricd.yaml <<<"$flags")"
 echo "ok: $(basename "$main_rpm") and $(basename "$plugin_rpm") hold the .deb's $n + $(rpm_files "$plugin_rpm" | wc -l) files"
 
 # Requires: runtime needs only.
@@ -58,7 +60,7 @@ plugin_req=$(rpm -qpR "$plugin_rpm" | grep -vxE 'rpmlib\(.*|/bin/sh' | sort -u)
 scripts=$(rpm -qp --scripts "$main_rpm")
 grep -qF "systemd-sysusers --replace=/usr/lib/sysusers.d/ibfabric.conf" <<<"$scripts" || fail "no sysusers %pre: $scripts"
 grep -qF "$(grep '^u ' "$(dirname "$0")/../../packaging/ibfabric.sysusers")" <<<"$scripts" || fail "%pre's line is not the sysusers file's"
-rpm -qp --scripts "$plugin_rpm" | grep -q ldconfig || fail "the plugin's scriptlets do not run ldconfig"
+grep -q ldconfig <<<"$(rpm -qp --scripts "$plugin_rpm")" || fail "the plugin's scriptlets do not run ldconfig"
 echo "ok: Requires: $(grep -vE "^rpmlib\(|^/bin/sh$|\((GLIBC|GLIBCXX|CXXABI|GCC|OPENSSL|IBMAD|IBUMAD)_" <<<"$req" | tr "\n" " ")| plugin: $plugin_req"
 
 # A scratch root: a shell, the account tools and their libraries, nothing else (merged /usr).
