@@ -7,7 +7,7 @@
 #                                   (said so at the end): arguments select tests of the normal build
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh test
 bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j2 --timeout 300 "$@"
 if [ $# -gt 0 ]; then

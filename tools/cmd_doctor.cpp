@@ -16,7 +16,8 @@ void register_doctor(CLI::App& app, Runner& run) {
         "doctor",
         "Check this SM node: opensm.conf loads the plugin, the plugin file is where OpenSM looks and\n"
         "matches the installed OpenSM, OpenSM's log shows it loaded, ibfabricd answers and receives,\n"
-        "socket/token/database permissions, keepalived when HA is on. Exit 0 all pass, 1 a check failed.\n"
+        "socket/token/database permissions, keepalived when HA is on, and for the unit's user under its\n"
+        "sandbox: MAD access, the guid2lid file and the sm_priority path. Exit 0 all pass, 1 a check failed.\n"
         "Example:\n"
         "  ibfabric doctor\n"
         "  ibfabric doctor --opensm-log /var/log/opensm.log --json");
@@ -29,6 +30,10 @@ void register_doctor(CLI::App& app, Runner& run) {
     cmd->add_option("--config", paths->daemon_config, "ibfabricd's config")->capture_default_str();
     cmd->add_option("--keepalived-conf", paths->keepalived_conf, "keepalived's config (checked when ha is on)")->capture_default_str();
     cmd->add_option("--url", paths->url, "the daemon's API (default: from the config's http:)");
+    cmd->add_option("--unit", paths->unit,
+                    "the daemon's systemd unit whose user and sandbox the HA checks use (its drop-ins in /etc/systemd/system/NAME.d/ too)")
+        ->capture_default_str();
+    cmd->add_option("--umad", paths->umad_glob, "the MAD devices (a glob)")->capture_default_str();
     cmd->add_flag("--json", *json, "one JSON object: {\"ok\", \"checks\": [{name, status, detail, fix}]}");
     cmd->callback([&run, paths, json] {
         run = [paths, json] {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ibf/osm_plugin_options.h"
 #include "ibf/text.h"
 
 namespace ibf::doctor {
@@ -83,8 +84,12 @@ std::string find_osm_version(std::string_view bytes) {
             dots += bytes[end] == '.';
             ++end;
         }
+        // A vendor's or a source build's suffix: "OpenSM 5.17.0.MLNX20231105.b4a4c2d", "OpenSM 3.3.23-rc1".
+        const size_t numeric_end = end;
+        auto suffix_char = [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '-' || c == '_' || c == '+'; };
+        while (dots >= 2 && end < bytes.size() && end - numeric_end < 64 && suffix_char(static_cast<unsigned char>(bytes[end]))) ++end;
         const bool terminated = end == bytes.size() || bytes[end] == '\0' || bytes[end] == '"';
-        if (dots >= 2 && end > pos + kPrefix.size() && terminated) return std::string(bytes.substr(pos, end - pos));
+        if (dots >= 2 && numeric_end > pos + kPrefix.size() && terminated) return std::string(bytes.substr(pos, end - pos));
     }
     return "";
 }
@@ -172,7 +177,8 @@ Check check_plugin_version(const Facts& f) {
         return make(name, Status::fail,
                     "the plugin is built for " + f.plugin_osm_version + ", the installed opensm is " + f.opensm_version +
                         ": OpenSM skips it (\"OpenSM version mismatch\")",
-                    "rebuild the plugin against this OpenSM's headers (docs/operators-guide.md, \"Upgrades\")");
+                    "rebuild the plugin against this OpenSM's headers: " + osm::rebuild_command(f.opensm_bin.path) +
+                        " (docs/packaging.md)");
     return make(name, Status::ok, "built for " + f.plugin_osm_version + ", the installed opensm is " + f.opensm_version);
 }
 
@@ -288,7 +294,7 @@ Check check_keepalived(const Facts& f) {
 std::vector<Check> run_checks(const Facts& f) {
     return {check_opensm_conf(f), check_plugin_file(f), check_plugin_version(f), check_opensm_log(f), check_perfmgr(f),
             check_daemon_config(f), check_daemon(f),    check_socket(f),         check_token(f),      check_history(f),
-            check_keepalived(f)};
+            check_keepalived(f), check_mad_access(f), check_guid2lid(f), check_priority_path(f)};
 }
 
 bool all_passed(const std::vector<Check>& checks) {

@@ -130,6 +130,57 @@ void probe_daemon(const Paths& p, Facts& f) {
     }
 }
 
+// The unit file, then its drop-ins (/etc/systemd/system/NAME.d/*.conf, in name order), as systemd
+// merges them; an /etc/systemd/system/NAME override replaces the unit file.
+UnitFact probe_unit(const std::string& unit) {
+    if (unit.empty()) return {};
+    const std::string name = std::filesystem::path(unit).filename().string();
+    std::string main = "/etc/systemd/system/" + name;
+    if (!look(main).exists) main = unit;
+    const FileFact u = look(main, 1 << 20);
+    if (!u.exists || !u.error.empty()) return {};
+    std::vector<std::string> texts{u.text};
+    glob_t g{};
+    if (::glob(("/etc/systemd/system/" + name + ".d/*.conf").c_str(), 0, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i) texts.push_back(look(g.gl_pathv[i], 1 << 20).text);
+    ::globfree(&g);
+    return parse_unit(main, texts);
+}
+
+Account probe_account(const std::string& name) {
+    Account a;
+    a.name = name;
+    const passwd* pw = ::getpwnam(name.c_str());
+    if (!pw) return a;
+    a.exists = true;
+    int n = 64;
+    std::vector<gid_t> gids(static_cast<size_t>(n));
+    if (::getgrouplist(name.c_str(), pw->pw_gid, gids.data(), &n) < 0) {
+        gids.resize(static_cast<size_t>(n));
+        ::getgrouplist(name.c_str(), pw->pw_gid, gids.data(), &n);
+    }
+    for (int i = 0; i < n; ++i) a.groups.push_back(group_name(gids[static_cast<size_t>(i)]));
+    return a;
+}
+
+void probe_ha(const Paths& p, Facts& f) {
+    f.unit = probe_unit(p.unit);
+    f.unit_user = probe_account(f.unit.path.empty() ? user_name(::geteuid()) : f.unit.user);
+    glob_t g{};
+    if (::glob(p.umad_glob.c_str(), 0, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i) f.umad_devices.push_back(look(g.gl_pathv[i]));
+    ::globfree(&g);
+    const auto parent = [](const std::string& file) { return std::filesystem::path(file).parent_path().string(); };
+    if (!f.config->ha.guid2lid_file.empty()) {
+        f.guid2lid = look(f.config->ha.guid2lid_file);
+        f.guid2lid_dir = look(parent(f.config->ha.guid2lid_file));
+    }
+    if (!f.config->ha.opensm_conf.empty()) {
+        f.ha_opensm_conf = look(f.config->ha.opensm_conf);
+        f.ha_opensm_conf_dir = look(parent(f.config->ha.opensm_conf));
+    }
+}
+
 }  // namespace
 
 Facts probe(const Paths& p) {
@@ -161,7 +212,10 @@ Facts probe(const Paths& p) {
         f.socket = look(f.config->socket_path);
         f.token = look(f.config->token_file);
         f.history = look(f.config->history_db);
-        if (f.config->ha.mode != ha::Mode::off) f.keepalived_conf = look(p.keepalived_conf, 1 << 20);
+        if (f.config->ha.mode != ha::Mode::off) {
+            f.keepalived_conf = look(p.keepalived_conf, 1 << 20);
+            probe_ha(p, f);
+        }
     }
     probe_daemon(p, f);
     return f;

@@ -127,4 +127,18 @@ std::optional<std::string> check_version(const char* running, const char* built)
     return std::nullopt;
 }
 
+std::string rebuild_command(std::string_view opensm_exe) {
+    std::string_view prefix = "/usr";
+    if (!opensm_exe.empty() && opensm_exe.front() == '/') {
+        std::string_view dir = opensm_exe.substr(0, opensm_exe.rfind('/'));  // /usr/sbin
+        if (const size_t up = dir.rfind('/'); up != std::string_view::npos) {
+            const std::string_view leaf = dir.substr(up + 1);
+            if (leaf == "sbin" || leaf == "bin") prefix = up == 0 ? std::string_view("/") : dir.substr(0, up);
+            else prefix = dir;
+        }
+    }
+    return "cmake -S <ibfabric source> -B build-osm -DOPENSM_ROOT=" + std::string(prefix) +
+           " -DIBF_BUILD_TESTS=OFF && cmake --build build-osm --target package";
+}
+
 }  // namespace ibf::osm

@@ -82,10 +82,18 @@ void refresh_conf(Plugin* p) {
     ++p->conf_gen;
 }
 
+// The running OpenSM binary ("/usr/sbin/opensm"), "" when /proc cannot say: names the rebuild prefix.
+std::string running_exe() {
+    char buf[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
 void* plugin_create(osm_opensm_t* osm) {
     try {
         if (auto err = check_version(osm->osm_version, OSM_VERSION)) {
-            osm_say(osm, LogLevel::error, "refusing to load: " + *err);
+            osm_say(osm, LogLevel::error, "refusing to load: " + *err + "; rebuild the plugin against this OpenSM: " +
+                                              rebuild_command(running_exe()));
             return nullptr;
         }
         auto parsed = parse_options(osm->subn.opt.event_plugin_options);

@@ -99,13 +99,13 @@ TEST(DoctorProbe, ADaemonReceivingSnapshotsPassesAndTheCliSaysSo) {
         s.argv = argv;
         std::string out;
         EXPECT_EQ(ibf::lab_detail::run_capture(s, 20.0, out), 0) << out;
-        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 11) << out;
+        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 14) << out;  // 11 + the 3 HA deployment checks (skipped: ha off)
         s.argv.push_back("--json");
         out.clear();  // run_capture appends
         EXPECT_EQ(ibf::lab_detail::run_capture(s, 20.0, out), 0) << out;
         const auto j = nlohmann::json::parse(out);
         EXPECT_EQ(j["ok"], true);
-        EXPECT_EQ(j["checks"].size(), 11u);
+        EXPECT_EQ(j["checks"].size(), 14u);
     }
     // A world-readable token: the token check fails and so does the CLI (exit 1).
     ::chmod(n.path("token").c_str(), 0644);

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "ibf/doctor.h"
 
@@ -58,8 +60,11 @@ TEST(Doctor, AHealthyNodePassesEveryCheckInOrder) {
     std::vector<std::string> names;
     for (const auto& c : r) names.push_back(c.name);
     EXPECT_EQ(names, (std::vector<std::string>{"opensm.conf", "plugin file", "plugin version", "opensm log", "port counters",
-                                                "daemon config", "daemon", "socket", "token", "history db", "keepalived"}));
-    for (const auto& c : r) EXPECT_EQ(c.status, c.name == "keepalived" ? Status::skip : Status::ok) << c.name << ": " << c.detail;
+                                                "daemon config", "daemon", "socket", "token", "history db", "keepalived",
+                                                "MAD access", "guid2lid", "sm priority"}));
+    const std::vector<std::string> skipped{"keepalived", "MAD access", "guid2lid", "sm priority"};  // ha is off
+    for (const auto& c : r)
+        EXPECT_EQ(c.status, std::count(skipped.begin(), skipped.end(), c.name) ? Status::skip : Status::ok) << c.name << ": " << c.detail;
     EXPECT_EQ(find(r, "port counters").detail,
               "OpenSM's perfmgr reads every port each 180 s; the plugin forwards the counters (per-link /metrics, port_errors)");
     EXPECT_TRUE(all_passed(r));
@@ -99,11 +104,15 @@ TEST(Doctor, PluginMissingOrWritableOrBuiltForAnotherOpensm) {
     EXPECT_EQ(check_plugin_version(f).status, Status::skip);
 
     f = healthy();
-    f.opensm_version = "OpenSM 5.17.0.MLNX";  // not matched by find_osm_version, but as if it were
+    f.opensm_version = "OpenSM 5.17.0.MLNX";  // a vendor OpenSM
     c = check_plugin_version(f);
     EXPECT_EQ(c.status, Status::fail);
     EXPECT_EQ(c.detail, "the plugin is built for OpenSM 3.3.23, the installed opensm is OpenSM 5.17.0.MLNX: OpenSM skips it (\"OpenSM version mismatch\")");
     EXPECT_NE(c.fix.find("rebuild the plugin"), std::string::npos);
+    f.opensm_bin.path = "/opt/mellanox/sbin/opensm";  // the fix names the rebuild against that OpenSM's prefix
+    EXPECT_EQ(check_plugin_version(f).fix,
+              "rebuild the plugin against this OpenSM's headers: cmake -S <ibfabric source> -B build-osm "
+              "-DOPENSM_ROOT=/opt/mellanox -DIBF_BUILD_TESTS=OFF && cmake --build build-osm --target package (docs/packaging.md)");
     f.opensm_version = "";
     EXPECT_EQ(check_plugin_version(f).status, Status::warn);
 }
@@ -199,6 +208,10 @@ TEST(Doctor, Helpers) {
     EXPECT_EQ(find_osm_version(std::string("\x7f" "ELF..OpenSM \0OpenSM 3.3.23\0tail", 30)), "OpenSM 3.3.23");
     EXPECT_EQ(find_osm_version("loaded (ibfabric 0.1.0, OpenSM 3.3.23), sending"), "");  // not terminated: a log line
     EXPECT_EQ(find_osm_version(std::string("OpenSM 3.3\0", 11)), "");
+    // Vendor and source builds carry a suffix (MLNX_OFED's OpenSM 5.x); a log line still does not match.
+    EXPECT_EQ(find_osm_version(std::string("x\0OpenSM 5.17.0.MLNX20231105.b4a4c2d\0y", 38)), "OpenSM 5.17.0.MLNX20231105.b4a4c2d");
+    EXPECT_EQ(find_osm_version("#define OSM_VERSION \"OpenSM 3.3.23-other\""), "OpenSM 3.3.23-other");
+    EXPECT_EQ(find_osm_version("loaded (ibfabric 0.1.0, OpenSM 3.3.23-other), sending"), "");
     EXPECT_EQ(ld_so_conf_dirs("include /etc/ld.so.conf.d/*.conf\n# c\n/usr/local/lib\n/lib/x86_64-linux-gnu # multiarch\n"),
               (std::vector<std::string>{"/usr/local/lib", "/lib/x86_64-linux-gnu"}));
 }
@@ -216,6 +229,103 @@ TEST(Doctor, TextIsOneLinePerCheckAndJsonSaysOk) {
     EXPECT_EQ(j["checks"][8]["name"], "token");
     EXPECT_EQ(j["checks"][8]["status"], "fail");
     EXPECT_FALSE(all_passed(r));
+}
+
+// HA on, the unit's sandbox given as text: the MAD device crw-rw---- root:rdma, guid2lid in
+// /var/cache/opensm and opensm.conf in /etc/opensm, both directories group-writable by "ibfabric".
+Facts ha_node(const std::vector<std::string>& unit_texts) {
+    Facts f = healthy();
+    f.config->ha.mode = ha::Mode::act;
+    f.config->ha.guid2lid_file = "/var/cache/opensm/guid2lid";
+    f.config->ha.opensm_conf = "/etc/opensm/opensm.conf";
+    f.unit = parse_unit("/usr/lib/systemd/system/ibfabricd.service", unit_texts);
+    f.unit_user = Account{"ibfabric", true, {"ibfabric"}};
+    FileFact umad = file("/dev/infiniband/umad0", "", 0660);
+    umad.group = "rdma";
+    f.umad_devices = {umad};
+    f.guid2lid = file("/var/cache/opensm/guid2lid", "", 0640);
+    f.guid2lid.group = "ibfabric";
+    f.guid2lid_dir = file("/var/cache/opensm", "", 0775);
+    f.guid2lid_dir.group = "ibfabric";
+    f.ha_opensm_conf = file("/etc/opensm/opensm.conf", "", 0640);
+    f.ha_opensm_conf.group = "ibfabric";
+    f.ha_opensm_conf_dir = file("/etc/opensm", "", 0775);
+    f.ha_opensm_conf_dir.group = "ibfabric";
+    return f;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+TEST(DoctorHa, TheShippedUnitHidesTheMadDeviceAndTheFilesTheAgentRewrites) {
+    const std::string shipped = read_text(std::string(IBF_SOURCE_DIR) + "/packaging/ibfabricd.service");
+    ASSERT_NE(shipped.find("[Service]"), std::string::npos);
+    const Facts f = ha_node({shipped});
+    EXPECT_EQ(f.unit.user, "ibfabric");
+    Check c = check_mad_access(f);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, "/usr/lib/systemd/system/ibfabricd.service: PrivateDevices=yes hides /dev/infiniband/umad*: no SMInfo probes, no failover");
+    EXPECT_NE(c.fix.find("DeviceAllow=char-infiniband_mad rw"), std::string::npos);
+    c = check_guid2lid(f);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_NE(c.detail.find("ProtectSystem=strict makes /var/cache/opensm/guid2lid read-only"), std::string::npos) << c.detail;
+    EXPECT_EQ(c.fix, "ReadWritePaths=/var/cache/opensm in the unit (docs/ha.md \"Deployment\")");
+    EXPECT_EQ(check_priority_path(f).status, Status::fail);
+    EXPECT_FALSE(all_passed(run_checks(f)));
+}
+
+// The unit options that make each HA path work, as a drop-in over the shipped unit; removing any
+// one of them breaks exactly the check that needs it.
+TEST(DoctorHa, EachUnitOptionIsNeededByExactlyOneCheck) {
+    const std::string shipped = read_text(std::string(IBF_SOURCE_DIR) + "/packaging/ibfabricd.service");
+    const std::vector<std::pair<std::string, std::string>> options{
+        {"PrivateDevices=no\nDevicePolicy=closed\nDeviceAllow=char-infiniband_mad rw\n", "MAD access"},
+        {"SupplementaryGroups=rdma\n", "MAD access"},
+        {"ReadWritePaths=-/var/cache/opensm\n", "guid2lid"},
+        {"ReadWritePaths=/etc/opensm\n", "sm priority"},
+        {"AmbientCapabilities=CAP_KILL\nProtectProc=default\n", "sm priority"},
+    };
+    auto dropin = [&options](size_t without) {
+        std::string t = "[Service]\n";
+        for (size_t i = 0; i < options.size(); ++i)
+            if (i != without) t += options[i].first;
+        return t;
+    };
+    const Facts all = ha_node({shipped, dropin(options.size())});
+    for (const auto& c : {check_mad_access(all), check_guid2lid(all), check_priority_path(all)})
+        EXPECT_EQ(c.status, Status::ok) << c.name << ": " << c.detail;
+    EXPECT_EQ(check_mad_access(all).detail,
+              "ibfabric can open /dev/infiniband/umad0 (read and write) under /usr/lib/systemd/system/ibfabricd.service");
+    for (size_t i = 0; i < options.size(); ++i) {
+        const Facts f = ha_node({shipped, dropin(i)});
+        for (const auto& c : {check_mad_access(f), check_guid2lid(f), check_priority_path(f)})
+            EXPECT_EQ(c.status, c.name == options[i].second ? Status::fail : Status::ok)
+                << "without " << options[i].first << c.name << ": " << c.detail;
+    }
+    // An empty assignment resets a list, as in systemd: the drop-in's DeviceAllow= is gone again.
+    const Facts reset = ha_node({shipped, dropin(options.size()), "[Service]\nDeviceAllow=\n"});
+    EXPECT_EQ(check_mad_access(reset).status, Status::fail);
+}
+
+TEST(DoctorHa, DeviceModesAndGroupsDecideAccess) {
+    FileFact d = file("/dev/infiniband/umad0", "", 0600);
+    const Account user{"ibfabric", true, {"ibfabric"}};
+    EXPECT_FALSE(may_access(d, user, {}, 6));
+    EXPECT_TRUE(may_access(d, Account{"root", true, {}}, {}, 6));
+    d.mode = 0660;
+    d.group = "rdma";
+    EXPECT_FALSE(may_access(d, user, {}, 6));
+    EXPECT_TRUE(may_access(d, user, {"rdma"}, 6));   // SupplementaryGroups=rdma
+    d.mode = 0666;
+    EXPECT_TRUE(may_access(d, user, {}, 6));
+    d.mode = 0664;
+    EXPECT_FALSE(may_access(d, user, {}, 6));
+    FileFact missing;
+    EXPECT_FALSE(may_access(missing, user, {}, 4));
 }
 
 }  // namespace

@@ -137,6 +137,17 @@ TEST(PluginOptions, VersionCheck) {
     EXPECT_TRUE(check_version(nullptr, "OpenSM 3.3.23"));
 }
 
+TEST(PluginOptions, RebuildCommandNamesThePrefixOfTheRunningOpenSM) {
+    const std::string tail = " -DIBF_BUILD_TESTS=OFF && cmake --build build-osm --target package";
+    EXPECT_EQ(rebuild_command("/usr/sbin/opensm"), "cmake -S <ibfabric source> -B build-osm -DOPENSM_ROOT=/usr" + tail);
+    EXPECT_EQ(rebuild_command("/opt/mellanox/opensm/bin/opensm"),
+              "cmake -S <ibfabric source> -B build-osm -DOPENSM_ROOT=/opt/mellanox/opensm" + tail);
+    EXPECT_EQ(rebuild_command("/opt/osm/opensm"), "cmake -S <ibfabric source> -B build-osm -DOPENSM_ROOT=/opt/osm" + tail);
+    EXPECT_EQ(rebuild_command("/sbin/opensm"), "cmake -S <ibfabric source> -B build-osm -DOPENSM_ROOT=/" + tail);
+    EXPECT_EQ(rebuild_command(""), "cmake -S <ibfabric source> -B build-osm -DOPENSM_ROOT=/usr" + tail);
+    EXPECT_EQ(rebuild_command("opensm"), "cmake -S <ibfabric source> -B build-osm -DOPENSM_ROOT=/usr" + tail);
+}
+
 TEST(Sender, HelloThenLatestSnapshotThenHeartbeatAndCounters) {
     TempDir tmp;
     WireListener l(tmp / "s.sock");

@@ -8,7 +8,8 @@
 // Checks (docs/operators-guide.md, "Troubleshooting"): opensm.conf loads the plugin; the plugin
 // file is where OpenSM's dlopen("libibfabric_osm.so") finds it; the plugin was built for the
 // installed OpenSM; OpenSM's log shows it loaded; the daemon answers and receives snapshots;
-// socket, token and database permissions; keepalived's config when HA is on.
+// socket, token and database permissions; keepalived's config when HA is on; and, for the unit's
+// user under its sandbox, MAD access, the guid2lid file and the sm_priority path (ha_access.cpp).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,27 @@ struct FileFact {
     std::string text;         // contents (or the tail of a log), when read
 };
 
+// The daemon's systemd unit as systemd merges it (the unit file, then its drop-ins in order): only
+// the [Service] settings the HA checks need. Single-valued keys keep the last value; list keys
+// accumulate and an empty assignment resets them, as systemd does.
+struct UnitFact {
+    std::string path;                          // "" = no unit found
+    std::string user = "root";                 // User= (systemd's default: root)
+    std::string private_devices, device_policy, protect_system, protect_proc;
+    std::vector<std::string> device_allow;     // DeviceAllow= entries ("char-infiniband_mad rw")
+    std::vector<std::string> read_write_paths; // ReadWritePaths= (a leading '-' dropped)
+    std::vector<std::string> supplementary_groups;
+    std::vector<std::string> ambient_capabilities;  // AmbientCapabilities= ("CAP_KILL")
+};
+UnitFact parse_unit(const std::string& path, const std::vector<std::string>& texts);
+
+// A user and the groups it is in (the unit's SupplementaryGroups= added by the check).
+struct Account {
+    std::string name;
+    bool exists = false;
+    std::vector<std::string> groups;
+};
+
 struct Facts {
     FileFact opensm_conf;
     std::vector<std::string> plugin_dirs;     // searched in order, as the dynamic loader does
@@ -61,6 +83,12 @@ struct Facts {
     std::string daemon_error;                 // "" = it answered
     nlohmann::json daemon_sm;                 // GET /api/v1/sm
     nlohmann::json daemon_fabric;             // GET /api/v1/fabric
+    // HA deployment (checked when ha is on): the unit, its user, the MAD devices, the files the HA
+    // agent rewrites and their directories (rewritten by rename: the directory must be writable).
+    UnitFact unit;
+    Account unit_user;
+    std::vector<FileFact> umad_devices;       // /dev/infiniband/umad*
+    FileFact guid2lid, guid2lid_dir, ha_opensm_conf, ha_opensm_conf_dir;
 };
 
 std::vector<Check> run_checks(const Facts& f);
@@ -78,6 +106,12 @@ Check check_socket(const Facts& f);
 Check check_token(const Facts& f);
 Check check_history(const Facts& f);
 Check check_keepalived(const Facts& f);
+// HA deployment, for the unit's user under the unit's sandbox (docs/ha.md "Deployment"):
+Check check_mad_access(const Facts& f);     // "MAD access": a umad device the user can open, not hidden by the unit
+Check check_guid2lid(const Facts& f);       // "guid2lid": ha.guid2lid_file's directory writable there
+Check check_priority_path(const Facts& f);  // "sm priority": ha.opensm_conf writable, a root opensm signalable
+// True when `account` (with `extra_groups`) may access `f` for `bits` (4 read, 2 write, 1 exec/search).
+bool may_access(const FileFact& f, const Account& account, const std::vector<std::string>& extra_groups, unsigned bits);
 
 // Helpers, pure and tested.
 // The value of the last uncommented `key value...` line of an opensm.conf, nullopt when absent.
@@ -101,6 +135,8 @@ struct Paths {
     std::string daemon_config = "/etc/ibfabric/ibfabricd.yaml";
     std::string keepalived_conf = "/etc/keepalived/keepalived.conf";
     std::string url;                          // "": from the daemon config's http: (127.0.0.1 when 0.0.0.0)
+    std::string unit = "/usr/lib/systemd/system/ibfabricd.service";  // + /etc/systemd/system/<name>.d/*.conf
+    std::string umad_glob = "/dev/infiniband/umad*";
 };
 Facts probe(const Paths& p);
 

@@ -56,4 +56,11 @@ std::variant<Options, std::string> parse_options(const char* text);
 // nullopt when the running OpenSM is the one the plugin was built against, else the reason.
 std::optional<std::string> check_version(const char* running, const char* built);
 
+// The command that rebuilds the plugin against the OpenSM installed as `opensm_exe`, whose prefix
+// (the directory above its bin/ or sbin/) holds that OpenSM's headers and libraries (docs/packaging.md):
+//   rebuild_command("/usr/sbin/opensm") == "cmake -S <ibfabric source> -B build-osm -DOPENSM_ROOT=/usr "
+//       "-DIBF_BUILD_TESTS=OFF && cmake --build build-osm --target package"
+// An empty or relative path gives the system prefix /usr.
+std::string rebuild_command(std::string_view opensm_exe);
+
 }  // namespace ibf::osm
