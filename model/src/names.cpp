@@ -1,6 +1,7 @@
 // NameBook: the one display name of every node (rule in names.h).
 #include "ibf/names.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <unordered_map>
@@ -61,6 +62,20 @@ std::string kind_word(const Node& node, int tier) {
     }
 }
 
+// A preferred name that only echoes the node's own name, where rule 2 would not take that name (a
+// description such as "SwitchIB Mellanox Technologies", or a name several nodes share, such as a
+// director's ASICs all called "dir1"), is no preference: rules 3 and 4 name the node as they do
+// without a plan, so a plan made from a dump names every node as `analyze` does.
+std::vector<std::string> drop_echoed_names(const Fabric& f, const std::vector<std::string>& preferred) {
+    std::unordered_map<std::string, int> count;
+    for (const std::string& p : preferred)
+        if (!p.empty()) ++count[p];
+    std::vector<std::string> out(preferred.begin(), preferred.begin() + std::min(preferred.size(), f.size()));
+    for (NodeId i = 0; i < out.size(); ++i)
+        if (!out[i].empty() && out[i] == f.node(i).name && (!plain(out[i]) || count[out[i]] > 1)) out[i].clear();
+    return out;
+}
+
 }  // namespace
 
 std::string tier_word(int level) {
@@ -84,9 +99,10 @@ std::string short_guid(Guid g, int digits) {
 NameBook::NameBook(const Fabric& f, const std::vector<int>& tier_of, const std::vector<std::string>& preferred) {
     const size_t n = f.size();
     names_.assign(n, std::string());
+    const std::vector<std::string> own_pref = drop_echoed_names(f, preferred);
     auto pref = [&](NodeId i) -> const std::string& {
         static const std::string kNone;
-        return i < preferred.size() ? preferred[i] : kNone;
+        return i < own_pref.size() ? own_pref[i] : kNone;
     };
     // 1 and 2: the plan's name, else the node's own; a node's own name that another node's plan name
     // takes counts as shared.
