@@ -35,18 +35,6 @@ T mode_of(const std::vector<T>& v, T fallback) {
     return best;
 }
 
-bool contains_ci(std::string_view hay, std::string_view needle) {
-    if (needle.size() > hay.size()) return false;
-    for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-        size_t k = 0;
-        while (k < needle.size() &&
-               std::tolower(static_cast<unsigned char>(hay[i + k])) == std::tolower(static_cast<unsigned char>(needle[k])))
-            ++k;
-        if (k == needle.size()) return true;
-    }
-    return false;
-}
-
 // "MF0;sw01:CS7500/L05/U1" -> 'L' (line card ASIC), "/S03/U1" -> 'S' (spine ASIC), else 0.
 char chassis_role(std::string_view d) {
     for (size_t i = 0; i + 2 < d.size(); ++i) {
@@ -663,10 +651,6 @@ private:
 };
 
 }  // namespace
-
-bool is_aggregation_node(const Node& n) {
-    return n.type == NodeType::CA && contains_ci(n.description, "Aggregation Node");
-}
 
 std::string tier_name(int level) {
     switch (level) {

@@ -305,8 +305,11 @@ TEST(Naming, CheckWithAGoldenDumpNamesEveryGuidAsAnalyzeDoesOnTheCaptures) {
         const auto fs = check(plan, now, {.tier_of = a.tier_of});
         ASSERT_FALSE(fs.empty());
         for (const Finding& fd : fs)
-            for (const Endpoint* e : {&fd.a, &fd.b})
-                if (e->guid && now.find(e->guid)) EXPECT_EQ(e->name, a.names[*now.find(e->guid)]) << fd.message;
+            for (const Endpoint* e : {&fd.a, &fd.b}) {
+                if (e->guid && now.find(e->guid)) {
+                    EXPECT_EQ(e->name, a.names[*now.find(e->guid)]) << fd.message;
+                }
+            }
     }
 }
 

@@ -49,6 +49,11 @@ private:
     std::vector<std::string> names_;
 };
 
+// True for SHARP aggregation nodes: a CA whose description contains "Aggregation Node" (any case).
+// They are CAs but not hosts: named "sharp-b208" (rule 4; their descriptions are the vendor's
+// default, "Mellanox Technologies Aggregation Node"), not counted or drawn as hosts.
+bool is_aggregation_node(const Node& n);
+
 // "leaf", "spine", "core", "tier<n>" for n > 3, "" for 0.
 std::string tier_word(int level);
 // Last `digits` hex digits of a GUID, lower case: short_guid(0xf4521403007e8af0) == "8af0".
