@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "ibf/analysis.h"
@@ -45,15 +46,18 @@ int run_check(const CheckArgs& a) {
     opt.rate_below_capability = !a.no_capability;
     opt.tier_of = analyze(actual).tier_of;  // names: "leaf-cfb0" as `analyze` calls it (ibf/names.h)
     const Waived fs = scope_findings(check(plan, actual, opt), a.report);
+    const std::vector<std::string> unchecked = unchecked_fields(plan, actual);
 
     if (a.json) {
-        std::cout << json_text(report_json(fs, a.report), 2) << "\n";
+        nlohmann::json j = report_json(fs, a.report);
+        j["unchecked"] = unchecked;
+        std::cout << json_text(j, 2) << "\n";
     } else {
         const bool color = !a.no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) == 1;
         std::cout << "checked " << a.actual << " (" << actual.size() << " nodes, " << actual.link_count()
                   << " links) against " << a.expected << " (" << plan.nodes.size() << " nodes, " << plan.links.size()
                   << " links)\n"
-                  << render_report(fs, color);
+                  << render_unchecked(unchecked) << render_report(fs, color);
     }
     std::cout.flush();
     return fs.active.empty() ? kExitClean : kExitFindings;

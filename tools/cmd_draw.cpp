@@ -51,7 +51,6 @@ Drawn draw_dump(const DrawArgs& a) {
         e = load_expected(a.expected, a.node_name_map);
         f = load_dump_file(a.dump, e->names);
         if (e->golden) align_golden_guids(e->plan, *e->golden, f);
-        fs = check(e->plan, f);
         title += " checked against " + a.expected;
     } else {
         f = load_dump_file(a.dump, a.node_name_map.empty() ? NodeNameMap{} : load_node_name_map(a.node_name_map));
@@ -59,6 +58,7 @@ Drawn draw_dump(const DrawArgs& a) {
     Analysis an = analyze(f);
     std::vector<std::string> names = an.names;
     if (e) {
+        fs = check(e->plan, f, {.tier_of = an.tier_of});        // names as `check` and `analyze` give them
         names = plan_name_book(e->plan, f, an.tier_of).all();  // the names the check's findings use
     } else {
         fs = an.findings;

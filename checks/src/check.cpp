@@ -10,7 +10,7 @@
 #include "ibf/identity.h"
 #include "ibf/names.h"
 
-#include "natural.h"
+#include "ibf/natural.h"
 #include "scope.h"
 
 #include <algorithm>
@@ -26,7 +26,6 @@
 namespace ibf {
 namespace {
 
-using detail::natural_compare;
 
 
 int compare_endpoint(const Endpoint& x, const Endpoint& y) {
@@ -37,7 +36,7 @@ int compare_endpoint(const Endpoint& x, const Endpoint& y) {
 }
 
 bool finding_less(const Finding& x, const Finding& y) {
-    if (x.kind != y.kind) return x.kind < y.kind;
+    if (x.kind != y.kind) return report_rank(x.kind) < report_rank(y.kind);
     if (int c = compare_endpoint(x.a, y.a); c != 0) return c < 0;
     if (int c = compare_endpoint(x.b, y.b); c != 0) return c < 0;
     if (x.expected != y.expected) return x.expected < y.expected;
@@ -63,6 +62,67 @@ bool disagree(const Rate& x, const Rate& y) {
     if (x.width != Width::Unknown && y.width != Width::Unknown && x.width != y.width) return true;
     if (x.speed != Speed::Unknown && y.speed != Speed::Unknown && x.speed != y.speed) return true;
     return false;
+}
+
+// ---- grouped identity: one rule across many nodes is one finding ----
+
+struct IdentityChange {
+    Finding finding;          // the node's own identity_changed finding
+    std::string from, to;     // the plan's name, the fabric's name
+    bool new_guid = false, renamed = false;
+};
+
+constexpr size_t kIdentityGroupMin = 3;  // this many nodes changed by one rule are one finding
+
+// The rule a change follows: "prefix \"dc1-\"", "suffix \"-old\"", "prefix \"a\" and suffix \"b\"" when
+// the new name wraps the plan's; "new names" for other renames; "new GUIDs" for replacements.
+std::string identity_rule(const IdentityChange& c) {
+    if (c.new_guid) return "new GUIDs";
+    const size_t at = c.from.empty() ? std::string::npos : c.to.find(c.from);
+    if (at == std::string::npos) return "new names";
+    const std::string pre = c.to.substr(0, at), suf = c.to.substr(at + c.from.size());
+    if (pre.empty()) return "suffix \"" + suf + "\"";
+    if (suf.empty()) return "prefix \"" + pre + "\"";
+    return "prefix \"" + pre + "\" and suffix \"" + suf + "\"";
+}
+
+Finding identity_group(const std::string& rule, std::vector<IdentityChange>& g) {
+    std::sort(g.begin(), g.end(), [](const IdentityChange& x, const IdentityChange& y) {
+        return natural_compare(x.from, y.from) < 0;
+    });
+    Finding fd;
+    fd.kind = FindingKind::identity_changed;
+    fd.severity = default_severity(fd.kind);
+    fd.a = g.front().finding.a;
+    fd.expected = std::to_string(g.size()) + " nodes under the plan's names";
+    const bool replaced = g.front().new_guid;
+    fd.actual = (replaced ? "replaced: " : "renamed: ") + rule;
+    std::string list;
+    for (size_t k = 0; k < g.size() && k < 4; ++k)
+        list += (k ? ", " : "") + g[k].from + (replaced ? "" : " -> " + g[k].to);
+    if (g.size() > 4) list += ", ...";
+    fd.message = std::to_string(g.size()) + " nodes " + (replaced ? "have " + rule : "are renamed by one rule, " + rule) +
+                 " (" + list + "); found by their " + (replaced ? "names or cabling" : "cabling") +
+                 ", their cables are checked under the plan's names; " +
+                 (replaced ? "update the plan's guids" : "use one set of names in the plan and the node-name-map");
+    for (IdentityChange& c : g) fd.members.push_back(std::move(c.finding));
+    return fd;
+}
+
+// Changes that follow one rule (the same prefix or suffix, new names, new GUIDs) at least
+// kIdentityGroupMin times become one finding listing them (members); the rest stay single.
+std::vector<Finding> group_identity(std::vector<IdentityChange> changes) {
+    std::map<std::string, std::vector<IdentityChange>> by_rule;
+    for (IdentityChange& c : changes) by_rule[identity_rule(c)].push_back(std::move(c));
+    std::vector<Finding> out;
+    for (auto& [rule, g] : by_rule) {
+        if (g.size() >= kIdentityGroupMin) {
+            out.push_back(identity_group(rule, g));
+            continue;
+        }
+        for (IdentityChange& c : g) out.push_back(std::move(c.finding));
+    }
+    return out;
 }
 
 class Checker {
@@ -111,14 +171,37 @@ private:
 
     std::string actual_label(NodeId n, int port) const { return names_.port(n, port); }
 
-    std::string planned_label(const PlannedEnd& e) const {
-        if (resolved(e.node)) return actual_label(resolved_node(e.node), e.port);
+    // A planned end as a finding's endpoint: the actual node's name when it is resolved, else the plan's.
+    Endpoint planned_end(const PlannedEnd& e) const {
+        if (resolved(e.node)) return actual_end(resolved_node(e.node), e.port);
         const PlannedNode& pn = plan_.nodes[e.node];
-        std::string base = pn.name.empty() && pn.guid ? guid_hex(*pn.guid) : pn.name;
-        return base + "/" + std::to_string(e.port);
+        return {pn.name.empty() && pn.guid ? guid_hex(*pn.guid) : pn.name, pn.guid.value_or(0), e.port};
     }
 
+    std::string planned_label(const PlannedEnd& e) const { return end_text(planned_end(e)); }
+
+    static std::string end_text(const Endpoint& e) { return e.name + "/" + std::to_string(e.port); }
+
     Endpoint actual_end(NodeId n, int port) const { return names_.endpoint(f_, n, port); }
+
+    // The slower end's rate of a cable ("4xEDR"), "" when neither end knows it.
+    static std::string cable_rate(const Port& x, const Port& y) {
+        const Rate rx = x.rate(), ry = y.rate();
+        auto unknown = [](const Rate& r) { return r.width == Width::Unknown && r.speed == Speed::Unknown; };
+        if (unknown(rx)) return unknown(ry) ? std::string() : to_string(ry);
+        if (unknown(ry)) return to_string(rx);
+        return to_string(below(ry, rx) ? ry : rx);
+    }
+
+    // The cable at actual port (n, port), seen from there: b where it goes (empty: nothing cabled).
+    FindingLink cable_at(NodeId n, int port, Endpoint planned, const std::string& label) const {
+        FindingLink l{actual_end(n, port), {}, std::move(planned), label, ""};
+        if (const Port* p = f_.node(n).port(port); p && p->linked()) {
+            l.b = actual_end(p->peer, p->peer_port);
+            if (const Port* q = f_.node(p->peer).port(p->peer_port)) l.rate = cable_rate(*p, *q);
+        }
+        return l;
+    }
 
     static bool is_switch_end(const Fabric& f, NodeId n) { return f.node(n).type == NodeType::Switch; }
 
@@ -168,7 +251,9 @@ private:
 
     // A planned node found by its cabling (renamed, or replaced under a new GUID), or by its name
     // under a new GUID: one identity_changed finding; its cables are checked as the plan's node.
+    // Many nodes changed by one rule are one finding (group_identity).
     void report_identity() {
+        std::vector<IdentityChange> changes;
         for (size_t i = 0; i < plan_.nodes.size(); ++i) {
             const PlannedNode& pn = plan_.nodes[i];
             const MatchHow how = match_.how[i];
@@ -177,26 +262,34 @@ private:
             const bool new_guid = pn.guid && *pn.guid != node.guid;
             const bool renamed = how == MatchHow::position && node.name != pn.name;
             if (!new_guid && !renamed) continue;
-            Finding fd = make(FindingKind::identity_changed);
-            fd.a = actual_end(resolved_node(i), 0);
-            std::string who = pn.name.empty() ? guid_hex(pn.guid.value_or(0)) : pn.name;
-            fd.expected = who + (pn.guid ? " (" + guid_hex(*pn.guid) + ")" : std::string());
-            const std::string calls = node.name.empty() ? std::string() : " \"" + node.name + "\"";
-            if (new_guid) {
-                fd.actual = "replaced: new GUID " + guid_hex(node.guid) + (renamed ? ", renamed" + calls : "");
-                fd.message = who + " was replaced: the " + std::string(node.type == NodeType::Switch ? "switch" : "node") +
-                             (how == MatchHow::position ? " cabled where the plan puts it" : " named " + pn.name) +
-                             " has GUID " + guid_hex(node.guid) + ", plan says " + guid_hex(*pn.guid) +
-                             (renamed ? " (it calls itself" + calls + ")" : std::string()) +
-                             "; its cables are checked as " + who + "'s; update the plan's guid";
-            } else {
-                fd.actual = "renamed:" + calls + " (" + guid_hex(node.guid) + ")";
-                fd.message = who + " is called" + calls + " in the fabric (" + guid_hex(node.guid) +
-                             "), found by its cabling; its cables are checked as " + who +
-                             "'s; use one name in the plan and the node-name-map";
-            }
-            out_.push_back(std::move(fd));
+            changes.push_back({identity_finding(i, new_guid, renamed), pn.name, node.name, new_guid, renamed});
         }
+        for (Finding& fd : group_identity(std::move(changes))) out_.push_back(std::move(fd));
+    }
+
+    Finding identity_finding(size_t i, bool new_guid, bool renamed) const {
+        const PlannedNode& pn = plan_.nodes[i];
+        const MatchHow how = match_.how[i];
+        const Node& node = f_.node(resolved_node(i));
+        Finding fd = make(FindingKind::identity_changed);
+        fd.a = actual_end(resolved_node(i), 0);
+        std::string who = pn.name.empty() ? guid_hex(pn.guid.value_or(0)) : pn.name;
+        fd.expected = who + (pn.guid ? " (" + guid_hex(*pn.guid) + ")" : std::string());
+        const std::string calls = node.name.empty() ? std::string() : " \"" + node.name + "\"";
+        if (new_guid) {
+            fd.actual = "replaced: new GUID " + guid_hex(node.guid) + (renamed ? ", renamed" + calls : "");
+            fd.message = who + " was replaced: the " + std::string(node.type == NodeType::Switch ? "switch" : "node") +
+                         (how == MatchHow::position ? " cabled where the plan puts it" : " named " + pn.name) +
+                         " has GUID " + guid_hex(node.guid) + ", plan says " + guid_hex(*pn.guid) +
+                         (renamed ? " (it calls itself" + calls + ")" : std::string()) +
+                         "; its cables are checked as " + who + "'s; update the plan's guid";
+        } else {
+            fd.actual = "renamed:" + calls + " (" + guid_hex(node.guid) + ")";
+            fd.message = who + " is called" + calls + " in the fabric (" + guid_hex(node.guid) +
+                         "), found by its cabling; its cables are checked as " + who +
+                         "'s; use one name in the plan and the node-name-map";
+        }
+        return fd;
     }
 
     bool both_resolved(const PlannedLink& l) const { return resolved(l.a.node) && resolved(l.b.node); }
@@ -228,6 +321,7 @@ private:
             std::swap(la, lb);
         }
         const std::string where = la + " -- " + lb;
+        const FindingLink cable{ea, eb, eb, l.label, cable_rate(first, second)};
 
         Rate ra = first.rate(), rb = second.rate();
         bool rate_bad = false;
@@ -246,6 +340,7 @@ private:
                          (width_low ? "width degraded: reseat or replace the cable"
                                     : "speed degraded: check the cable type and both ports' enabled speeds, "
                                       "then reseat or replace the cable");
+            fd.links = {cable};
             out_.push_back(std::move(fd));
             rate_bad = true;
         } else if (disagree(ra, rb)) {
@@ -258,13 +353,14 @@ private:
             fd.label = l.label;
             fd.message = where + cable_text(l.label) + ": the ends disagree (" + la + " " + to_string(ra) + ", " +
                          lb + " " + to_string(rb) + "); reseat the cable and let the SM retrain the link";
+            fd.links = {cable};
             out_.push_back(std::move(fd));
             rate_bad = true;
         }
         // A link that runs at the rate the plan asks for is what the administrator declared (and what a
         // golden dump recorded), so only links without a complete planned rate get the capability warning.
         const bool plan_rate_met = l.rate && l.rate->known();
-        if (!rate_bad && !plan_rate_met && opt_.rate_below_capability) check_capability(first, second, ea, eb, where, l.label);
+        if (!rate_bad && !plan_rate_met && opt_.rate_below_capability) check_capability(first, second, cable, where);
 
         int ma = first.mtu_active, mb = second.mtu_active;
         if (l.mtu && *l.mtu > 0 && ((ma && ma < *l.mtu) || (mb && mb < *l.mtu))) {
@@ -277,6 +373,7 @@ private:
             fd.label = l.label;
             fd.message = where + cable_text(l.label) + " has MTU " + fd.actual + ", plan says " + fd.expected +
                          "; check both ports' MTU cap and the SM's MTU settings (partitions.conf mtu=)";
+            fd.links = {cable};
             out_.push_back(std::move(fd));
         } else if (ma && mb && ma != mb) {
             Finding fd = make(FindingKind::mtu_mismatch);
@@ -288,12 +385,13 @@ private:
             fd.message = where + cable_text(l.label) + ": the ends disagree on MTU (" + la + " " +
                          std::to_string(ma) + ", " + lb + " " + std::to_string(mb) +
                          "); check both ports' MTU cap and the SM's MTU settings";
+            fd.links = {cable};
             out_.push_back(std::move(fd));
         }
     }
 
-    void check_capability(const Port& pa, const Port& pb, const Endpoint& ea, const Endpoint& eb,
-                          const std::string& where, const std::string& label) {
+    void check_capability(const Port& pa, const Port& pb, const FindingLink& cable, const std::string& where) {
+        const std::string& label = cable.label;
         Rate act = pa.rate();
         if (!act.known() || pb.rate() != act) return;
         Rate best = act;
@@ -311,13 +409,14 @@ private:
         }
         if (best.gbps() <= act.gbps() + 1e-9) return;
         Finding fd = make(FindingKind::rate_below_capability);
-        fd.a = ea;
-        fd.b = eb;
+        fd.a = cable.a;
+        fd.b = cable.b;
         fd.expected = to_string(best);
         fd.actual = to_string(act);
         fd.label = label;
         fd.message = where + cable_text(label) + " runs at " + fd.actual + gbps_text(act) + " but both ends can do " +
                      fd.expected + gbps_text(best) + "; check the cable's rating, then reseat or replace it";
+        fd.links = {cable};
         out_.push_back(std::move(fd));
     }
 
@@ -361,6 +460,7 @@ private:
         fd.expected = planned_label(far);
         fd.actual = actual_label(m, mp);
         fd.label = l.label;
+        fd.links = {cable_at(n, shared.port, planned_end(far), l.label)};
         fd.message = "cable at " + actual_label(n, shared.port) + cable_text(l.label) + " goes to " + fd.actual +
                      ", plan says " + fd.expected + "; move the cable at " + fd.actual + " to " + fd.expected;
         const NodeId fn = match_.resolved[far.node];
@@ -389,15 +489,8 @@ private:
             const Miswire& q = x_first ? y : x;
             drop[q.finding] = 1;
             Finding& fd = out_[p.finding];
-            const std::string& lq = out_[q.finding].label;
-            std::string a1 = actual_label(p.an, p.ap), a2 = actual_label(q.an, q.ap);
-            if (natural_compare(a2, a1) < 0) std::swap(a1, a2);
-            std::string cables = fd.label.empty() && lq.empty() ? std::string()
-                                 : " (cables " + (fd.label.empty() ? "?" : fd.label) + " and " + (lq.empty() ? "?" : lq) + ")";
-            fd.message = "cables at " + actual_label(p.sn, p.sp) + " and " + actual_label(q.sn, q.sp) + cables +
-                         " are crossed: " + actual_label(p.sn, p.sp) + " goes to " + actual_label(p.an, p.ap) + " and " +
-                         actual_label(q.sn, q.sp) + " to " + actual_label(q.an, q.ap) +
-                         ", plan says the other way round; swap the cables at " + a1 + " and " + a2;
+            fd.links.push_back(out_[q.finding].links.front());
+            fd.message = crossed_pair_text(fd.links[0], fd.links[1]);
         }
         size_t w = 0;
         for (size_t r = 0; r < out_.size(); ++r) {
@@ -409,63 +502,78 @@ private:
         miswired_.clear();
     }
 
+    // The message of a crossed pair, from its two cables (each seen from the end it should stay on).
+    static std::string crossed_pair_text(const FindingLink& p, const FindingLink& q) {
+        std::string a1 = end_text(p.b), a2 = end_text(q.b);
+        if (natural_compare(a2, a1) < 0) std::swap(a1, a2);
+        const std::string cables = p.label.empty() && q.label.empty() ? std::string()
+                                   : " (cables " + (p.label.empty() ? "?" : p.label) + " and " +
+                                         (q.label.empty() ? "?" : q.label) + ")";
+        return "cables at " + end_text(p.a) + " and " + end_text(q.a) + cables + " are crossed: " + end_text(p.a) +
+               " goes to " + end_text(p.b) + " and " + end_text(q.a) + " to " + end_text(q.b) +
+               ", plan says the other way round; swap the cables at " + a1 + " and " + a2;
+    }
+
     void report_missing() {
         const size_t np = plan_.nodes.size();
-        std::vector<int> links_of(np, 0);
-        std::vector<std::vector<std::string>> peers_of(np);
+        std::vector<std::vector<FindingLink>> planned_of(np);  // per absent planned node: its planned cables
         for (size_t i = 0; i < plan_.links.size(); ++i) {
             const PlannedLink& l = plan_.links[i];
             for (int side = 0; side < 2; ++side) {
                 const PlannedEnd& e = side == 0 ? l.a : l.b;
                 const PlannedEnd& o = side == 0 ? l.b : l.a;
                 if (e.node >= np || resolved(e.node)) continue;
-                ++links_of[e.node];
-                if (peers_of[e.node].size() < 3) peers_of[e.node].push_back(planned_label(o));
+                planned_of[e.node].push_back({planned_end(e), {}, planned_end(o), l.label, ""});
             }
             if (link_done_[i] || !both_resolved(l)) continue;
             report_missing_link(l);
         }
-        for (size_t i = 0; i < np; ++i) {
-            if (resolved(i)) continue;
-            const PlannedNode& pn = plan_.nodes[i];
-            Finding fd = make(FindingKind::missing_node);
-            fd.a = {pn.name, pn.guid.value_or(0), 0};
-            std::string who = pn.name.empty() ? std::string("node") : pn.name;
-            if (!pn.hca.empty()) who += " " + pn.hca;
-            fd.expected = who;
-            if (pn.guid) fd.expected += " (" + guid_hex(*pn.guid) + ")";
-            std::string links = std::to_string(links_of[i]) + (links_of[i] == 1 ? " link" : " links");
-            if (!peers_of[i].empty()) {
-                links += " (";
-                for (size_t k = 0; k < peers_of[i].size(); ++k) links += (k ? ", " : "") + peers_of[i][k];
-                if (links_of[i] > static_cast<int>(peers_of[i].size())) links += ", ...";
-                links += ")";
-            }
-            if (!match_.ambiguous[i].empty()) {
-                fd.actual = "ambiguous: " + std::to_string(match_.ambiguous[i].size()) + " nodes";
-                std::string gs;
-                for (size_t k = 0; k < match_.ambiguous[i].size() && k < 4; ++k)
-                    gs += (k ? ", " : "") + guid_hex(f_.node(match_.ambiguous[i][k]).guid);
-                if (match_.ambiguous[i].size() > 4) gs += ", ...";
-                fd.message = "plan node " + who + " matches " + std::to_string(match_.ambiguous[i].size()) +
-                             " nodes in the fabric (" + gs + "), so its " + links +
-                             " were not checked; give its guid (or hca) in the plan";
-            } else {
-                fd.message = who + (pn.guid ? " (" + guid_hex(*pn.guid) + ")" : std::string()) +
-                             " is not in the fabric; it should have " + links +
-                             "; check that it is powered on and cabled";
-                if (pn.guid && !pn.name.empty()) {
-                    for (NodeId id : f_.find_by_name(pn.name)) {
-                        if (match_.claimed[id] != kUnclaimed) continue;
-                        fd.actual = guid_hex(f_.node(id).guid);
-                        fd.message += "; a node named " + pn.name + " has GUID " + fd.actual +
-                                      ": if its hardware was replaced, update the plan's guid";
-                        break;
-                    }
+        for (size_t i = 0; i < np; ++i)
+            if (!resolved(i)) report_missing_node(i, std::move(planned_of[i]));
+    }
+
+    // "3 links (leaf01/5, leaf02/5, spine01/1)", "5 links (a/1, b/1, c/1, ...)": a missing node's cables.
+    static std::string planned_links_text(const std::vector<FindingLink>& links) {
+        std::string t = std::to_string(links.size()) + (links.size() == 1 ? " link" : " links");
+        if (links.empty()) return t;
+        t += " (";
+        for (size_t k = 0; k < links.size() && k < 3; ++k) t += (k ? ", " : "") + end_text(links[k].planned);
+        return t + (links.size() > 3 ? ", ...)" : ")");
+    }
+
+    void report_missing_node(size_t i, std::vector<FindingLink> links) {
+        const PlannedNode& pn = plan_.nodes[i];
+        Finding fd = make(FindingKind::missing_node);
+        fd.a = {pn.name, pn.guid.value_or(0), 0};
+        std::string who = pn.name.empty() ? std::string("node") : pn.name;
+        if (!pn.hca.empty()) who += " " + pn.hca;
+        fd.expected = who;
+        if (pn.guid) fd.expected += " (" + guid_hex(*pn.guid) + ")";
+        const std::string what = planned_links_text(links);
+        fd.links = std::move(links);
+        if (!match_.ambiguous[i].empty()) {
+            fd.actual = "ambiguous: " + std::to_string(match_.ambiguous[i].size()) + " nodes";
+            std::string gs;
+            for (size_t k = 0; k < match_.ambiguous[i].size() && k < 4; ++k)
+                gs += (k ? ", " : "") + guid_hex(f_.node(match_.ambiguous[i][k]).guid);
+            if (match_.ambiguous[i].size() > 4) gs += ", ...";
+            fd.message = "plan node " + who + " matches " + std::to_string(match_.ambiguous[i].size()) +
+                         " nodes in the fabric (" + gs + "), so its " + what +
+                         " were not checked; give its guid (or hca) in the plan";
+        } else {
+            fd.message = who + (pn.guid ? " (" + guid_hex(*pn.guid) + ")" : std::string()) +
+                         " is not in the fabric; it should have " + what + "; check that it is powered on and cabled";
+            if (pn.guid && !pn.name.empty()) {
+                for (NodeId id : f_.find_by_name(pn.name)) {
+                    if (match_.claimed[id] != kUnclaimed) continue;
+                    fd.actual = guid_hex(f_.node(id).guid);
+                    fd.message += "; a node named " + pn.name + " has GUID " + fd.actual +
+                                  ": if its hardware was replaced, update the plan's guid";
+                    break;
                 }
             }
-            out_.push_back(std::move(fd));
         }
+        out_.push_back(std::move(fd));
     }
 
     void report_missing_link(const PlannedLink& l) {
@@ -486,6 +594,7 @@ private:
         fd.b = eb;
         fd.expected = lb;
         fd.label = l.label;
+        fd.links = {cable_at(first, fp, eb, l.label), cable_at(second, sp, ea, l.label)};
         std::string why;
         for (int side = 0; side < 2; ++side) {
             NodeId n = side == 0 ? first : second;
@@ -519,8 +628,10 @@ private:
                 fd.actual = names_.name(n) + " (" + guid_hex(node.guid) + ")";
                 int cables = 0;
                 std::string first;
-                for (const Port& p : node.ports) {
+                for (size_t pi = 0; pi < node.ports.size(); ++pi) {
+                    const Port& p = node.ports[pi];
                     if (!p.valid || !p.linked()) continue;
+                    fd.links.push_back(cable_at(n, static_cast<int>(pi), {}, ""));
                     if (cables++ == 0) {
                         fd.b = actual_end(p.peer, p.peer_port);
                         first = actual_label(p.peer, p.peer_port);
@@ -556,6 +667,8 @@ private:
                 fd.a = ea;
                 fd.b = eb;
                 fd.actual = lb;
+                const Port* far = f_.node(m).port(mp);
+                fd.links = {FindingLink{ea, eb, {}, "", far ? cable_rate(port, *far) : std::string()}};
                 fd.message = "cable " + la + " -- " + lb + " is not in the plan; unplug it or add it to the plan";
                 out_.push_back(std::move(fd));
             }
@@ -605,6 +718,27 @@ size_t align_golden_guids(Plan& plan, const Fabric& golden, const Fabric& actual
         ++changed;
     }
     return changed;
+}
+
+std::vector<std::string> unchecked_fields(const Plan& plan, const Fabric& actual) {
+    bool plan_rate = false, plan_mtu = false;
+    for (const PlannedLink& l : plan.links) {
+        plan_rate |= l.rate.has_value() && (l.rate->width != Width::Unknown || l.rate->speed != Speed::Unknown);
+        plan_mtu |= l.mtu.has_value() && *l.mtu > 0;
+    }
+    bool seen_rate = false, seen_mtu = false, cabled = false;
+    for (const Node& n : actual.nodes())
+        for (const Port& p : n.ports) {
+            if (!p.valid || !p.linked()) continue;
+            cabled = true;
+            seen_rate |= p.width_active != Width::Unknown || p.speed_active != Speed::Unknown;
+            seen_mtu |= p.mtu_active > 0;
+        }
+    std::vector<std::string> out;
+    if (!cabled) return out;  // nothing cabled: every planned link is missing, nothing went unchecked
+    if (plan_rate && !seen_rate) out.push_back("rate");
+    if (plan_mtu && !seen_mtu) out.push_back("mtu");
+    return out;
 }
 
 std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt) {

@@ -5,7 +5,7 @@
 
 #include "ibf/error.h"
 #include "ibf/text.h"
-#include "natural.h"
+#include "ibf/natural.h"
 
 namespace ibf {
 namespace {
@@ -49,11 +49,44 @@ Endpoint endpoint_from_json(const json& j, const std::string& where) {
     return e;
 }
 
+json link_to_json(const FindingLink& l) {
+    return {{"a", endpoint_to_json(l.a)},
+            {"b", endpoint_to_json(l.b)},
+            {"planned", endpoint_to_json(l.planned)},
+            {"label", l.label},
+            {"rate", l.rate}};
+}
+
+FindingLink link_from_json(const json& j, const std::string& where) {
+    if (!j.is_object()) bad(where, "expected an object {\"a\", \"b\", \"planned\", \"label\", \"rate\"}");
+    FindingLink l;
+    l.a = endpoint_from_json(member(j, "a", where), where + ".a");
+    l.b = endpoint_from_json(member(j, "b", where), where + ".b");
+    if (j.contains("planned")) l.planned = endpoint_from_json(j["planned"], where + ".planned");
+    l.label = string_member(j, "label", where, false);
+    l.rate = string_member(j, "rate", where, false);
+    return l;
+}
+
+std::vector<FindingLink> links_from_json(const json& j, const std::string& where) {
+    auto it = j.find("links");
+    if (it == j.end()) return {};
+    if (!it->is_array()) bad(where + ".links", "expected an array");
+    std::vector<FindingLink> out;
+    for (size_t i = 0; i < it->size(); ++i)
+        out.push_back(link_from_json((*it)[i], where + ".links[" + std::to_string(i) + "]"));
+    return out;
+}
+
 std::string plural(size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 }  // namespace
 
 json finding_to_json(const Finding& f) {
+    json links = json::array();
+    for (const FindingLink& l : f.links) links.push_back(link_to_json(l));
+    json members = json::array();
+    for (const Finding& m : f.members) members.push_back(finding_to_json(m));
     return {{"kind", std::string(to_string(f.kind))},
             {"severity", std::string(to_string(f.severity))},
             {"a", endpoint_to_json(f.a)},
@@ -61,11 +94,14 @@ json finding_to_json(const Finding& f) {
             {"expected", f.expected},
             {"actual", f.actual},
             {"label", f.label},
-            {"message", f.message}};
+            {"message", f.message},
+            {"links", std::move(links)},
+            {"members", std::move(members)}};
 }
 
-Finding finding_from_json(const json& j) {
-    const std::string where = "finding";
+namespace {
+// A finding object at `where`; a group's members may not be groups themselves (bounded depth).
+Finding finding_from_json_at(const json& j, const std::string& where, bool member_of_group) {
     if (!j.is_object()) bad(where, "expected an object");
     Finding f;
     std::string kind = string_member(j, "kind", where);
@@ -90,8 +126,18 @@ Finding finding_from_json(const json& j) {
     f.actual = string_member(j, "actual", where, false);
     f.label = string_member(j, "label", where, false);
     f.message = string_member(j, "message", where, false);
+    f.links = links_from_json(j, where);
+    if (auto it = j.find("members"); it != j.end()) {
+        if (!it->is_array()) bad(where + ".members", "expected an array");
+        if (member_of_group && !it->empty()) bad(where + ".members", "a group's member cannot be a group");
+        for (size_t i = 0; i < it->size(); ++i)
+            f.members.push_back(finding_from_json_at((*it)[i], where + ".members[" + std::to_string(i) + "]", true));
+    }
     return f;
 }
+}  // namespace
+
+Finding finding_from_json(const json& j) { return finding_from_json_at(j, "finding", false); }
 
 json findings_to_json(const std::vector<Finding>& fs) {
     json summary = json::object();
@@ -126,8 +172,8 @@ std::string render_text(const std::vector<Finding>& in, bool color) {
     fs.reserve(in.size());
     for (const Finding& f : in) fs.push_back(&f);
     std::stable_sort(fs.begin(), fs.end(), [](const Finding* x, const Finding* y) {
-        if (x->kind != y->kind) return x->kind < y->kind;
-        return detail::natural_compare(x->a.name, y->a.name) < 0;
+        if (x->kind != y->kind) return report_rank(x->kind) < report_rank(y->kind);
+        return natural_compare(x->a.name, y->a.name) < 0;
     });
     const char* bold = color ? "\033[1m" : "";
     const char* reset = color ? "\033[0m" : "";
@@ -169,6 +215,17 @@ std::string render_text(const std::vector<Finding>& in, bool color) {
         first = false;
     }
     out += std::string(reset) + "\n";
+    return out;
+}
+
+std::string render_unchecked(const std::vector<std::string>& fields) {
+    std::string out;
+    for (const std::string& f : fields) {
+        const bool mtu = f == "mtu";
+        out += "notice  " + std::string(mtu ? "MTU" : f == "rate" ? "link rate" : f) +
+               " not checked: the plan gives it, the fabric's input carries none" +
+               (mtu ? " (ibnetdiscover, iblinkinfo and .net dumps carry no MTU; ibfabricd checks it live)" : "") + "\n";
+    }
     return out;
 }
 

@@ -15,28 +15,6 @@
 
 namespace ibf::draw {
 
-bool natural_less(std::string_view a, std::string_view b) {
-    size_t i = 0, j = 0;
-    auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
-    while (i < a.size() && j < b.size()) {
-        if (digit(a[i]) && digit(b[j])) {
-            while (i < a.size() && a[i] == '0') ++i;
-            while (j < b.size() && b[j] == '0') ++j;
-            size_t ie = i, je = j;
-            while (ie < a.size() && digit(a[ie])) ++ie;
-            while (je < b.size() && digit(b[je])) ++je;
-            if (ie - i != je - j) return ie - i < je - j;
-            if (int c = a.substr(i, ie - i).compare(b.substr(j, je - j)); c != 0) return c < 0;
-            i = ie, j = je;
-        } else {
-            if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
-            ++i, ++j;
-        }
-    }
-    if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
-    return a < b;  // equal by value ("leaf01" vs "leaf1"): plain order keeps it strict
-}
-
 namespace {
 
 using Key = uint64_t;  // one port: node << 8 | port
@@ -147,15 +125,17 @@ private:
             for (const Port& p : f_.node(h).ports)
                 if (p.valid && p.linked() && is_switch(p.peer)) sws.insert(p.peer);
             bool placed = false;
+            auto& groups = is_aggregation_node(f_.node(h)) ? agg_group_ : group_;
             for (NodeId s : sws) {
                 placed = true;
-                if (!own_.count({s, h})) group_[s].push_back(h);
+                if (!own_.count({s, h})) groups[s].push_back(h);
             }
             for (const auto& [s, o] : own_) placed |= o == h;  // own_ is small: faults only
             if (!placed) unattached_.push_back(h);
         }
-        for (auto& [s, hs] : group_)
-            std::sort(hs.begin(), hs.end(), [&](NodeId a, NodeId b) { return natural_less(name(a), name(b)); });
+        for (auto* groups : {&group_, &agg_group_})
+            for (auto& [s, hs] : *groups)
+                std::sort(hs.begin(), hs.end(), [&](NodeId a, NodeId b) { return natural_less(name(a), name(b)); });
     }
 
     void make_rows() {
@@ -193,6 +173,12 @@ private:
             for (NodeId h : it->second) g.host_names.push_back(name(h));
             group_box_[s] = add_box(std::move(g));
             under_[s].push_back(group_box_[s]);
+        }
+        if (auto it = agg_group_.find(s); it != agg_group_.end()) {
+            Box g{.kind = BoxKind::HostGroup, .node = s, .row = hosts_row_, .aggregation = true};
+            g.hosts = static_cast<int>(it->second.size());
+            for (NodeId h : it->second) g.host_names.push_back(name(h));
+            under_[s].push_back(add_box(std::move(g)));
         }
         std::vector<NodeId> mine;
         for (auto it = own_.lower_bound({s, 0}); it != own_.end() && it->first == s; ++it) mine.push_back(it->second);
@@ -438,14 +424,17 @@ private:
     }
 
     void finish() {
-        for (NodeId n = 0; n < f_.size(); ++n) (is_switch(n) ? l_.switches : l_.hosts) += 1;
+        for (NodeId n = 0; n < f_.size(); ++n)
+            (is_switch(n) ? l_.switches : is_aggregation_node(f_.node(n)) ? l_.aggregation_nodes : l_.hosts) += 1;
         l_.links = static_cast<int>(f_.link_count());
         for (const Edge& e : l_.edges) l_.faults += e.fault;
         for (const Box& b : l_.boxes) l_.faults += b.fault;
         for (Box& b : l_.boxes) {
             std::string head;
             if (b.kind == BoxKind::HostGroup) {
-                head = std::to_string(b.hosts) + (b.hosts == 1 ? " host" : " hosts") +
+                head = std::to_string(b.hosts) +
+                       (b.aggregation ? (b.hosts == 1 ? " SHARP aggregation node" : " SHARP aggregation nodes")
+                                      : (b.hosts == 1 ? " host" : " hosts")) +
                        (b.node == kNoNode ? " not cabled to a switch" : " on " + name(b.node)) + ":";
                 for (size_t i = 0; i < b.host_names.size() && i < 64; ++i) head += " " + b.host_names[i];
                 if (b.host_names.size() > 64) head += " ...";
@@ -467,6 +456,7 @@ private:
     std::vector<Fault> faults_;
     std::set<std::pair<NodeId, NodeId>> own_;            // (switch, host) with a box of its own
     std::map<NodeId, std::vector<NodeId>> group_;        // switch -> hosts collapsed under it
+    std::map<NodeId, std::vector<NodeId>> agg_group_;    // switch -> its SHARP aggregation nodes
     std::vector<NodeId> unattached_;
     std::vector<std::vector<int>> row_members_;          // switch boxes per row
     std::vector<int> sw_box_;                            // per NodeId, -1 for hosts

@@ -72,11 +72,12 @@ std::string edge_path(const Edge& e) {
 void render_box(std::string& out, const Box& b, const SvgOptions& opt) {
     const char* cls = b.kind == BoxKind::Switch ? "node switch" : b.kind == BoxKind::Host ? "node host" : "node hostgroup";
     std::string text = b.kind == BoxKind::HostGroup
-                           ? std::to_string(b.hosts) + (b.hosts == 1 ? " host" : " hosts")
+                           ? std::to_string(b.hosts) + (b.aggregation ? (b.hosts == 1 ? " SHARP node" : " SHARP nodes")
+                                                                      : (b.hosts == 1 ? " host" : " hosts"))
                            : shorten(b.name, opt.max_name_chars);
     out += "<g class=\"" + std::string(cls) + (b.fault ? " fault" : "") + "\"";
     if (b.kind != BoxKind::HostGroup) out += " data-name=\"" + xml_escape(b.name) + "\"";
-    else out += " data-hosts=\"" + std::to_string(b.hosts) + "\"";
+    else out += std::string(b.aggregation ? " data-aggregation-nodes=\"" : " data-hosts=\"") + std::to_string(b.hosts) + "\"";
     out += "><title>" + xml_escape(b.title) + "</title><rect x=\"" + num(b.x) + "\" y=\"" + num(b.y) + "\" width=\"" +
            num(b.w) + "\" height=\"" + num(b.h) + "\" rx=\"3\"/><text x=\"" + num(b.cx()) + "\" y=\"" +
            num(b.cy() + 4) + "\">" + xml_escape(text) + "</text></g>\n";
@@ -91,7 +92,10 @@ void render_fault(std::string& out, const Edge& e) {
 }
 
 std::string summary_line(const Layout& l) {
-    return std::to_string(l.switches) + " switches, " + std::to_string(l.hosts) + " hosts, " + std::to_string(l.links) +
+    const std::string agg = l.aggregation_nodes == 0 ? ""
+                            : std::to_string(l.aggregation_nodes) +
+                                  (l.aggregation_nodes == 1 ? " SHARP aggregation node, " : " SHARP aggregation nodes, ");
+    return std::to_string(l.switches) + " switches, " + std::to_string(l.hosts) + " hosts, " + agg + std::to_string(l.links) +
            " links; " + std::to_string(l.findings) + " findings, " + std::to_string(l.faults) +
            " drawn in red (grey lines: cable bundles, xN = N cables)";
 }

@@ -27,6 +27,12 @@ std::optional<FindingKind> parse_finding_kind(std::string_view s) {
     return std::nullopt;
 }
 
+int report_rank(FindingKind k) {
+    const int i = static_cast<int>(k);
+    if (k == FindingKind::identity_changed) return static_cast<int>(FindingKind::mtu_mismatch);
+    return k > FindingKind::identity_changed && k <= FindingKind::mtu_mismatch ? i - 1 : i;
+}
+
 std::string_view to_string(Severity s) {
     switch (s) {
         case Severity::info: return "info";

@@ -1,6 +1,7 @@
 // NameBook: the one display name of every node (rule in names.h).
 #include "ibf/names.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <unordered_map>
@@ -55,13 +56,40 @@ bool plain(const std::string& s) {
 std::string kind_word(const Node& node, int tier) {
     switch (node.type) {
         case NodeType::Switch: return tier > 0 ? tier_word(tier) : std::string("switch");
-        case NodeType::CA: return "host";
+        case NodeType::CA: return is_aggregation_node(node) ? "sharp" : "host";
         case NodeType::Router: return "router";
         default: return "node";
     }
 }
 
+// A preferred name that only echoes the node's own name (or its "name:hca"), where rule 2 would not take that name (a
+// description such as "SwitchIB Mellanox Technologies", or a name several nodes share, such as a
+// director's ASICs all called "dir1"), is no preference: rules 3 and 4 name the node as they do
+// without a plan, so a plan made from a dump names every node as `analyze` does.
+std::vector<std::string> drop_echoed_names(const Fabric& f, const std::vector<std::string>& preferred) {
+    std::unordered_map<std::string, int> count;
+    for (const std::string& p : preferred)
+        if (!p.empty()) ++count[p];
+    std::vector<std::string> out(preferred.begin(), preferred.begin() + std::min(preferred.size(), f.size()));
+    for (NodeId i = 0; i < out.size(); ++i)
+        if (!out[i].empty() && (out[i] == f.node(i).name || out[i] == adapter_name(f.node(i))) &&
+            (!plain(out[i]) || count[out[i]] > 1))
+            out[i].clear();
+    return out;
+}
+
 }  // namespace
+
+bool is_aggregation_node(const Node& n) {
+    static constexpr std::string_view kWhat = "aggregation node";
+    if (n.type != NodeType::CA || n.description.size() < kWhat.size()) return false;
+    for (size_t i = 0; i + kWhat.size() <= n.description.size(); ++i) {
+        size_t k = 0;
+        while (k < kWhat.size() && std::tolower(static_cast<unsigned char>(n.description[i + k])) == kWhat[k]) ++k;
+        if (k == kWhat.size()) return true;
+    }
+    return false;
+}
 
 std::string tier_word(int level) {
     switch (level) {
@@ -84,16 +112,17 @@ std::string short_guid(Guid g, int digits) {
 NameBook::NameBook(const Fabric& f, const std::vector<int>& tier_of, const std::vector<std::string>& preferred) {
     const size_t n = f.size();
     names_.assign(n, std::string());
+    const std::vector<std::string> own_pref = drop_echoed_names(f, preferred);
     auto pref = [&](NodeId i) -> const std::string& {
         static const std::string kNone;
-        return i < preferred.size() ? preferred[i] : kNone;
+        return i < own_pref.size() ? own_pref[i] : kNone;
     };
     // 1 and 2: the plan's name, else the node's own; a node's own name that another node's plan name
     // takes counts as shared.
     std::unordered_map<std::string, int> pref_count, own_count;
     for (NodeId i = 0; i < n; ++i) {
         if (!pref(i).empty()) ++pref_count[pref(i)];
-        else if (plain(f.node(i).name)) ++own_count[f.node(i).name];
+        else if (plain(f.node(i).name) && !is_aggregation_node(f.node(i))) ++own_count[f.node(i).name];
     }
     std::unordered_set<std::string> taken;
     std::vector<NodeId> rest;
@@ -101,7 +130,8 @@ NameBook::NameBook(const Fabric& f, const std::vector<int>& tier_of, const std::
         const Node& node = f.node(i);
         if (!pref(i).empty()) {
             names_[i] = pref_count[pref(i)] == 1 ? pref(i) : pref(i) + "@" + short_guid(node.guid);
-        } else if (plain(node.name) && own_count[node.name] == 1 && !pref_count.count(node.name)) {
+        } else if (plain(node.name) && !is_aggregation_node(node) && own_count[node.name] == 1 &&
+                   !pref_count.count(node.name)) {
             names_[i] = node.name;
         } else {
             rest.push_back(i);
@@ -114,6 +144,7 @@ NameBook::NameBook(const Fabric& f, const std::vector<int>& tier_of, const std::
     std::vector<std::string> desc(n);
     for (NodeId i : rest) {
         const Node& node = f.node(i);
+        if (is_aggregation_node(node)) continue;  // rule 4: "sharp-b208"
         if (node.type != NodeType::Switch) desc[i] = adapter_name(node);
         else if (desc[i] = chassis_name(node); desc[i].empty()) desc[i] = hash_name(node);
         if (!desc[i].empty()) ++desc_count[desc[i]];

@@ -3,6 +3,7 @@
 #include "ibf/declared.h"
 
 #include "ibf/names.h"
+#include "ibf/natural.h"
 
 #include <algorithm>
 #include <cctype>
@@ -34,18 +35,6 @@ T mode_of(const std::vector<T>& v, T fallback) {
     return best;
 }
 
-bool contains_ci(std::string_view hay, std::string_view needle) {
-    if (needle.size() > hay.size()) return false;
-    for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-        size_t k = 0;
-        while (k < needle.size() &&
-               std::tolower(static_cast<unsigned char>(hay[i + k])) == std::tolower(static_cast<unsigned char>(needle[k])))
-            ++k;
-        if (k == needle.size()) return true;
-    }
-    return false;
-}
-
 // "MF0;sw01:CS7500/L05/U1" -> 'L' (line card ASIC), "/S03/U1" -> 'S' (spine ASIC), else 0.
 char chassis_role(std::string_view d) {
     for (size_t i = 0; i + 2 < d.size(); ++i) {
@@ -54,31 +43,6 @@ char chassis_role(std::string_view d) {
         while (j < d.size() && std::isdigit(static_cast<unsigned char>(d[j]))) ++j;
         if (j > i + 2 && j < d.size() && d[j] == '/') return d[i + 1];
     }
-    return 0;
-}
-
-// Natural order, as docs/findings.md sorts: digit runs compare by value ("leaf2" < "leaf10").
-int natural_compare(const std::string& a, const std::string& b) {
-    size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-        bool da = std::isdigit(static_cast<unsigned char>(a[i])), db = std::isdigit(static_cast<unsigned char>(b[j]));
-        if (da && db) {
-            size_t i0 = i, j0 = j;
-            while (i0 < a.size() && a[i0] == '0') ++i0;
-            while (j0 < b.size() && b[j0] == '0') ++j0;
-            size_t i1 = i0, j1 = j0;
-            while (i1 < a.size() && std::isdigit(static_cast<unsigned char>(a[i1]))) ++i1;
-            while (j1 < b.size() && std::isdigit(static_cast<unsigned char>(b[j1]))) ++j1;
-            if (i1 - i0 != j1 - j0) return i1 - i0 < j1 - j0 ? -1 : 1;
-            if (int c = a.compare(i0, i1 - i0, b, j0, j1 - j0)) return c < 0 ? -1 : 1;
-            i = i1, j = j1;
-        } else {
-            if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]) ? -1 : 1;
-            ++i, ++j;
-        }
-    }
-    if (i < a.size()) return 1;
-    if (j < b.size()) return -1;
     return 0;
 }
 
@@ -687,10 +651,6 @@ private:
 };
 
 }  // namespace
-
-bool is_aggregation_node(const Node& n) {
-    return n.type == NodeType::CA && contains_ci(n.description, "Aggregation Node");
-}
 
 std::string tier_name(int level) {
     switch (level) {

@@ -136,7 +136,10 @@ InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::stri
         const Node& node = f.node(x);
         if (node.type != NodeType::CA) continue;
         std::string name = node.name, hca = derive_hca(NodeType::CA, node.description);
-        bool ok = safe(name) && (hca.empty() || safe(hca)) && key_count[name + ":" + hca] == 1 && !used.count(name);
+        // A SHARP aggregation node's description is the vendor's ("Mellanox Technologies Aggregation
+        // Node"): its first words are no host name and HCA, so it takes its display name ("sharp-b208").
+        bool ok = !is_aggregation_node(node) && safe(name) && (hca.empty() || safe(hca)) &&
+                  key_count[name + ":" + hca] == 1 && !used.count(name);
         if (!ok) {  // the display name (ibf/names.h) when a plan can carry it
             std::string d = display_name(f, a, x);
             name = safe(d) && !used.count(d) ? d : "host-" + hexg(node.guid, false);

@@ -116,20 +116,20 @@ TEST(Identity, NodeNameMapRenamesKeepTheFaults) {
     fs = check(plan, actual);
     ASSERT_EQ(fs.size(), 4u) << dump(fs);
     expect_faults(fs);
-    EXPECT_EQ(fs[0].kind, FindingKind::miswired);
-    EXPECT_EQ(fs[1].kind, FindingKind::identity_changed);
+    EXPECT_EQ(fs[0].kind, FindingKind::miswired);  // the faults first, then the renames
+    EXPECT_EQ(fs[1].kind, FindingKind::rate_mismatch);
     EXPECT_EQ(fs[2].kind, FindingKind::identity_changed);
-    EXPECT_EQ(fs[3].kind, FindingKind::rate_mismatch);
-    EXPECT_EQ(fs[1].severity, Severity::warning);
-    EXPECT_EQ(fs[1].a.name, "ib3");
-    EXPECT_EQ(fs[1].a.guid, kIb3);
-    EXPECT_EQ(fs[1].expected, "ib3");
-    EXPECT_EQ(fs[1].actual, "renamed: \"rack03-leaf-ib3\" (0xf4521403007e8af0)");
-    EXPECT_EQ(fs[1].message,
+    EXPECT_EQ(fs[3].kind, FindingKind::identity_changed);
+    EXPECT_EQ(fs[2].severity, Severity::warning);
+    EXPECT_EQ(fs[2].a.name, "ib3");
+    EXPECT_EQ(fs[2].a.guid, kIb3);
+    EXPECT_EQ(fs[2].expected, "ib3");
+    EXPECT_EQ(fs[2].actual, "renamed: \"rack03-leaf-ib3\" (0xf4521403007e8af0)");
+    EXPECT_EQ(fs[2].message,
               "ib3 is called \"rack03-leaf-ib3\" in the fabric (0xf4521403007e8af0), found by its cabling; its cables "
               "are checked as ib3's; use one name in the plan and the node-name-map");
-    EXPECT_EQ(fs[2].a.name, "ib8");
-    EXPECT_EQ(fs[2].actual, "renamed: \"rack01-spine-ib8\" (0xf4521403007ea570)");
+    EXPECT_EQ(fs[3].a.name, "ib8");
+    EXPECT_EQ(fs[3].actual, "renamed: \"rack01-spine-ib8\" (0xf4521403007ea570)");
 
     const NodeMatch m = match_nodes(plan, actual);
     size_t renamed = 0;
@@ -137,7 +137,7 @@ TEST(Identity, NodeNameMapRenamesKeepTheFaults) {
     EXPECT_EQ(renamed, 2u);
 }
 
-TEST(Identity, RenamingEverySwitchIsOneFindingPerSwitch) {
+TEST(Identity, RenamingEverySwitchIsOneGroupedFindingAfterTheFaults) {
     Fabric golden = parse_dump(slurp(kSx6036), kSx6036);
     Plan plan = plan_from_dump(golden, kSx6036);
     Fabric actual = parse_dump(slurp(kSx6036), kSx6036);
@@ -147,11 +147,18 @@ TEST(Identity, RenamingEverySwitchIsOneFindingPerSwitch) {
         if (n.type == NodeType::Switch) map += guid_hex(n.guid) + " \"rack-" + n.name + "\"\n";
     apply_node_name_map(actual, parse_node_name_map(map, "map"));
     auto fs = check(plan, actual);
-    ASSERT_EQ(fs.size(), 10u) << dump(fs);
+    ASSERT_EQ(fs.size(), 3u) << dump(fs);
     expect_faults(fs);
-    for (size_t i = 1; i + 1 < fs.size(); ++i) {
-        EXPECT_EQ(fs[i].kind, FindingKind::identity_changed);
-        EXPECT_EQ(fs[i].actual.rfind("renamed: \"rack-" + fs[i].a.name + "\"", 0), 0u) << fs[i].actual;
+    EXPECT_EQ(fs[0].kind, FindingKind::miswired);
+    EXPECT_EQ(fs[1].kind, FindingKind::rate_mismatch);
+    const Finding& g = fs[2];
+    EXPECT_EQ(g.kind, FindingKind::identity_changed);
+    EXPECT_EQ(g.actual, "renamed: prefix \"rack-\"");
+    EXPECT_EQ(g.expected, "8 nodes under the plan's names");
+    ASSERT_EQ(g.members.size(), 8u);
+    for (const Finding& m : g.members) {
+        EXPECT_EQ(m.kind, FindingKind::identity_changed);
+        EXPECT_EQ(m.actual.rfind("renamed: \"rack-" + m.a.name + "\"", 0), 0u) << m.actual;
     }
 }
 
@@ -172,7 +179,7 @@ TEST_P(Rma, ReplacedSwitchIsOneFindingAndStillChecked) {
     auto fs = check(plan, actual);
     ASSERT_EQ(fs.size(), 3u) << dump(fs);
     expect_faults(fs);
-    const Finding& id = fs[1];
+    const Finding& id = fs[2];  // after the faults
     EXPECT_EQ(id.kind, FindingKind::identity_changed);
     EXPECT_EQ(id.a.name, who);
     EXPECT_EQ(id.a.guid, 0xf45214030badc0deu);
@@ -267,4 +274,68 @@ TEST(Naming, NameBookRules) {
     EXPECT_EQ(p.name(h4), "login@6666");
     EXPECT_EQ(p.name(h5), "login@7777");
     EXPECT_EQ(NameBook(f).name(s1), "switch-aaaacfb0");
+}
+
+// One name per node (issue 20 item 2): with a known-good dump as the plan (`check --expected
+// golden.txt`), check names every GUID as analyze does, on every capture — "leaf-cce0", not
+// "SwitchIB Mellanox Technologies@cce0" — and so do its findings.
+TEST(Naming, CheckWithAGoldenDumpNamesEveryGuidAsAnalyzeDoesOnTheCaptures) {
+    for (const char* file : {"ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt",
+                             "ibnetdiscover-qdr-ddr-11sw-89ca-voltaire4036-psmn-x5.txt",
+                             "iblinkinfo-qdr-1sw-5ca-infiniscale4-36port.txt", "iblinkinfo-qdr-1sw-8ca-infiniscale4-teaker.txt",
+                             "ibsim-sx6036-iblinkinfo.txt", "ibsim-x5-iblinkinfo.txt"}) {
+        SCOPED_TRACE(file);
+        const std::string path = std::string(IBF_TEST_DATA) + "/" + file;
+        const Fabric golden = parse_dump(slurp(path), path);
+        const Plan plan = plan_from_fabric(golden, path);
+        Fabric now = golden;
+        // A cable pulled at every switch's first host port: findings at every switch.
+        for (NodeId n = 0; n < now.size(); ++n) {
+            if (now.node(n).type != NodeType::Switch) continue;
+            for (int p = 1; p <= now.node(n).num_ports(); ++p) {
+                const Port* port = now.node(n).port(p);
+                if (port && port->linked() && now.node(port->peer).type == NodeType::CA) {
+                    now.disconnect(n, p);
+                    break;
+                }
+            }
+        }
+        const Analysis a = analyze(now);
+        EXPECT_EQ(plan_name_book(plan, now, a.tier_of).all(), a.names);
+        const auto fs = check(plan, now, {.tier_of = a.tier_of});
+        ASSERT_FALSE(fs.empty());
+        for (const Finding& fd : fs)
+            for (const Endpoint* e : {&fd.a, &fd.b}) {
+                if (e->guid && now.find(e->guid)) {
+                    EXPECT_EQ(e->name, a.names[*now.find(e->guid)]) << fd.message;
+                }
+            }
+    }
+}
+
+// A director's ASICs all call themselves "dir1": the golden plan keeps their line and spine cards.
+TEST(Naming, DirectorAsicsKeepTheirCardWithAGoldenPlan) {
+    Fabric f;
+    const NodeId l3 = f.add_node({.type = NodeType::Switch, .guid = 0x7ae0, .description = "MF0;dir1:CS7500/L03/U2"}, 36);
+    const NodeId l4 = f.add_node({.type = NodeType::Switch, .guid = 0x7af0, .description = "MF0;dir1:CS7500/L04/U2"}, 36);
+    const NodeId s1 = f.add_node({.type = NodeType::Switch, .guid = 0x7b00, .description = "MF0;dir1:CS7500/S01/U1"}, 36);
+    const NodeId h1 = f.add_node({.type = NodeType::CA, .guid = 0x100, .description = "node001 mlx5_0"}, 1);
+    const NodeId h2 = f.add_node({.type = NodeType::CA, .guid = 0x200, .description = "node002 mlx5_0"}, 1);
+    f.connect(l3, 19, s1, 1);
+    f.connect(l4, 19, s1, 2);
+    f.connect(l3, 1, h1, 1);
+    f.connect(l4, 1, h2, 1);
+    f.finalize();
+    const Plan plan = plan_from_fabric(f, "golden");
+    Fabric now = f;
+    now.disconnect(l3, 19);
+    now.finalize();
+    const Analysis a = analyze(now);
+    const auto fs = check(plan, now, {.tier_of = a.tier_of});
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::missing_link);
+    EXPECT_EQ(fs[0].a.name, "dir1/L03/U2");
+    EXPECT_EQ(fs[0].b.name, "dir1/S01/U1");
+    EXPECT_EQ(fs[0].message.find("dir1@"), std::string::npos) << fs[0].message;
+    EXPECT_EQ(a.names[l3], "dir1/L03/U2");
 }

@@ -47,7 +47,9 @@ bool same(const Finding& x, const Finding& y) {
 }  // namespace
 
 TEST(ReportJson, ExactSchema) {
-    json j = findings_to_json({miswired()});
+    Finding m = miswired();
+    m.links = {{m.a, m.b, {"spine02", 2, 3}, "C-17", "4xHDR"}};
+    json j = findings_to_json({m});
     json want = json::parse(R"({
       "summary": {"miswired": 1},
       "findings": [{
@@ -55,7 +57,14 @@ TEST(ReportJson, ExactSchema) {
         "a": {"name": "leaf01", "guid": "0x0002c90300a1b2c3", "port": 3},
         "b": {"name": "spine02", "guid": "0x0000000000000002", "port": 5},
         "expected": "spine02/3", "actual": "spine02/5", "label": "C-17",
-        "message": "cable at leaf01/3 (cable C-17) goes to spine02/5, plan says spine02/3; move the cable at spine02/5 to spine02/3"
+        "message": "cable at leaf01/3 (cable C-17) goes to spine02/5, plan says spine02/3; move the cable at spine02/5 to spine02/3",
+        "links": [{
+          "a": {"name": "leaf01", "guid": "0x0002c90300a1b2c3", "port": 3},
+          "b": {"name": "spine02", "guid": "0x0000000000000002", "port": 5},
+          "planned": {"name": "spine02", "guid": "0x0000000000000002", "port": 3},
+          "label": "C-17", "rate": "4xHDR"
+        }],
+        "members": []
       }]})");
     EXPECT_EQ(j, want) << j.dump(2);
     EXPECT_TRUE(j["findings"][0]["a"]["port"].is_number_integer());

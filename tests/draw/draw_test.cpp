@@ -413,3 +413,33 @@ TEST(DrawPage, ASummaryWithoutRowsStandsInsteadOfNoData) {
     EXPECT_EQ(html.find("no counter data"), std::string::npos);
     EXPECT_EQ(html.find("<table>"), std::string::npos);
 }
+
+// Issue 20 item 9: a SHARP aggregation node is a CA but not a host: drawn in a box of its own
+// ("1 SHARP node") and counted apart, so draw and analyze agree on the number of hosts.
+TEST(DrawLayout, SharpAggregationNodesAreNotDrawnAsHosts) {
+    Small s;
+    const NodeId agg =
+        s.f.add_node({.type = NodeType::CA, .guid = 0x900, .description = "Mellanox Technologies Aggregation Node"}, 1);
+    s.f.connect(s.l1, 4, agg, 1);
+    s.f.finalize();
+    const Layout l = layout(s.input());
+    EXPECT_EQ(l.hosts, 5);  // node01-05
+    EXPECT_EQ(l.aggregation_nodes, 1);
+    int groups_on_leaf01 = 0;
+    for (const Box& b : l.boxes) {
+        if (b.kind != BoxKind::HostGroup || b.node != s.l1) continue;
+        ++groups_on_leaf01;
+        if (b.aggregation) {
+            EXPECT_EQ(b.hosts, 1);
+            EXPECT_EQ(b.title.rfind("1 SHARP aggregation node on leaf01:", 0), 0u) << b.title;
+        } else {
+            EXPECT_EQ(b.hosts, 3);  // node01-03, not the aggregation node
+        }
+    }
+    EXPECT_EQ(groups_on_leaf01, 2);
+    const std::string svg = render_svg(l);
+    EXPECT_NE(svg.find(">1 SHARP node</text>"), std::string::npos);
+    EXPECT_NE(svg.find("data-aggregation-nodes=\"1\""), std::string::npos);
+    EXPECT_NE(svg.find("5 hosts, 1 SHARP aggregation node, "), std::string::npos);
+    EXPECT_EQ(analyze(s.f).compute_hosts.size(), static_cast<size_t>(l.hosts));  // draw and analyze agree
+}

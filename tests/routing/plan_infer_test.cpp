@@ -112,6 +112,13 @@ TEST(PlanInfer, SharpDumpRoundTrips) {
     Fabric f = load("synthetic-ibnetdiscover-hdr-sharp.txt");
     InferredPlan p = round_trip(f);
     EXPECT_EQ(p.explicit_cables, 2);  // the aggregation nodes
+    // Named as every output names them, not {node: "Mellanox", hca: "Technologies"} from the
+    // vendor's default description (issue 20 item 9).
+    EXPECT_NE(p.yaml.find("sharp-b208"), std::string::npos) << p.yaml;
+    EXPECT_NE(p.yaml.find("sharp-b308"), std::string::npos) << p.yaml;
+    EXPECT_EQ(p.yaml.find("Technologies"), std::string::npos) << p.yaml;
+    const Analysis a = analyze(f);
+    EXPECT_EQ(a.names[*f.find(0xb8cef60300a1b208)], "sharp-b208");
 }
 
 TEST(PlanInfer, FullThreeLevelTreesAreCompactWithPodsAndPlanes) {

@@ -10,6 +10,7 @@
 // Findings come out sorted (kind, a.name, a.port) so output is stable.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "ibf/fabric.h"
@@ -38,6 +39,13 @@ struct LinkMatch {
 //   std::vector<ibf::LinkMatch> m; auto fs = ibf::check(plan, fabric, {}, &m);
 std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt,
                            std::vector<LinkMatch>* matches);
+
+// What the plan asks for that `actual` cannot show, so check() could not compare it: "rate" when
+// the plan gives rates and no cabled port of `actual` knows its active rate, "mtu" likewise for
+// MTUs (no dump format carries one; OpenSM's snapshots do). Reports say so (render_unchecked, `unchecked` in JSON).
+// Pure; linear.
+//   ibf::unchecked_fields(plan_with_mtu, ibnetdiscover_fabric) == std::vector<std::string>{"mtu"}
+std::vector<std::string> unchecked_fields(const Plan& plan, const Fabric& actual);
 
 // For a plan made from a known-good dump (`golden`, e.g. plan_from_fabric): where the two dumps name
 // the same node by different GUIDs (iblinkinfo prints a CA's port GUIDs, not its node GUID, so

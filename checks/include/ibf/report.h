@@ -24,6 +24,11 @@ std::vector<Finding> findings_from_json(const nlohmann::json& j);
 // such as "3 findings: 2 miswired, 1 rate_mismatch" or "no findings".
 std::string render_text(const std::vector<Finding>& fs, bool color);
 
+// One line per field check() could not compare (ibf::unchecked_fields), "" when there is none:
+//   render_unchecked({"mtu"}) ==
+//   "notice  MTU not checked: the plan gives it, the fabric's input carries none (ibnetdiscover, iblinkinfo and .net dumps carry no MTU; ibfabricd checks it live)\n"
+std::string render_unchecked(const std::vector<std::string>& fields);
+
 // JSON text with invalid UTF-8 replaced by U+FFFD: fabrics carry whatever bytes their node
 // descriptions hold (Latin-1 host names happen), and JSON output must never fail on them.
 // Every JSON ibfabric prints or serves goes through this.

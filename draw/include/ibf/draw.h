@@ -28,6 +28,7 @@
 
 #include "ibf/fabric.h"
 #include "ibf/finding.h"
+#include "ibf/natural.h"
 
 namespace ibf::draw {
 
@@ -46,6 +47,7 @@ struct Box {
     std::string name;            // switch or host name; "" for a group
     int row = 0;                 // index into Layout::rows
     int hosts = 0;               // HostGroup: hosts collapsed into it
+    bool aggregation = false;    // HostGroup of SHARP aggregation nodes (not hosts; ibf::is_aggregation_node)
     std::vector<std::string> host_names;  // HostGroup: their names (natural order)
     bool fault = false;          // a finding names this node (red outline)
     std::string title;           // tooltip: finding messages, GUID
@@ -85,6 +87,7 @@ struct Layout {
     std::vector<Finding> not_drawn;  // findings with no box to put them on
     double width = 0, height = 0;
     int switches = 0, hosts = 0, links = 0, faults = 0;  // faults: red edges and red boxes
+    int aggregation_nodes = 0;       // SHARP aggregation nodes: CAs, but not counted as hosts
     size_t findings = 0;             // findings given
 };
 
@@ -118,7 +121,7 @@ std::string render_svg(const Layout& l, const SvgOptions& opt = {});
 //   xml_escape("a<b & \"c\"") -> "a&lt;b &amp; &quot;c&quot;"
 std::string xml_escape(std::string_view s);
 
-// Natural order for names: "leaf2" < "leaf10" (digit runs compare by value).
-bool natural_less(std::string_view a, std::string_view b);
+// Natural order for names: the project's one order (ibf/natural.h).
+using ibf::natural_less;
 
 }  // namespace ibf::draw

@@ -56,6 +56,10 @@ inline constexpr int kFindingKindCount = 30;
 std::string_view to_string(FindingKind k);  // "missing_link", ...
 std::optional<FindingKind> parse_finding_kind(std::string_view s);
 
+// The order reports list kinds in: the enum's, except that identity_changed follows every other
+// plan-vs-actual kind (a renamed or replaced node is a naming matter; the faults come first).
+int report_rank(FindingKind k);
+
 enum class Severity : uint8_t { info = 0, warning = 1, error = 2 };
 std::string_view to_string(Severity s);     // "info", "warning", "error"
 Severity default_severity(FindingKind k);   // error for cabling/rate/MTU below plan, warning for rate_below_capability, ...
@@ -66,6 +70,16 @@ struct Endpoint {
     int port = 0;      // port number, 0 when the finding is about a whole node
 };
 
+// One cable a finding is about, seen from its end `a`: `b` is where the cable at `a` goes (empty when
+// nothing is cabled there), `planned` where the plan puts the far end of a's cable (empty when the
+// plan has no cable at `a`; equal to `b` when the cable is where the plan says).
+//   miswired leaf01/3: {a leaf01/3, b spine02/5, planned spine02/3, label "C-0117", rate "4xHDR"}
+struct FindingLink {
+    Endpoint a, b, planned;
+    std::string label;  // the plan's cable label, "" when unknown
+    std::string rate;   // the cable's active rate ("4xEDR"), "" when unknown or nothing is cabled
+};
+
 struct Finding {
     FindingKind kind{};
     Severity severity = Severity::error;
@@ -74,6 +88,13 @@ struct Finding {
     std::string actual;      // e.g. "spine02/5", "4xEDR", "2048", "" for nothing
     std::string label;       // cable label from the plan, "" when unknown
     std::string message;     // one line: what is wrong and what to do about it
+    // Every cable the finding is about, each with both ends (a crossed pair: both cables; a group:
+    // each member; a missing node: each planned cable). Every port `message` names is an end here
+    // or in a / b. Empty for findings about a whole node or an SM.
+    std::vector<FindingLink> links;
+    // A group (one rule across many nodes, e.g. a node-name-map that renamed 200 switches): the
+    // findings it stands for, each complete. Empty for a single finding.
+    std::vector<Finding> members;
 };
 
 }  // namespace ibf

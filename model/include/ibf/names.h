@@ -8,7 +8,9 @@
 //   ibf::NameBook planned(fabric, tier_of, plan_names);  // plan_names[id]: the plan's name ("" = none)
 //
 // The rule, first that applies:
-//   1. the plan's name for the node (`preferred`, e.g. from checks/identity.h);
+//   1. the plan's name for the node (`preferred`, e.g. from checks/identity.h), unless it only
+//      echoes the node's own name where rule 2 would not take it (a description, or a name several
+//      nodes share): a plan made from a dump then names nodes as rules 2-4 do without a plan;
 //   2. the node's name (Node::name: the node-name-map's name, else derived from the NodeDescription,
 //      see derive_name) when no other node has it and it is a name, not a description (no blanks,
 //      no '#': "Voltaire 4036 # 4036-369C" is not a name);
@@ -46,6 +48,11 @@ public:
 private:
     std::vector<std::string> names_;
 };
+
+// True for SHARP aggregation nodes: a CA whose description contains "Aggregation Node" (any case).
+// They are CAs but not hosts: named "sharp-b208" (rule 4; their descriptions are the vendor's
+// default, "Mellanox Technologies Aggregation Node"), not counted or drawn as hosts.
+bool is_aggregation_node(const Node& n);
 
 // "leaf", "spine", "core", "tier<n>" for n > 3, "" for 0.
 std::string tier_word(int level);

@@ -22,6 +22,7 @@
 
 #include "ibf/fabric.h"
 #include "ibf/finding.h"
+#include "ibf/names.h"
 
 namespace ibf {
 
@@ -91,8 +92,7 @@ struct AnalyzeOptions {
     std::vector<std::string> preferred_names;
 };
 
-// True for SHARP aggregation nodes: a CA whose description contains "Aggregation Node".
-bool is_aggregation_node(const Node& n);
+// is_aggregation_node(): ibf/names.h.
 
 std::string tier_name(int level);  // 1 "leaf", 2 "spine", 3 "core", n "tier<n>", 0 "unknown"
 
