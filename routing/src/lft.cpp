@@ -113,11 +113,11 @@ LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts) {
     LftPaths r;
     const RouteGraph g(f, lfts);
     DestWalk w(g);
-    for (const RouteDest& d : g.dests()) {
+    for (const RouteDest& d : g.dests()) {  // in LID order
         w.reset(d);
         for (int s = 0; s < g.switches(); ++s) {
             if (!g.has_table(s)) continue;
-            if (g.port(s, d.lid) == kLftNoPath) {
+            if (w.port(s) == kLftNoPath) {
                 ++r.unrouted;
                 continue;
             }

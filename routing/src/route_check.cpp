@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -84,7 +85,9 @@ private:
     std::vector<long> through_, from_routed_;
     std::vector<uint8_t> self_routed_;
     std::vector<std::vector<int32_t>> by_hops_;
-    std::vector<int32_t> dist_, queue_;
+    std::vector<std::vector<int16_t>> dist_of_;  // per destination switch (filled on first use)
+    const int16_t* dist_ = nullptr;
+    std::vector<int32_t> queue_;
     std::vector<uint64_t> cdg_base_, cdg_;
     std::vector<int32_t> flag_of_;
     std::vector<Flagged> flagged_;
@@ -112,13 +115,9 @@ void Validator::flag_links() {
 
 RouteCheck Validator::run() {
     const std::vector<RouteDest>& ds = g_.dests();
-    std::vector<size_t> order(ds.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return ds[x].sw < ds[y].sw; });
-    int bfs_from = -2;
-    for (size_t di : order) {
+    for (size_t di = 0; di < ds.size(); ++di) {  // in LID order: DestWalk's table blocks load once
         if (ds[di].sw < 0) continue;  // a CA cabled to a CA or router: no switch route reaches it
-        if (o_.non_minimal && ds[di].sw != bfs_from) bfs(bfs_from = ds[di].sw);
+        if (o_.non_minimal) bfs(ds[di].sw);
         destination(di);
     }
     if (o_.credit_loops) credit_loop_findings();
@@ -186,7 +185,6 @@ int Validator::loop_key(int32_t end) {
 
 // Pairs through each switch, farthest switches first: per-port counts, channel dependencies.
 void Validator::aggregate(size_t di) {
-    const uint32_t lid = g_.dests()[di].lid;
     for (int32_t s : w_.settled()) {
         const int32_t v = w_.verdict(s);
         if (v < 1) continue;
@@ -197,17 +195,17 @@ void Validator::aggregate(size_t di) {
         for (int32_t t : by_hops_[v]) {
             const long n = through_[t];
             if (n == 0) continue;
-            const uint8_t p = g_.port(t, lid);
+            const uint8_t p = w_.port(t);
             const uint32_t ch = g_.channel(t, p);
             r_.port_pairs[ch] += n;
             if (int fi = flag_of_[ch]; fi >= 0 && !flagged_[fi].sampled)
                 flagged_[fi].sampled = true, flagged_[fi].dest = di, flagged_[fi].channel = ch;
             if (v < 2) continue;
-            const int32_t u = g_.hop(t, p);
+            const int32_t u = w_.hop(t);
             through_[u] += n;
             if (!cdg_.empty() && w_.verdict(u) >= 2) {
                 const uint64_t side = static_cast<uint64_t>(g_.ports(u) + 1);
-                const uint64_t bit = cdg_base_[u] + g_.hop_port(t, p) * side + g_.port(u, lid);
+                const uint64_t bit = cdg_base_[u] + g_.hop_port(t, p) * side + w_.port(u);
                 cdg_[bit / 64] |= uint64_t{1} << (bit % 64);
             }
         }
@@ -216,18 +214,24 @@ void Validator::aggregate(size_t di) {
     for (int32_t s : w_.settled()) through_[s] = 0;
 }
 
+// Switch hops from every switch to `from`, computed once per destination switch and kept.
 void Validator::bfs(int from) {
-    dist_.assign(g_.switches(), -1);
-    queue_.assign(1, from);
-    dist_[from] = 0;
-    for (size_t i = 0; i < queue_.size(); ++i) {
-        const int s = queue_[i];
-        for (int p = 1; p <= g_.ports(s); ++p)
-            if (int32_t t = g_.hop(s, p); t >= 0 && dist_[t] < 0) {
-                dist_[t] = dist_[s] + 1;
-                queue_.push_back(t);
-            }
+    if (dist_of_.empty()) dist_of_.resize(g_.switches());
+    std::vector<int16_t>& d = dist_of_[from];
+    if (d.empty()) {
+        d.assign(g_.switches(), -1);
+        queue_.assign(1, from);
+        d[from] = 0;
+        for (size_t i = 0; i < queue_.size(); ++i) {
+            const int s = queue_[i];
+            for (int p = 1; p <= g_.ports(s); ++p)
+                if (int32_t t = g_.hop(s, p); t >= 0 && d[t] < 0) {
+                    d[t] = static_cast<int16_t>(d[s] + 1);
+                    queue_.push_back(t);
+                }
+        }
     }
+    dist_ = d.data();
 }
 
 std::string Validator::sample_pair(size_t di, int src_sw) const {
@@ -248,7 +252,7 @@ int Validator::sample_source(size_t di, uint32_t channel) {
     for (int s : sources_) {
         if (w_.verdict(s) < 0 || static_cast<long>(g_.cas_on(s).size()) - (s == d.sw ? 1 : 0) <= 0) continue;
         for (int32_t t = s, n = 0; t >= 0 && n <= g_.switches(); t = w_.next(t), ++n) {
-            if (g_.channel(t, g_.port(t, d.lid)) == channel) return s;
+            if (g_.channel(t, w_.port(t)) == channel) return s;
             if (w_.verdict(t) < 2) break;
         }
     }
@@ -476,6 +480,49 @@ std::vector<DegradedLink> degraded_links(const Fabric& f, const std::vector<Find
         }
     }
     return out;
+}
+
+namespace {
+struct Hasher {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    void add(uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; }
+    void add(const std::string& s) { bytes(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
+    void bytes(const uint8_t* p, size_t n) {
+        add(n);
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t w;
+            std::memcpy(&w, p + i, 8);
+            add(w);
+        }
+        for (; i < n; ++i) add(p[i]);
+    }
+};
+}  // namespace
+
+uint64_t route_inputs_hash(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const RouteCheckOptions& opt) {
+    Hasher h;
+    for (NodeId n = 0; n < f.size(); ++n) {
+        const Node& node = f.node(n);
+        h.add(node.guid), h.add(static_cast<uint64_t>(node.type)), h.add(display_name(f, a, n));
+        for (const Port& p : node.ports)
+            h.add(uint64_t{p.valid} | uint64_t{p.lid} << 8 | uint64_t{p.lmc} << 24 | uint64_t{p.peer} << 32), h.add(p.peer_port);
+    }
+    for (const SwitchLft& t : lfts) h.add(t.switch_guid), h.bytes(t.port_by_lid.data(), t.port_by_lid.size());
+    for (const DegradedLink& d : opt.degraded) h.add(d.node), h.add(static_cast<uint64_t>(d.port)), h.add(d.why);
+    h.add(uint64_t{opt.non_minimal} | uint64_t{opt.credit_loops} << 1);
+    return h.h;
+}
+
+const RouteCheck& RouteCheckCache::check(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
+                                         const RouteCheckOptions& opt) {
+    const uint64_t key = route_inputs_hash(f, a, lfts, opt);
+    cached_ = valid_ && key == key_;
+    if (!cached_) {
+        last_ = check_routes(RouteGraph(f, lfts), a, opt);
+        key_ = key, valid_ = true;
+    }
+    return last_;
 }
 
 nlohmann::json route_check_json(const RouteCheck& rc) {

@@ -63,6 +63,7 @@ RouteGraph::RouteGraph(const Fabric& f, const std::vector<SwitchLft>& lfts) : f_
         }
     }
     std::sort(owners_.begin(), owners_.end());
+    std::stable_sort(dests_.begin(), dests_.end(), [](const RouteDest& a, const RouteDest& b) { return a.lid < b.lid; });
 }
 
 std::optional<std::pair<NodeId, int>> RouteGraph::owner(uint32_t lid) const {
@@ -79,8 +80,27 @@ std::pair<int, int> RouteGraph::channel_port(uint32_t ch) const {
 DestWalk::DestWalk(const RouteGraph& g)
     : g_(g), stamp_(g.switches(), 0), memo_(g.switches(), 0), end_(g.switches(), -1) {}
 
+void DestWalk::load_block(uint32_t first) {
+    const int n = g_.switches();
+    block_.assign(static_cast<size_t>(n) * kBlock, kLftNoPath);
+    hops_.assign(static_cast<size_t>(n) * kBlock, kHopDead);
+    for (int sw = 0; sw < n; ++sw) {  // one switch's table line and port row at a time
+        if (!g_.has_table(sw)) continue;
+        for (uint32_t j = 0; j < kBlock; ++j) {
+            const uint8_t p = g_.port(sw, first + j);
+            block_[j * n + sw] = p;
+            hops_[j * n + sw] = g_.hop(sw, p);
+        }
+    }
+    block_first_ = first;
+}
+
 void DestWalk::reset(const RouteDest& d) {
     d_ = d;
+    const uint32_t first = d.lid / kBlock * kBlock;
+    if (first != block_first_) load_block(first);
+    row_ = block_.data() + static_cast<size_t>(d.lid - first) * g_.switches();
+    hop_row_ = hops_.data() + static_cast<size_t>(d.lid - first) * g_.switches();
     settled_.clear();
     if (++gen_ == 0) {  // wrapped: every stamp could look current
         std::fill(stamp_.begin(), stamp_.end(), 0);
@@ -89,7 +109,7 @@ void DestWalk::reset(const RouteDest& d) {
 }
 
 int32_t DestWalk::next(int sw) const {
-    const int32_t h = g_.hop(sw, g_.port(sw, d_.lid));
+    const int32_t h = hop_row_[sw];
     return h >= 0 ? h : -1;
 }
 
@@ -112,7 +132,7 @@ int32_t DestWalk::verdict(int sw) {
         }
         stamp_[cur] = gen_, memo_[cur] = kOnWalk;
         walk_.push_back(cur);
-        const uint8_t p = g_.port(cur, d_.lid);
+        const uint8_t p = row_[cur];
         if (p == kLftNoPath) {
             verdict = kRouteNoEntry, end = cur;
             break;
@@ -121,7 +141,7 @@ int32_t DestWalk::verdict(int sw) {
             verdict = 0;  // the next "switch" is the host itself: cur is 1 cable away
             break;
         }
-        const int32_t h = g_.hop(cur, p);
+        const int32_t h = hop_row_[cur];
         if (h < 0) {
             verdict = kRouteDeadEnd, end = cur;
             break;
@@ -140,7 +160,8 @@ int32_t DestWalk::verdict(int sw) {
 
 RouteTrace trace_route(const RouteGraph& g, NodeId src, int src_port, uint32_t lid, const std::vector<std::string>& names) {
     const Fabric& f = g.fabric();
-    RouteTrace t{src, src_port, lid};
+    RouteTrace t;
+    t.src = src, t.src_port = src_port, t.lid = lid;
     if (auto o = g.owner(lid)) t.dst = o->first, t.dst_port = o->second;
     auto nm = [&](NodeId n) { return n < names.size() ? names[n] : f.node(n).name; };
     const std::string lid_s = "LID " + std::to_string(lid);

@@ -217,6 +217,20 @@ TEST(RouteCheck, RoutesIntoASwitchWithoutATableAreUnverifiedNotFindings) {
     EXPECT_TRUE(rc.findings.empty());
 }
 
+TEST(RouteCheckCache, ASweepWithoutChangesReusesTheResultAndAChangedEntryDoesNot) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);
+    const Analysis a = analyze(f);
+    RouteCheckCache cache;
+    EXPECT_TRUE(cache.check(f, a, lfts).findings.empty());
+    EXPECT_FALSE(cache.last_was_cached());
+    cache.check(f, a, lfts);
+    EXPECT_TRUE(cache.last_was_cached());
+    table_of(lfts, f, synth_node(f, "spine0002")).port_by_lid[host_lid(f, "node00001")] = kLftNoPath;
+    EXPECT_EQ(of_kind(cache.check(f, a, lfts), FindingKind::route_unreachable).size(), 1u);
+    EXPECT_FALSE(cache.last_was_cached());
+}
+
 TEST(LftPaths, MinHopTablesOnAThreeLevelTreeReachEveryHostFromEverySwitch) {
     const Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40});
     const auto lfts = synth_lfts(f);

@@ -25,6 +25,7 @@
 //   route_via_degraded_link  per link in RouteCheckOptions::degraded that routed pairs cross
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,27 @@ struct RouteCheck {
 };
 
 RouteCheck check_routes(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& opt = {});
+
+// What the validation depends on, hashed: every node's GUID, type and name, every port's LID, LMC
+// and peer, every table's bytes, the degraded links. Equal hashes: the same RouteCheck.
+uint64_t route_inputs_hash(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
+                           const RouteCheckOptions& opt);
+
+// The last result, kept for a sweep that changed nothing routing depends on (no LFT, cabling, LID
+// or degraded-link change): then check() costs one hash over the inputs (~1 ms for 2k nodes).
+//   ibf::RouteCheckCache cache;   // per SM, on the thread that runs the analysis
+//   const ibf::RouteCheck& rc = cache.check(fabric, analysis, snapshot.lfts, opt);
+class RouteCheckCache {
+public:
+    const RouteCheck& check(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
+                            const RouteCheckOptions& opt = {});
+    bool last_was_cached() const { return cached_; }
+
+private:
+    uint64_t key_ = 0;
+    bool valid_ = false, cached_ = false;
+    RouteCheck last_;
+};
 
 // {"pairs", "routed", "unreachable", "looping", "unverified", "non_minimal", "max_hops",
 //  "hop_histogram", "credit_loops", "vl": "VL0 only (no SL2VL)"} (docs/analysis.md; no findings).

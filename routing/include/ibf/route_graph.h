@@ -63,7 +63,7 @@ public:
     // The (switch, port) of a channel.
     std::pair<int, int> channel_port(uint32_t ch) const;
 
-    const std::vector<RouteDest>& dests() const { return dests_; }
+    const std::vector<RouteDest>& dests() const { return dests_; }  // in LID order
     // The CA ports cabled to `sw` (node, port), in port order.
     const std::vector<std::pair<NodeId, uint8_t>>& cas_on(int sw) const { return cas_[sw]; }
     // The CA port or switch that owns a LID: (node, port; 0 for a switch), nullopt when none.
@@ -93,7 +93,8 @@ enum RouteVerdict : int32_t {
 class DestWalk {
 public:
     explicit DestWalk(const RouteGraph& g);
-    // Starts a new destination (O(1): memo entries of earlier destinations go stale).
+    // Starts a new destination (O(1): memo entries of earlier destinations go stale; every 64th
+    // LID copies 64 entries of every table).
     void reset(const RouteDest& d);
     // Cables from `sw` to the destination CA (1 = it hangs off `sw`), or a RouteVerdict. Memoised.
     int32_t verdict(int sw);
@@ -105,10 +106,25 @@ public:
     // Every switch given a verdict since reset(), in the order they were first settled.
     const std::vector<int32_t>& settled() const { return settled_; }
     const RouteDest& dest() const { return d_; }
+    // RouteGraph::port(sw, dest().lid), from the cached block of the tables.
+    uint8_t port(int sw) const { return row_[sw]; }
+    // RouteGraph::hop(sw, port(sw)): the switch that entry leads to, kHopCa or kHopDead.
+    int32_t hop(int sw) const { return hop_row_[sw]; }
 
 private:
+    void load_block(uint32_t first);
+
     const RouteGraph& g_;
     RouteDest d_;
+    // The tables' entries for kBlock consecutive LIDs, LID-major (one row of switches per LID):
+    // a walk reads one contiguous row instead of one cache line per switch. Destinations in LID
+    // order load each block once.
+    static constexpr uint32_t kBlock = 64;
+    std::vector<uint8_t> block_;
+    std::vector<int32_t> hops_;  // the same block, hop() of each entry
+    uint32_t block_first_ = UINT32_MAX;
+    const uint8_t* row_ = nullptr;
+    const int32_t* hop_row_ = nullptr;
     uint32_t gen_ = 0;
     std::vector<uint32_t> stamp_;
     std::vector<int32_t> memo_, end_;
