@@ -41,6 +41,12 @@ int main(int argc, char** argv) {
 #ifdef IBF_HAVE_HISTORY
     ibf::cli::register_history(app, run);
 #endif
+#ifdef IBF_HAVE_ROUTE
+    ibf::cli::register_route(app, run);
+    ibf::cli::register_topology(app, run);
+    ibf::cli::register_impact(app, run);
+    ibf::cli::register_hosts(app, run);
+#endif
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
