@@ -57,6 +57,9 @@ void run(int levels, int radix, int hosts) {
     quick.non_minimal = false;
     quick.credit_loops = false;
     std::printf("  check_routes (no minimal/credit): %8.1f ms\n", median3([&] { rc = ibf::check_routes(g, a, quick); }));
+    ibf::RouteCheckCache cache;
+    cache.check(f, a, lfts);
+    std::printf("  RouteCheckCache, no change: %7.1f ms\n", median3([&] { cache.check(f, a, lfts); }));
     std::printf("  pairs %ld, routed %ld, max %d cables, %zu findings, lft_paths routes %ld broken %ld\n", rc.pairs,
                 rc.routed, rc.max_hops, rc.findings.size(), p.routes, p.broken);
 }
