@@ -180,6 +180,10 @@ std::string render_impact(const Impact& im) {
     if (!im.sample_fewer.empty()) out += "  e.g. fewer paths: " + im.sample_fewer + "\n";
     if (!im.hosts_cut_off.empty()) out += "  hosts cut off: " + hostlist_compress(im.hosts_cut_off) + "\n";
     for (const ImpactTier& t : im.tiers) {
+        if (t.up_gbps_before == 0 && t.up_gbps_after == 0) {
+            out += "  " + t.name + " (top tier, no uplinks)\n";
+            continue;
+        }
         std::snprintf(line, sizeof line, "  %-6s up %.0f -> %.0f Gb/s, oversubscription up to %.2f:1 -> %.2f:1\n",
                       t.name.c_str(), t.up_gbps_before, t.up_gbps_after, t.oversub_max_before, t.oversub_max_after);
         out += line;

@@ -154,8 +154,11 @@ TEST(SlurmTopology, EveryComputeHostOfACaptureIsUnderALeafOnce) {
     EXPECT_EQ(off_leaf, "# compute hosts on no leaf switch, left out (Slurm's tree places nodes under leaves): "
                         "tank1 (on ib7) tank2 (on ib7)");
     EXPECT_EQ(seen.size(), a.compute_hosts.size() - 2);
-    for (NodeId h : a.compute_hosts)
-        if (f.node(h).name.rfind("tank", 0) != 0) EXPECT_EQ(seen[f.node(h).name], 1) << f.node(h).name;
+    for (NodeId h : a.compute_hosts) {
+        if (f.node(h).name.rfind("tank", 0) != 0) {
+            EXPECT_EQ(seen[f.node(h).name], 1) << f.node(h).name;
+        }
+    }
 }
 
 ImpactTarget target(const Fabric& f, const std::string& what) {
