@@ -20,6 +20,9 @@
 #include "ibf/dumps.h"
 #include "ibf/error.h"
 #include "ibf/ftree_files.h"
+#include "ibf/lft.h"
+#include "ibf/lft_dump.h"
+#include "ibf/route_check.h"
 #include "ibf/plan_infer.h"
 #include "ibf/inputs.h"
 #include "ibf/plan_yaml.h"
@@ -69,7 +72,7 @@ Fabric fabric_from_plan(const Plan& p) {
 }
 
 struct AnalyzeArgs {
-    std::string dump, node_name_map, expected;
+    std::string dump, node_name_map, expected, lfts;
     bool json = false, no_color = false, switches = false;
     ReportOptions report;
 };
@@ -92,10 +95,22 @@ int run_analyze(const AnalyzeArgs& args) {
         opt.declared = declared_links(e.plan, f, nm);            // what it declares is no anomaly
     }
     Analysis a = analyze(f, opt);
+    nlohmann::json routes = nullptr;
+    if (!args.lfts.empty()) {  // the tables as dumped: balance and routing validation (docs/analysis.md)
+        const std::vector<SwitchLft> lfts = parse_lft_dump(read_text_file(args.lfts, "LFT dump"), args.lfts);
+        const LftReport bal = lft_balance(f, a, lfts);
+        RouteCheckOptions ro;
+        ro.degraded = degraded_links(f, a.findings);
+        const RouteCheck rc = check_routes(RouteGraph(f, lfts), a, ro);
+        routes = route_check_json(rc);
+        a.findings.insert(a.findings.end(), bal.findings.begin(), bal.findings.end());
+        a.findings.insert(a.findings.end(), rc.findings.begin(), rc.findings.end());
+    }
     const Waived r = scope_findings(a.findings, args.report);
     if (args.json) {
         nlohmann::json j = report_json(r, args.report);
         j["analysis"] = analysis_to_json(f, a);
+        if (!routes.is_null()) j["analysis"]["routes"] = routes;
         std::cout << json_text(j, 2) << "\n";
     } else {
         const bool color = !args.no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(STDOUT_FILENO) == 1;
@@ -217,6 +232,11 @@ void register_analyze(CLI::App& app, Runner& run) {
                    "The plan (YAML or a known-good dump): what it declares (a host on a spine port, a storage group)\n"
                    "is not an anomaly")
         ->type_name("PLAN|DUMP");
+    an->add_option("-l,--lfts", aa->lfts,
+                   "The switches' forwarding tables (`dump_lfts` / `ibroute` output, opensm-lfts.dump, opensm.fdbs):\n"
+                   "also validate the routing (route_unreachable, route_loop, credit_loop, route_non_minimal,\n"
+                   "route_via_degraded_link) and the uplink balance (lft_imbalance)")
+        ->type_name("FILE");
     add_report_options(an, aa->report);
     an->footer(
         "Examples:\n"
@@ -224,6 +244,7 @@ void register_analyze(CLI::App& app, Runner& run) {
         "  ibfabric analyze fabric.txt --switches     # per-leaf oversubscription\n"
         "  ibfabric analyze fabric.txt --json | jq '.analysis.tiers'\n"
         "  ibnetdiscover | ibfabric analyze - --expected plan.yaml --waivers waivers.yaml\n"
+        "  dump_lfts > lfts.txt && ibfabric analyze fabric.txt --lfts lfts.txt   # routing validation\n"
         "\n"
         "Exit status: 0 no findings, 1 findings reported, 2 bad input or usage.");
     an->callback([&run, aa] { run = [aa] { return run_analyze(*aa); }; });

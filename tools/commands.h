@@ -35,5 +35,9 @@ void register_doctor(CLI::App& app, Runner& run);   // cmd_doctor.cpp  (doctor: 
 void register_sm(CLI::App& app, Runner& run);        // cmd_sm.cpp      (sm status|switchover, ha check|notify)
 void register_draw(CLI::App& app, Runner& run);      // cmd_draw.cpp    (draw: SVG/HTML picture of the fabric)
 void register_history(CLI::App& app, Runner& run);   // cmd_history.cpp (history, diff, accept)
+void register_route(CLI::App& app, Runner& run);     // cmd_route.cpp   (route SRC DST from a dump + LFTs)
+void register_topology(CLI::App& app, Runner& run);  // cmd_topology.cpp (topology slurm)
+void register_impact(CLI::App& app, Runner& run);    // cmd_impact.cpp  (impact NODE[/PORT]...)
+void register_hosts(CLI::App& app, Runner& run);     // cmd_hosts.cpp   (hosts HOSTLIST: a job's cables)
 
 }  // namespace ibf::cli

@@ -25,6 +25,10 @@ int main(int argc, char** argv) {
     ibf::cli::register_sm(app, run);
     ibf::cli::register_draw(app, run);
     ibf::cli::register_history(app, run);
+    ibf::cli::register_route(app, run);
+    ibf::cli::register_topology(app, run);
+    ibf::cli::register_impact(app, run);
+    ibf::cli::register_hosts(app, run);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

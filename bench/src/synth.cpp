@@ -1,5 +1,6 @@
 #include "ibf/synth.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <vector>
@@ -142,6 +143,55 @@ Fabric synth_fat_tree(const FatTreeSpec& s) {
     }
     f.finalize();
     return f;
+}
+
+std::vector<SwitchLft> synth_lfts(const Fabric& f) {
+    std::vector<NodeId> sws;
+    std::vector<int> idx(f.size(), -1);
+    for (NodeId n = 0; n < f.size(); ++n)
+        if (f.node(n).type == NodeType::Switch) idx[n] = static_cast<int>(sws.size()), sws.push_back(n);
+    // Destinations by the switch they hang off: (switch index, port there or 0 for the switch, LID).
+    std::vector<std::vector<std::pair<int, uint32_t>>> by_sw(sws.size());
+    uint32_t max_lid = 0;
+    for (NodeId n = 0; n < f.size(); ++n) {
+        const Node& node = f.node(n);
+        for (const Port& p : node.ports) {
+            if (!p.valid || p.lid == 0) continue;
+            const int count = 1 << std::min<int>(p.lmc, 7);
+            for (int i = 0; i < count; ++i) {
+                const uint32_t lid = p.lid + static_cast<uint32_t>(i);
+                max_lid = std::max(max_lid, lid);
+                if (node.type == NodeType::Switch && p.num == 0) by_sw[idx[n]].push_back({0, lid});
+                else if (node.type == NodeType::CA && p.linked() && idx[p.peer] >= 0)
+                    by_sw[idx[p.peer]].push_back({p.peer_port, lid});
+            }
+        }
+    }
+    std::vector<SwitchLft> out(sws.size());
+    for (size_t s = 0; s < sws.size(); ++s) out[s] = {f.node(sws[s]).guid, std::vector<uint8_t>(max_lid + 1, kLftNoPath)};
+    std::vector<int> dist(sws.size()), queue;
+    std::vector<int> closer;
+    for (size_t root = 0; root < sws.size(); ++root) {
+        if (by_sw[root].empty()) continue;
+        std::fill(dist.begin(), dist.end(), -1);
+        dist[root] = 0;
+        queue.assign(1, static_cast<int>(root));
+        for (size_t i = 0; i < queue.size(); ++i)
+            for (const Port& p : f.node(sws[queue[i]]).ports)
+                if (p.valid && p.linked() && idx[p.peer] >= 0 && dist[idx[p.peer]] < 0)
+                    dist[idx[p.peer]] = dist[queue[i]] + 1, queue.push_back(idx[p.peer]);
+        for (auto [port, lid] : by_sw[root]) out[root].port_by_lid[lid] = static_cast<uint8_t>(port);
+        for (size_t s = 0; s < sws.size(); ++s) {
+            if (dist[s] <= 0) continue;
+            closer.clear();
+            for (const Port& p : f.node(sws[s]).ports)
+                if (p.valid && p.num > 0 && p.linked() && idx[p.peer] >= 0 && dist[idx[p.peer]] == dist[s] - 1)
+                    closer.push_back(p.num);
+            for (auto [port, lid] : by_sw[root])
+                out[s].port_by_lid[lid] = static_cast<uint8_t>(closer[lid % closer.size()]);
+        }
+    }
+    return out;
 }
 
 NodeId synth_node(const Fabric& f, const std::string& name) {

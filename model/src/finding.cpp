@@ -12,7 +12,7 @@ constexpr std::array<std::string_view, kFindingKindCount> kNames{
     "host_misplaced", "rate_outlier", "host_on_uplink_port", "routing_fallback", "lft_imbalance",
     "sm_split_brain", "sm_master_lid_mismatch", "sm_stalled", "sm_unknown", "sm_config_mismatch", "sm_no_standby",
     "sm_standby_not_polling", "sm_conf_drift", "lid_changed", "link_flapping", "port_errors",
-    "waiver_expired",
+    "waiver_expired", "route_unreachable", "route_loop", "credit_loop", "route_non_minimal", "route_via_degraded_link",
 };
 }  // namespace
 
@@ -61,6 +61,8 @@ Severity default_severity(FindingKind k) {
         case FindingKind::rate_outlier:
         case FindingKind::routing_fallback:
         case FindingKind::missing_uplink:
+        case FindingKind::route_non_minimal:
+        case FindingKind::route_via_degraded_link:
             return Severity::warning;
         default:
             return Severity::error;

@@ -1,5 +1,7 @@
 #include "ibf/lft.h"
 
+#include "ibf/route_graph.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -106,93 +108,28 @@ LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<Swit
 }
 
 LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts) {
+    // One memoised walk per destination LID over every switch (route_graph.h): each switch is
+    // settled once per LID, nothing is reset between LIDs.
     LftPaths r;
-    // Table per node id; host LIDs and which node/port owns them.
-    std::vector<const SwitchLft*> table(f.size(), nullptr);
-    for (const SwitchLft& t : lfts) {
-        auto id = f.find(t.switch_guid);
-        if (id && f.node(*id).type == NodeType::Switch && !table[*id]) table[*id] = &t;
-    }
-    struct Dest {
-        uint32_t lid;
-        NodeId node;
-        int port;
-    };
-    std::vector<Dest> dests;
-    for (NodeId n = 0; n < f.size(); ++n) {
-        const Node& node = f.node(n);
-        if (node.type != NodeType::CA) continue;
-        for (const Port& p : node.ports) {
-            if (!p.valid || p.lid == 0 || !p.linked()) continue;
-            int count = 1 << std::min<int>(p.lmc, 7);
-            for (int i = 0; i < count && p.lid + i < 65536; ++i) dests.push_back({static_cast<uint32_t>(p.lid + i), n, p.num});
-        }
-    }
-    // memo per switch for the current destination: -1 unknown, -2 on the current walk, -3 broken,
-    // -4 no verdict (a switch without a table), >= 0 hops to the destination.
-    std::vector<int> memo(f.size(), -1);
-    std::vector<NodeId> walk;
-    auto note = [&](int hops) {
-        ++r.routes;
-        r.max_hops = std::max(r.max_hops, hops);
-        if (static_cast<size_t>(hops) >= r.hop_histogram.size()) r.hop_histogram.resize(hops + 1, 0);
-        ++r.hop_histogram[hops];
-    };
-    for (const Dest& d : dests) {
-        std::fill(memo.begin(), memo.end(), -1);
-        for (NodeId s = 0; s < f.size(); ++s) {
-            if (!table[s]) continue;
-            const std::vector<uint8_t>& first = table[s]->port_by_lid;
-            if (d.lid >= first.size() || first[d.lid] == kLftNoPath) {
+    const RouteGraph g(f, lfts);
+    DestWalk w(g);
+    for (const RouteDest& d : g.dests()) {  // in LID order
+        w.reset(d);
+        for (int s = 0; s < g.switches(); ++s) {
+            if (!g.has_table(s)) continue;
+            if (w.port(s) == kLftNoPath) {
                 ++r.unrouted;
                 continue;
             }
-            if (memo[s] == -1) {
-                // Follow the chain from s until a known switch, the destination or a dead end.
-                walk.clear();
-                NodeId cur = s;
-                int verdict;  // hops from `cur` once known, or -3 / -4
-                for (;;) {
-                    if (memo[cur] != -1) {
-                        verdict = memo[cur] == -2 ? -3 : memo[cur];  // -2: a loop
-                        break;
-                    }
-                    if (!table[cur]) {
-                        verdict = -4;
-                        break;
-                    }
-                    memo[cur] = -2;
-                    walk.push_back(cur);
-                    const std::vector<uint8_t>& t = table[cur]->port_by_lid;
-                    int port = d.lid < t.size() ? t[d.lid] : kLftNoPath;
-                    const Port* p = port == kLftNoPath || port == 0 ? nullptr : f.node(cur).port(port);
-                    if (!p || !p->linked()) {
-                        verdict = -3;
-                        break;
-                    }
-                    if (p->peer == d.node) {
-                        verdict = p->peer_port == d.port ? 0 : -3;
-                        walk.push_back(kNoNode);  // marks "cur reaches the host in one hop"
-                        break;
-                    }
-                    if (f.node(p->peer).type != NodeType::Switch) {
-                        verdict = -3;
-                        break;
-                    }
-                    cur = p->peer;
-                }
-                // Unwind: each switch on the walk is one hop further than the next one.
-                int hops = verdict;
-                size_t i = walk.size();
-                if (i && walk.back() == kNoNode) --i;  // the last switch is 1 hop away: added below
-                while (i-- > 0) {
-                    if (hops >= 0) ++hops;
-                    memo[walk[i]] = hops;
-                }
+            const int32_t hops = w.verdict(s);
+            if (hops >= 0) {
+                ++r.routes;
+                r.max_hops = std::max(r.max_hops, hops);
+                if (static_cast<size_t>(hops) >= r.hop_histogram.size()) r.hop_histogram.resize(hops + 1, 0);
+                ++r.hop_histogram[hops];
+            } else if (hops != kRouteNoTable) {
+                ++r.broken;
             }
-            int v = memo[s];
-            if (v >= 0) note(v);
-            else if (v == -3) ++r.broken;
         }
     }
     return r;

@@ -79,7 +79,8 @@ TEST(Waivers, ErrorsNameFileLineAndColumn) {
               "missing_uplink, uneven_bundle, tier_skip, intra_tier_link, host_misplaced, rate_outlier, "
               "host_on_uplink_port, routing_fallback, lft_imbalance, sm_split_brain, sm_master_lid_mismatch, "
               "sm_stalled, sm_unknown, sm_config_mismatch, sm_no_standby, sm_standby_not_polling, sm_conf_drift, "
-              "lid_changed, link_flapping, port_errors, waiver_expired)");
+              "lid_changed, link_flapping, port_errors, waiver_expired, route_unreachable, route_loop, credit_loop, "
+              "route_non_minimal, route_via_degraded_link)");
     EXPECT_EQ(err("waivers:\n  - kind: miswired\n"),
               "w.yaml:2:5: a waiver needs a reason: (why this is intended, for the next administrator)");
     EXPECT_EQ(err("waivers:\n  - reason: everything\n"),

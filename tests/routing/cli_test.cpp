@@ -225,4 +225,79 @@ TEST_F(CliTest, APlanWithoutHostsAndScopeHostsIgnore) {
     EXPECT_EQ(r.code, 0) << r.out;
 }
 
+// The ibsim fabric with its forwarding tables as dump_lfts printed them (tests/data/ibsim-2sw2sp-4ca-*).
+const std::string kIbsim = kData + "/ibsim-2sw2sp-4ca-ibnetdiscover.txt";
+const std::string kIbsimLfts = kData + "/ibsim-2sw2sp-4ca-dump_lfts.txt";
+
+TEST_F(CliTest, RouteTracesBothWaysAsIbtracertDoes) {
+    Result r = run("route node01 node03 --dump " + kIbsim + " --lfts " + kIbsimLfts + " --json");
+    EXPECT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    std::vector<std::string> there, back;
+    for (const auto& c : j["forward"]["cables"]) there.push_back(c["from"].get<std::string>() + ">" + c["to"].get<std::string>());
+    for (const auto& c : j["reverse"]["cables"]) back.push_back(c["from"].get<std::string>() + ">" + c["to"].get<std::string>());
+    EXPECT_EQ(there, (std::vector<std::string>{"node01/1>leaf01/1", "leaf01/5>spine01/1", "spine01/2>leaf02/5", "leaf02/1>node03/1"}));
+    EXPECT_EQ(back, (std::vector<std::string>{"node03/1>leaf02/1", "leaf02/5>spine01/2", "spine01/1>leaf01/5", "leaf01/1>node01/1"}));
+    EXPECT_EQ(j["forward"]["lid"], 7);
+    EXPECT_EQ(j["forward"]["cables"][1]["rate"], "4xSDR");
+    r = run("route node01 nodeX --dump " + kIbsim + " --lfts " + kIbsimLfts, " 2>&1");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.out, "ibfabric: " + kIbsim + ": no node, port GUID or LID 'nodeX' in the fabric\n");
+}
+
+TEST_F(CliTest, AnalyzeWithLftsValidatesTheRouting) {
+    Result r = run("analyze " + kIbsim + " --lfts " + kIbsimLfts + " --json");
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["analysis"]["routes"]["pairs"], 12);
+    EXPECT_EQ(j["analysis"]["routes"]["routed"], 12);
+    EXPECT_EQ(j["analysis"]["routes"]["credit_loops"], 0);
+    // A table without node03's LID on spine01 (0x200002) is a black hole at spine01.
+    std::string lfts = slurp(kIbsimLfts);
+    const std::string spine = "guid 0x0000000000200002";
+    const size_t at = lfts.find("0x0007 ", lfts.find(spine));
+    ASSERT_NE(at, std::string::npos);
+    lfts.erase(at, lfts.find('\n', at) + 1 - at);
+    std::ofstream(dir_ / "lfts.txt") << lfts;
+    r = run("analyze " + kIbsim + " --lfts " + (dir_ / "lfts.txt").string() + " --json");
+    EXPECT_EQ(r.code, 1);
+    const auto k = nlohmann::json::parse(r.out);
+    EXPECT_EQ(k["summary"]["route_unreachable"], 1) << r.out;
+}
+
+TEST_F(CliTest, TopologySlurmWritesTheTreeAndTheBlocks) {
+    Result r = run("topology slurm " + kIbsim);
+    EXPECT_EQ(r.code, 0);
+    EXPECT_NE(r.out.find("SwitchName=leaf01 Nodes=node[01-02]\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("SwitchName=spine01 Switches=leaf[01-02]\n"), std::string::npos) << r.out;
+    const std::string out = (dir_ / "topology.conf").string();
+    ASSERT_EQ(run("topology slurm " + kIbsim + " --block -o " + out).code, 0);
+    EXPECT_NE(slurp(out).find("BlockName=block01 Nodes=node[01-04]\n"), std::string::npos) << slurp(out);
+}
+
+TEST_F(CliTest, ImpactExitsOneOnlyWhenAPairIsLost) {
+    Result r = run("impact spine01 --dump " + kIbsim + " --json");
+    EXPECT_EQ(r.code, 0) << r.out;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["unreachable"], 0);
+    EXPECT_EQ(j["fewer_paths"], 4);  // node01/02 x node03/04: two spines -> one
+    r = run("impact leaf01 --dump " + kIbsim + " --json");
+    EXPECT_EQ(r.code, 1);
+    j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["hosts_cut_off"], nlohmann::json::parse(R"(["node01/1", "node02/1"])"));
+    EXPECT_EQ(j["unreachable"], 5);  // the 5 of 6 pairs that involve node01 or node02
+}
+
+TEST_F(CliTest, HostsListsTheCablesAndTheBound) {
+    Result r = run("hosts 'node[01-04]' --dump " + kIbsim + " --lfts " + kIbsimLfts + " --json");
+    EXPECT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["hosts"], 4);
+    EXPECT_EQ(j["pairs"], 12);
+    EXPECT_EQ(j["unrouted"], 0);
+    EXPECT_GT(j["all_to_all_gbps_per_host"].get<double>(), 0);
+    r = run("hosts 'node[01-05]' --dump " + kIbsim + " --lfts " + kIbsimLfts, " 2>&1");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("no host 'node05'"), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -27,6 +27,7 @@
 
 #include "ibf/fabric.h"
 #include "ibf/rate.h"
+#include "ibf/snapshot.h"
 
 namespace ibf {
 
@@ -56,6 +57,12 @@ Fabric synth_fat_tree(const FatTreeSpec& spec);
 
 // Node ids by name in a synthetic tree ("leaf0001", "node00042"), via find_by_name; kNoNode if absent.
 NodeId synth_node(const Fabric& f, const std::string& name);
+
+// Minimum-hop forwarding tables for every switch of `f` (any topology; on a fat-tree these are
+// up/down routes): the egress towards every LID in use (CA ports, switch port 0) is a port to a
+// neighbour one hop closer, chosen among those by LID modulo their number (d-mod-k spreading);
+// 255 where the LID cannot be reached. One BFS per destination switch.
+std::vector<SwitchLft> synth_lfts(const Fabric& f);
 
 // ---- faults (work on any finalize()d fabric) ----
 

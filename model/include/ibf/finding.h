@@ -50,8 +50,14 @@ enum class FindingKind : uint8_t {
     port_errors,             // error counters growing faster than their threshold
     // waivers (checks/waivers.h)
     waiver_expired,          // a waiver past its expiry date (it waives nothing any more)
+    // routing validation from the switches' LFTs (routing/route_check.h)
+    route_unreachable,       // CA->CA pairs whose route ends in a dead end (black hole)
+    route_loop,              // CA->CA pairs whose route runs in a forwarding loop
+    credit_loop,             // a cycle in the channel dependency graph of the unicast routes
+    route_non_minimal,       // routes longer than the fabric's shortest path between their switches
+    route_via_degraded_link, // CA->CA routes crossing a degraded, below-plan, flapping or erroring link
 };
-inline constexpr int kFindingKindCount = 30;
+inline constexpr int kFindingKindCount = 35;
 
 std::string_view to_string(FindingKind k);  // "missing_link", ...
 std::optional<FindingKind> parse_finding_kind(std::string_view s);

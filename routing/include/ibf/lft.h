@@ -68,7 +68,7 @@ struct LftReport {
 // host hangs off the switch). A route that meets "no path" (255) after the first switch, port 0,
 // a port that does not exist or is not linked, a CA that is not the destination, or a loop is
 // broken; "no path" at the first switch is unrouted. Switches without a table end a walk
-// without a verdict (not counted). O(switches x host LIDs).
+// without a verdict (not counted). O(switches x host LIDs): one memoised walk per LID (route_graph.h).
 struct LftPaths {
     int max_hops = 0;            // longest route (0: none followed)
     long routes = 0;             // (switch, host LID) pairs that reach the host

@@ -1,0 +1,100 @@
+// Routing validation from the switches' LFTs: does every CA reach every CA, without loops, credit
+// loops or detours, and which routes cross a bad link? Pure: no I/O (docs/analysis.md, "Routing
+// validation").
+//
+//   ibf::RouteGraph g(fabric, snapshot.lfts);
+//   ibf::RouteCheckOptions opt;
+//   opt.degraded = ibf::degraded_links(fabric, analysis.findings);   // rate_outlier, port_errors, ...
+//   ibf::RouteCheck rc = ibf::check_routes(g, analysis, opt);
+//   rc.findings;   // route_unreachable, route_loop, credit_loop, route_non_minimal, route_via_degraded_link
+//   rc.port_pairs[g.channel(sw, port)];   // CA->CA pairs routed out of that switch port
+//
+// A pair is (source CA port, destination LID): every linked CA port cabled to a switch is a source,
+// every LID of such a port (base .. base + 2^LMC - 1) a destination; a port is not its own source.
+// Cost: one memoised walk per destination LID over the switches (route_graph.h), one BFS over the
+// switch graph per destination switch (for route_non_minimal); O(LIDs x switches).
+//
+// Findings, one per fault rather than per pair (each with the pair count and a sample pair):
+//   route_unreachable   per switch where routes end and why (no entry / port 0 / unlinked port / a
+//                       wrong CA); routes into a switch without a table are "unverified", no finding
+//   route_loop          per forwarding cycle of switches
+//   credit_loop         per cycle (strongly connected set) of the channel dependency graph: channel
+//                       (t -> u) depends on (u -> v) when a routed pair goes t -> u -> v. SL2VL tables
+//                       are not exported, so every route is taken to use one VL (VL0); the message says so
+//   route_non_minimal   per source switch whose routes are longer than the shortest switch path
+//   route_via_degraded_link  per link in RouteCheckOptions::degraded that routed pairs cross
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ibf/analysis.h"
+#include "ibf/finding.h"
+#include "ibf/route_graph.h"
+
+namespace ibf {
+
+// A link to report routes over: either end (node, port), and why it is bad ("1xEDR, plan says
+// 4xEDR (rate_mismatch)").
+struct DegradedLink {
+    NodeId node = kNoNode;
+    int port = 0;
+    std::string why;
+};
+
+// The links the findings are about: rate_mismatch, rate_below_capability, rate_outlier,
+// link_flapping, port_errors (endpoint a, else b, found by GUID and port). One entry per link
+// (the first finding's reason, the others' kinds appended).
+std::vector<DegradedLink> degraded_links(const Fabric& f, const std::vector<Finding>& findings);
+
+struct RouteCheckOptions {
+    std::vector<DegradedLink> degraded;
+    bool non_minimal = true;  // the BFS per destination switch (a third of the time on big fabrics)
+    bool credit_loops = true;
+};
+
+struct RouteCheck {
+    long pairs = 0;        // (source CA port, destination LID) pairs looked at
+    long routed = 0;       // ... that arrive
+    long unreachable = 0;  // ... that end in a dead end or a missing entry
+    long looping = 0;      // ... caught in a forwarding loop
+    long unverified = 0;   // ... that reach a switch without a table
+    long non_minimal = 0;  // routed pairs longer than the shortest path
+    int max_hops = 0;      // longest routed pair, in cables from CA to CA
+    std::vector<long> hop_histogram;  // index = cables CA to CA, value = routed pairs
+    int credit_loops = 0;  // cycles (strongly connected sets) in the channel dependency graph
+    std::vector<long> port_pairs;     // per RouteGraph::channel: routed pairs leaving that switch port
+    std::vector<Finding> findings;    // sorted by kind, then a.name
+};
+
+RouteCheck check_routes(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& opt = {});
+
+// What the validation depends on, hashed: every node's GUID, type and name, every port's LID, LMC
+// and peer, every table's bytes, the degraded links. Equal hashes: the same RouteCheck.
+uint64_t route_inputs_hash(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
+                           const RouteCheckOptions& opt);
+
+// The last result, kept for a sweep that changed nothing routing depends on (no LFT, cabling, LID
+// or degraded-link change): then check() costs one hash over the inputs (~1 ms for 2k nodes).
+//   ibf::RouteCheckCache cache;   // per SM, on the thread that runs the analysis
+//   const ibf::RouteCheck& rc = cache.check(fabric, analysis, snapshot.lfts, opt);
+class RouteCheckCache {
+public:
+    const RouteCheck& check(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
+                            const RouteCheckOptions& opt = {});
+    bool last_was_cached() const { return cached_; }
+
+private:
+    uint64_t key_ = 0;
+    bool valid_ = false, cached_ = false;
+    RouteCheck last_;
+};
+
+// {"pairs", "routed", "unreachable", "looping", "unverified", "non_minimal", "max_hops",
+//  "hop_histogram", "credit_loops", "vl": "VL0 only (no SL2VL)"} (docs/analysis.md; no findings).
+nlohmann::json route_check_json(const RouteCheck& rc);
+
+}  // namespace ibf

@@ -1,0 +1,155 @@
+// The switches' forwarding tables as a compact graph, and the walk that follows them to one
+// destination LID from every switch at once (memoised: each switch is visited once per LID).
+// Shared by lft_paths (lft.h), the routing validation (route_check.h) and `ibfabric route`.
+// Pure: no I/O.
+//
+//   ibf::RouteGraph g(fabric, snapshot.lfts);        // O(switches x ports + LIDs)
+//   ibf::DestWalk w(g);
+//   for (const ibf::RouteDest& d : g.dests()) {
+//       w.reset(d);
+//       int v = w.verdict(g.sw_of(leaf));             // >= 0: cables from leaf to the host; < 0: why not
+//   }
+//
+// Switches are numbered 0..switches()-1 (sw_of / node_of convert). A destination is every LID of
+// a linked CA port (base .. base + 2^LMC - 1).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ibf/fabric.h"
+#include "ibf/snapshot.h"
+
+namespace ibf {
+
+struct RouteDest {
+    uint32_t lid = 0;
+    NodeId node = kNoNode;  // the CA
+    uint8_t port = 0;       // its port
+    int32_t sw = -1;        // the switch that port is cabled to (-1: not a switch)
+    uint8_t sw_port = 0;    // that switch's port
+};
+
+// Where a switch port leads (RouteGraph::hop).
+inline constexpr int32_t kHopDead = -1;  // no such port, port 0, not linked, or a router/unknown node
+inline constexpr int32_t kHopCa = -2;    // a CA
+
+class RouteGraph {
+public:
+    // Tables of unknown GUIDs or of non-switches are ignored; a second table of one switch too.
+    RouteGraph(const Fabric& f, const std::vector<SwitchLft>& lfts);
+
+    const Fabric& fabric() const { return *f_; }
+    int switches() const { return static_cast<int>(nodes_.size()); }
+    NodeId node_of(int sw) const { return nodes_[sw]; }
+    int sw_of(NodeId n) const { return n < sw_of_.size() ? sw_of_[n] : -1; }
+    bool has_table(int sw) const { return tables_[sw] != nullptr; }
+    int ports(int sw) const { return base_[sw + 1] - base_[sw] - 1; }
+    // Egress port of `sw` for `lid`; kLftNoPath when the table has no entry (or there is no table).
+    uint8_t port(int sw, uint32_t lid) const {
+        const std::vector<uint8_t>* t = tables_[sw];
+        return t && lid < t->size() ? (*t)[lid] : kLftNoPath;
+    }
+    // What port p of `sw` leads to: a switch number, kHopCa or kHopDead.
+    int32_t hop(int sw, int p) const { return p > 0 && p <= ports(sw) ? hop_[base_[sw] + p] : kHopDead; }
+    // The far port number of port p of `sw` (0 when it leads nowhere).
+    uint8_t hop_port(int sw, int p) const { return p > 0 && p <= ports(sw) ? far_port_[base_[sw] + p] : 0; }
+    // A dense index of (sw, p), 0 <= channel < channels(): per-port counters.
+    uint32_t channel(int sw, int p) const { return base_[sw] + static_cast<uint32_t>(p); }
+    uint32_t channels() const { return base_.back(); }
+    // The (switch, port) of a channel.
+    std::pair<int, int> channel_port(uint32_t ch) const;
+
+    const std::vector<RouteDest>& dests() const { return dests_; }  // in LID order
+    // The CA ports cabled to `sw` (node, port), in port order.
+    const std::vector<std::pair<NodeId, uint8_t>>& cas_on(int sw) const { return cas_[sw]; }
+    // The CA port or switch that owns a LID: (node, port; 0 for a switch), nullopt when none.
+    std::optional<std::pair<NodeId, int>> owner(uint32_t lid) const;
+
+private:
+    const Fabric* f_;
+    std::vector<NodeId> nodes_;
+    std::vector<int32_t> sw_of_;
+    std::vector<const std::vector<uint8_t>*> tables_;
+    std::vector<uint32_t> base_;  // per switch, first channel; base_[switches()] = channels()
+    std::vector<int32_t> hop_;
+    std::vector<uint8_t> far_port_;
+    std::vector<RouteDest> dests_;
+    std::vector<std::vector<std::pair<NodeId, uint8_t>>> cas_;
+    std::vector<std::pair<uint32_t, std::pair<NodeId, int>>> owners_;  // sorted by LID
+};
+
+// Verdicts of DestWalk::verdict (>= 0 is a hop count).
+enum RouteVerdict : int32_t {
+    kRouteDeadEnd = -3,  // a table entry to port 0, a missing or unlinked port, a wrong CA, a router
+    kRouteLoop = -4,     // the walk came back to a switch it had passed
+    kRouteNoTable = -5,  // the walk reached a switch without a table (no verdict)
+    kRouteNoEntry = -6,  // the walk reached a switch whose table has no entry for the LID (255)
+};
+
+class DestWalk {
+public:
+    explicit DestWalk(const RouteGraph& g);
+    // Starts a new destination (O(1): memo entries of earlier destinations go stale; every 64th
+    // LID copies 64 entries of every table).
+    void reset(const RouteDest& d);
+    // Cables from `sw` to the destination CA (1 = it hangs off `sw`), or a RouteVerdict. Memoised.
+    int32_t verdict(int sw);
+    // The switch where the walk from `sw` broke (the loop's first repeated switch for kRouteLoop);
+    // -1 for a route that arrives. Valid after verdict(sw).
+    int32_t broke_at(int sw) const { return stamp_[sw] == gen_ ? end_[sw] : -1; }
+    // The next switch on the route from `sw` (-1 at the last switch or a break). After verdict(sw).
+    int32_t next(int sw) const;
+    // Every switch given a verdict since reset(), in the order they were first settled.
+    const std::vector<int32_t>& settled() const { return settled_; }
+    const RouteDest& dest() const { return d_; }
+    // RouteGraph::port(sw, dest().lid), from the cached block of the tables.
+    uint8_t port(int sw) const { return row_[sw]; }
+    // RouteGraph::hop(sw, port(sw)): the switch that entry leads to, kHopCa or kHopDead.
+    int32_t hop(int sw) const { return hop_row_[sw]; }
+
+private:
+    void load_block(uint32_t first);
+
+    const RouteGraph& g_;
+    RouteDest d_;
+    // The tables' entries for kBlock consecutive LIDs, LID-major (one row of switches per LID):
+    // a walk reads one contiguous row instead of one cache line per switch. Destinations in LID
+    // order load each block once.
+    static constexpr uint32_t kBlock = 64;
+    std::vector<uint8_t> block_;
+    std::vector<int32_t> hops_;  // the same block, hop() of each entry
+    uint32_t block_first_ = UINT32_MAX;
+    const uint8_t* row_ = nullptr;
+    const int32_t* hop_row_ = nullptr;
+    uint32_t gen_ = 0;
+    std::vector<uint32_t> stamp_;
+    std::vector<int32_t> memo_, end_;
+    std::vector<int32_t> walk_, settled_;
+};
+
+// One route as the tables send it, hop by hop (what ibtracert prints): from a CA port (or a
+// switch, src_port 0) to a destination LID.
+struct RouteHop {
+    NodeId node = kNoNode;  // a switch
+    int in_port = 0;        // 0 at the source switch
+    int out_port = 0;       // kLftNoPath when the table has no entry
+};
+struct RouteTrace {
+    NodeId src = kNoNode;
+    int src_port = 0;
+    uint32_t lid = 0;          // the destination LID
+    NodeId dst = kNoNode;      // who owns it (kNoNode: nobody)
+    int dst_port = 0;          // its port (0 for a switch)
+    std::vector<RouteHop> hops;
+    bool arrived = false;
+    std::string why;           // when not arrived: "leaf01 has no LFT entry for LID 7", ...
+};
+// `name(n)` gives a node's display name for `why`.
+RouteTrace trace_route(const RouteGraph& g, NodeId src, int src_port, uint32_t lid,
+                       const std::vector<std::string>& names);
+
+}  // namespace ibf

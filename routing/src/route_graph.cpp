@@ -1,0 +1,197 @@
+// RouteGraph (the tables as a compact graph) and DestWalk (every switch's route to one LID).
+#include "ibf/route_graph.h"
+
+#include <algorithm>
+
+namespace ibf {
+
+namespace {
+constexpr int32_t kOnWalk = -2;
+
+// Every LID of a port: base .. base + 2^LMC - 1 (LMC capped at 7), below 65536.
+template <class F>
+void for_each_lid(const Port& p, F&& f) {
+    const int count = 1 << std::min<int>(p.lmc, 7);
+    for (int i = 0; i < count && p.lid + i < 65536; ++i) f(static_cast<uint32_t>(p.lid + i));
+}
+}  // namespace
+
+RouteGraph::RouteGraph(const Fabric& f, const std::vector<SwitchLft>& lfts) : f_(&f), sw_of_(f.size(), -1) {
+    for (NodeId n = 0; n < f.size(); ++n)
+        if (f.node(n).type == NodeType::Switch) {
+            sw_of_[n] = static_cast<int32_t>(nodes_.size());
+            nodes_.push_back(n);
+        }
+    tables_.assign(nodes_.size(), nullptr);
+    for (const SwitchLft& t : lfts)
+        if (auto id = f.find(t.switch_guid); id && sw_of_[*id] >= 0 && !tables_[sw_of_[*id]])
+            tables_[sw_of_[*id]] = &t.port_by_lid;
+    base_.reserve(nodes_.size() + 1);
+    cas_.resize(nodes_.size());
+    uint32_t next = 0;
+    for (size_t s = 0; s < nodes_.size(); ++s) {
+        base_.push_back(next);
+        const Node& node = f.node(nodes_[s]);
+        for (int p = 0; p <= node.num_ports(); ++p) {
+            const Port* pt = p > 0 ? node.port(p) : nullptr;
+            int32_t to = kHopDead;
+            if (pt && pt->linked()) {
+                const NodeType t = f.node(pt->peer).type;
+                to = t == NodeType::Switch ? sw_of_[pt->peer] : t == NodeType::CA ? kHopCa : kHopDead;
+                if (t == NodeType::CA) cas_[s].push_back({pt->peer, pt->peer_port});
+            }
+            hop_.push_back(to);
+            far_port_.push_back(pt && pt->linked() ? pt->peer_port : 0);
+        }
+        next += static_cast<uint32_t>(node.num_ports() + 1);
+    }
+    base_.push_back(next);
+    for (NodeId n = 0; n < f.size(); ++n) {
+        const Node& node = f.node(n);
+        if (node.type == NodeType::Switch) {
+            if (const Port* p0 = node.port(0); p0 && p0->lid)
+                for_each_lid(*p0, [&](uint32_t lid) { owners_.push_back({lid, {n, 0}}); });
+            continue;
+        }
+        if (node.type != NodeType::CA) continue;
+        for (const Port& p : node.ports) {
+            if (!p.valid || p.lid == 0) continue;
+            for_each_lid(p, [&](uint32_t lid) { owners_.push_back({lid, {n, p.num}}); });
+            if (!p.linked()) continue;
+            const int32_t sw = f.node(p.peer).type == NodeType::Switch ? sw_of_[p.peer] : -1;
+            for_each_lid(p, [&](uint32_t lid) { dests_.push_back({lid, n, p.num, sw, sw >= 0 ? p.peer_port : uint8_t{0}}); });
+        }
+    }
+    std::sort(owners_.begin(), owners_.end());
+    std::stable_sort(dests_.begin(), dests_.end(), [](const RouteDest& a, const RouteDest& b) { return a.lid < b.lid; });
+}
+
+std::optional<std::pair<NodeId, int>> RouteGraph::owner(uint32_t lid) const {
+    auto it = std::lower_bound(owners_.begin(), owners_.end(), lid, [](const auto& e, uint32_t l) { return e.first < l; });
+    if (it == owners_.end() || it->first != lid) return std::nullopt;
+    return it->second;
+}
+
+std::pair<int, int> RouteGraph::channel_port(uint32_t ch) const {
+    const int s = static_cast<int>(std::upper_bound(base_.begin(), base_.end(), ch) - base_.begin()) - 1;
+    return {s, static_cast<int>(ch - base_[s])};
+}
+
+DestWalk::DestWalk(const RouteGraph& g)
+    : g_(g), stamp_(g.switches(), 0), memo_(g.switches(), 0), end_(g.switches(), -1) {}
+
+void DestWalk::load_block(uint32_t first) {
+    const int n = g_.switches();
+    block_.assign(static_cast<size_t>(n) * kBlock, kLftNoPath);
+    hops_.assign(static_cast<size_t>(n) * kBlock, kHopDead);
+    for (int sw = 0; sw < n; ++sw) {  // one switch's table line and port row at a time
+        if (!g_.has_table(sw)) continue;
+        for (uint32_t j = 0; j < kBlock; ++j) {
+            const uint8_t p = g_.port(sw, first + j);
+            block_[j * n + sw] = p;
+            hops_[j * n + sw] = g_.hop(sw, p);
+        }
+    }
+    block_first_ = first;
+}
+
+void DestWalk::reset(const RouteDest& d) {
+    d_ = d;
+    const uint32_t first = d.lid / kBlock * kBlock;
+    if (first != block_first_) load_block(first);
+    row_ = block_.data() + static_cast<size_t>(d.lid - first) * g_.switches();
+    hop_row_ = hops_.data() + static_cast<size_t>(d.lid - first) * g_.switches();
+    settled_.clear();
+    if (++gen_ == 0) {  // wrapped: every stamp could look current
+        std::fill(stamp_.begin(), stamp_.end(), 0);
+        gen_ = 1;
+    }
+}
+
+int32_t DestWalk::next(int sw) const {
+    const int32_t h = hop_row_[sw];
+    return h >= 0 ? h : -1;
+}
+
+int32_t DestWalk::verdict(int sw) {
+    if (stamp_[sw] == gen_) return memo_[sw] == kOnWalk ? kRouteLoop : memo_[sw];
+    // Follow the tables from sw until a settled switch, the destination or a break.
+    walk_.clear();
+    int32_t cur = sw, verdict = 0, end = -1;
+    for (;;) {
+        if (stamp_[cur] == gen_) {
+            if (memo_[cur] == kOnWalk) verdict = kRouteLoop, end = cur;
+            else verdict = memo_[cur], end = end_[cur];
+            break;
+        }
+        if (!g_.has_table(cur)) {
+            verdict = kRouteNoTable, end = cur;
+            stamp_[cur] = gen_, memo_[cur] = verdict, end_[cur] = cur;
+            settled_.push_back(cur);
+            break;
+        }
+        stamp_[cur] = gen_, memo_[cur] = kOnWalk;
+        walk_.push_back(cur);
+        const uint8_t p = row_[cur];
+        if (p == kLftNoPath) {
+            verdict = kRouteNoEntry, end = cur;
+            break;
+        }
+        if (cur == d_.sw && p == d_.sw_port) {
+            verdict = 0;  // the next "switch" is the host itself: cur is 1 cable away
+            break;
+        }
+        const int32_t h = hop_row_[cur];
+        if (h < 0) {
+            verdict = kRouteDeadEnd, end = cur;
+            break;
+        }
+        cur = h;
+    }
+    // Unwind: each switch on the walk is one cable further than the next one.
+    for (size_t i = walk_.size(); i-- > 0;) {
+        if (verdict >= 0) ++verdict;
+        memo_[walk_[i]] = verdict;
+        end_[walk_[i]] = end;
+    }
+    settled_.insert(settled_.end(), walk_.begin(), walk_.end());
+    return memo_[sw];
+}
+
+RouteTrace trace_route(const RouteGraph& g, NodeId src, int src_port, uint32_t lid, const std::vector<std::string>& names) {
+    const Fabric& f = g.fabric();
+    RouteTrace t;
+    t.src = src, t.src_port = src_port, t.lid = lid;
+    if (auto o = g.owner(lid)) t.dst = o->first, t.dst_port = o->second;
+    auto nm = [&](NodeId n) { return n < names.size() ? names[n] : f.node(n).name; };
+    const std::string lid_s = "LID " + std::to_string(lid);
+    int sw = g.sw_of(src), in = 0;
+    if (sw < 0) {
+        const Port* p = f.node(src).port(src_port);
+        if (!p || !p->linked()) return t.why = nm(src) + "/" + std::to_string(src_port) + " is not linked", t;
+        if (p->peer == t.dst && p->peer_port == t.dst_port) return t.arrived = true, t;
+        sw = g.sw_of(p->peer), in = p->peer_port;
+        if (sw < 0) return t.why = nm(src) + " is not cabled to a switch", t;
+    }
+    std::vector<uint8_t> seen(g.switches(), 0);
+    for (;;) {
+        const NodeId n = g.node_of(sw);
+        const uint8_t out = g.port(sw, lid);
+        t.hops.push_back({n, in, out});
+        if (seen[sw]++) return t.why = "a forwarding loop back to " + nm(n), t;
+        if (!g.has_table(sw)) return t.why = nm(n) + " has no forwarding table here", t;
+        if (out == kLftNoPath) return t.why = nm(n) + " has no LFT entry for " + lid_s, t;
+        if (out == 0) {
+            t.arrived = t.dst == n;
+            if (!t.arrived) t.why = nm(n) + " sends " + lid_s + " to itself (port 0)";
+            return t;
+        }
+        const Port* p = f.node(n).port(out);
+        if (!p || !p->linked()) return t.why = nm(n) + "/" + std::to_string(out) + " is not linked", t;
+        if (p->peer == t.dst && p->peer_port == t.dst_port) return t.arrived = true, t;
+        if (g.sw_of(p->peer) < 0) return t.why = nm(n) + "/" + std::to_string(out) + " leads to " + nm(p->peer) + ", not to " + lid_s, t;
+        sw = g.sw_of(p->peer), in = p->peer_port;
+    }
+}
+
+}  // namespace ibf

@@ -1,0 +1,244 @@
+// Routing validation from LFTs (route_check.h): each fault kind on small fabrics, the counts
+// against a brute-force trace of every pair, and lft_paths on the shared walk.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "ibf/analysis.h"
+#include "ibf/lft.h"
+#include "ibf/route_check.h"
+#include "ibf/synth.h"
+
+namespace ibf {
+namespace {
+
+// Brute force: every (source CA port, destination LID) pair walked hop by hop, no memo.
+struct Brute {
+    long pairs = 0, routed = 0, broken = 0;
+    std::map<std::pair<NodeId, int>, long> crossings;  // (switch, egress port) -> routed pairs
+};
+Brute brute(const Fabric& f, const std::vector<SwitchLft>& lfts) {
+    std::map<NodeId, const SwitchLft*> table;
+    for (const SwitchLft& t : lfts) table[*f.find(t.switch_guid)] = &t;
+    Brute b;
+    for (NodeId s = 0; s < f.size(); ++s) {
+        const Port* sp = f.node(s).type == NodeType::CA ? f.node(s).port(1) : nullptr;
+        if (!sp || !sp->linked()) continue;
+        for (NodeId d = 0; d < f.size(); ++d) {
+            const Port* dp = f.node(d).type == NodeType::CA ? f.node(d).port(1) : nullptr;
+            if (d == s || !dp || !dp->linked()) continue;
+            ++b.pairs;
+            std::vector<std::pair<NodeId, int>> hops;
+            NodeId cur = sp->peer;
+            bool ok = false;
+            for (int n = 0; n < 64 && table.count(cur); ++n) {
+                const int p = table[cur]->port_by_lid[dp->lid];
+                const Port* q = f.node(cur).port(p);
+                if (p == 255 || p == 0 || !q || !q->linked()) break;
+                hops.push_back({cur, p});
+                if (q->peer == d) { ok = q->peer_port == 1; break; }
+                if (f.node(q->peer).type != NodeType::Switch) break;
+                cur = q->peer;
+            }
+            if (!ok) { ++b.broken; continue; }
+            ++b.routed;
+            for (auto& h : hops) ++b.crossings[h];
+        }
+    }
+    return b;
+}
+
+std::vector<const Finding*> of_kind(const RouteCheck& rc, FindingKind k) {
+    std::vector<const Finding*> out;
+    for (const Finding& f : rc.findings)
+        if (f.kind == k) out.push_back(&f);
+    return out;
+}
+
+SwitchLft& table_of(std::vector<SwitchLft>& lfts, const Fabric& f, NodeId sw) {
+    for (SwitchLft& t : lfts)
+        if (t.switch_guid == f.node(sw).guid) return t;
+    throw std::runtime_error("no table");
+}
+
+uint16_t host_lid(const Fabric& f, const std::string& name) { return f.node(synth_node(f, name)).port(1)->lid; }
+
+TEST(RouteCheck, MinHopTablesOnAFatTreeAreCleanAndEveryPairArrives) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    const auto lfts = synth_lfts(f);
+    const RouteGraph g(f, lfts);
+    const RouteCheck rc = check_routes(g, analyze(f));
+    const long hosts = static_cast<long>(f.count(NodeType::CA));
+    EXPECT_EQ(rc.pairs, hosts * (hosts - 1));
+    EXPECT_EQ(rc.routed, rc.pairs);
+    EXPECT_EQ(rc.unreachable + rc.looping + rc.unverified + rc.non_minimal, 0);
+    EXPECT_EQ(rc.max_hops, 4);  // CA - leaf - spine - leaf - CA
+    EXPECT_EQ(rc.credit_loops, 0);
+    EXPECT_TRUE(rc.findings.empty()) << rc.findings[0].message;
+    // Per-port pair counts equal the brute-force trace.
+    const Brute b = brute(f, lfts);
+    EXPECT_EQ(b.routed, rc.routed);
+    for (auto& [hop, n] : b.crossings) EXPECT_EQ(rc.port_pairs[g.channel(g.sw_of(hop.first), hop.second)], n);
+}
+
+TEST(RouteCheck, AMissingEntryIsOneBlackHoleFindingAtThatSwitchWithItsPairCount) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);
+    const uint16_t lid = host_lid(f, "node00001");
+    table_of(lfts, f, synth_node(f, "spine0002")).port_by_lid[lid] = kLftNoPath;
+    const RouteCheck rc = check_routes(RouteGraph(f, lfts), analyze(f));
+    const Brute b = brute(f, lfts);
+    ASSERT_GT(b.broken, 0);
+    EXPECT_EQ(rc.unreachable, b.broken);
+    EXPECT_EQ(rc.routed, b.routed);
+    auto u = of_kind(rc, FindingKind::route_unreachable);
+    ASSERT_EQ(u.size(), 1u);
+    EXPECT_EQ(u[0]->a.name, "spine0002");
+    EXPECT_EQ(u[0]->b.name, "node00001");
+    EXPECT_EQ(u[0]->actual, "no LFT entry (255)");
+    EXPECT_NE(u[0]->message.find("1 CA LID, " + std::to_string(b.broken) + " CA->CA pairs"), std::string::npos) << u[0]->message;
+    EXPECT_EQ(u[0]->severity, Severity::error);
+}
+
+TEST(RouteCheck, AnEntryBackUpIsAForwardingLoopNamedByItsSwitches) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);
+    const Analysis a = analyze(f);
+    const NodeId leaf = synth_node(f, "leaf0001");
+    const uint16_t lid = host_lid(f, "node00001");  // on leaf0001
+    const int up = a.info(leaf)->up_bundles[0].ports[0];
+    table_of(lfts, f, leaf).port_by_lid[lid] = static_cast<uint8_t>(up);
+    const RouteCheck rc = check_routes(RouteGraph(f, lfts), a);
+    const Brute b = brute(f, lfts);
+    EXPECT_EQ(rc.looping, b.broken);
+    EXPECT_EQ(rc.looping, f.count(NodeType::CA) - 1);  // nobody reaches node00001
+    auto l = of_kind(rc, FindingKind::route_loop);
+    ASSERT_EQ(l.size(), 1u);
+    EXPECT_EQ(l[0]->actual, "loop leaf0001 -> " + a.names[f.node(leaf).ports[up].peer] + " -> leaf0001");
+}
+
+// Three switches in a ring, one host each: s1/2 -> s2/3, s2/2 -> s3/3, s3/2 -> s1/3.
+Fabric ring() {
+    Fabric f;
+    NodeId s[3], h[3];
+    for (int i = 0; i < 3; ++i) {
+        s[i] = f.add_node({.type = NodeType::Switch, .guid = 0x100u + i, .description = "MF0;ring0" + std::to_string(i + 1) + ":X/U1"}, 3);
+        h[i] = f.add_node({.type = NodeType::CA, .guid = 0x200u + i, .description = "host0" + std::to_string(i + 1) + " mlx5_0"}, 1);
+        f.node(s[i]).ports[0].lid = static_cast<uint16_t>(1 + i);
+        f.node(h[i]).ports[1].lid = static_cast<uint16_t>(10 + i);
+        f.connect(s[i], 1, h[i], 1);
+    }
+    for (int i = 0; i < 3; ++i) f.connect(s[i], 2, s[(i + 1) % 3], 3);
+    f.finalize();
+    return f;
+}
+
+// Routes on the ring: local host down port 1, others clockwise (port 2) or the shortest way.
+std::vector<SwitchLft> ring_tables(const Fabric& f, bool clockwise) {
+    std::vector<SwitchLft> out;
+    for (int i = 0; i < 3; ++i) {
+        SwitchLft t{0x100u + i, std::vector<uint8_t>(16, kLftNoPath)};
+        for (int j = 0; j < 3; ++j) t.port_by_lid[10 + j] = i == j ? 1 : clockwise || (i + 1) % 3 == j ? 2 : 3;
+        out.push_back(t);
+    }
+    (void)f;
+    return out;
+}
+
+TEST(RouteCheck, ClockwiseRoutesOnARingAreACreditLoopAndADetour) {
+    const Fabric f = ring();
+    const RouteCheck rc = check_routes(RouteGraph(f, ring_tables(f, true)), analyze(f));
+    EXPECT_EQ(rc.routed, 6);
+    EXPECT_EQ(rc.credit_loops, 1);
+    auto c = of_kind(rc, FindingKind::credit_loop);
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0]->actual, "a cycle of 3 channels (3 channels depend on each other)");
+    EXPECT_NE(c[0]->message.find("ring01/2 -> ring02/2 -> ring03/2 -> ring01/2"), std::string::npos) << c[0]->message;
+    EXPECT_NE(c[0]->message.find("VL0 only: SL2VL tables are not exported"), std::string::npos);
+    // Each switch sends one host the long way round (2 switch hops where 1 would do).
+    EXPECT_EQ(rc.non_minimal, 3);
+    auto d = of_kind(rc, FindingKind::route_non_minimal);
+    ASSERT_EQ(d.size(), 3u);
+    EXPECT_EQ(d[0]->expected, "3 cables");
+    EXPECT_EQ(d[0]->actual, "4 cables");
+}
+
+TEST(RouteCheck, ShortestRoutesOnTheSameRingHaveNoCreditLoop) {
+    const Fabric f = ring();
+    const RouteCheck rc = check_routes(RouteGraph(f, ring_tables(f, false)), analyze(f));
+    EXPECT_EQ(rc.routed, 6);
+    EXPECT_EQ(rc.credit_loops, 0);
+    EXPECT_EQ(rc.non_minimal, 0);
+    EXPECT_TRUE(rc.findings.empty());
+}
+
+TEST(RouteCheck, PairsOverADegradedUplinkAreCountedOnceForTheLink) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    const NodeId leaf = synth_node(f, "leaf0002");
+    set_link_rate(f, leaf, 5, {Width::X1, Speed::HDR});  // leaf0002/5 -- spine0001
+    const auto lfts = synth_lfts(f);
+    const Analysis a = analyze(f);
+    RouteCheckOptions opt;
+    opt.degraded = degraded_links(f, a.findings);
+    ASSERT_EQ(opt.degraded.size(), 1u);
+    const RouteGraph g(f, lfts);
+    const RouteCheck rc = check_routes(g, a, opt);
+    auto v = of_kind(rc, FindingKind::route_via_degraded_link);
+    ASSERT_EQ(v.size(), 1u);
+    const Brute b = brute(f, lfts);
+    const Port& p = f.node(leaf).ports[5];
+    const long want = b.crossings.at({leaf, 5}) + b.crossings.at({p.peer, p.peer_port});
+    EXPECT_EQ(v[0]->actual, std::to_string(want) + " CA->CA pairs");
+    EXPECT_EQ(v[0]->a.name, "leaf0002");
+    EXPECT_NE(v[0]->message.find("rate_outlier"), std::string::npos) << v[0]->message;
+    EXPECT_NE(v[0]->message.find(", e.g. node0"), std::string::npos) << v[0]->message;
+}
+
+TEST(RouteCheck, ADegradedHostLinkCountsWhatTheHostSendsAndReceives) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    const NodeId h = synth_node(f, "node00003");
+    const auto lfts = synth_lfts(f);
+    RouteCheckOptions opt;
+    opt.degraded = {{h, 1, "flapping"}};
+    const RouteCheck rc = check_routes(RouteGraph(f, lfts), analyze(f), opt);
+    auto v = of_kind(rc, FindingKind::route_via_degraded_link);
+    ASSERT_EQ(v.size(), 1u);
+    const long others = static_cast<long>(f.count(NodeType::CA)) - 1;
+    EXPECT_EQ(v[0]->actual, std::to_string(2 * others) + " CA->CA pairs");
+}
+
+TEST(RouteCheck, RoutesIntoASwitchWithoutATableAreUnverifiedNotFindings) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);
+    std::erase_if(lfts, [&](const SwitchLft& t) { return t.switch_guid == f.node(synth_node(f, "spine0001")).guid; });
+    const RouteCheck rc = check_routes(RouteGraph(f, lfts), analyze(f));
+    EXPECT_GT(rc.unverified, 0);
+    EXPECT_EQ(rc.routed + rc.unverified, rc.pairs);
+    EXPECT_TRUE(rc.findings.empty());
+}
+
+TEST(RouteCheckCache, ASweepWithoutChangesReusesTheResultAndAChangedEntryDoesNot) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);
+    const Analysis a = analyze(f);
+    RouteCheckCache cache;
+    EXPECT_TRUE(cache.check(f, a, lfts).findings.empty());
+    EXPECT_FALSE(cache.last_was_cached());
+    cache.check(f, a, lfts);
+    EXPECT_TRUE(cache.last_was_cached());
+    table_of(lfts, f, synth_node(f, "spine0002")).port_by_lid[host_lid(f, "node00001")] = kLftNoPath;
+    EXPECT_EQ(of_kind(cache.check(f, a, lfts), FindingKind::route_unreachable).size(), 1u);
+    EXPECT_FALSE(cache.last_was_cached());
+}
+
+TEST(LftPaths, MinHopTablesOnAThreeLevelTreeReachEveryHostFromEverySwitch) {
+    const Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40});
+    const auto lfts = synth_lfts(f);
+    const LftPaths p = lft_paths(f, lfts);
+    EXPECT_EQ(p.routes, static_cast<long>(f.count(NodeType::Switch) * f.count(NodeType::CA)));
+    EXPECT_EQ(p.broken + p.unrouted, 0);
+    EXPECT_EQ(p.max_hops, 5);  // leaf -> spine -> core -> spine -> leaf -> host
+}
+
+}  // namespace
+}  // namespace ibf
