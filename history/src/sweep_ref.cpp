@@ -72,7 +72,7 @@ std::optional<SweepRef> parse_sweep_ref(std::string_view s, int64_t now_unix_ms)
         if (!t) return std::nullopt;
         return SweepRef{SweepRef::Kind::time, *t};
     }
-    if (auto t = parse_iso_time(s)) return SweepRef{SweepRef::Kind::time, *t};
+    if (auto t = parse_iso_time(s); t && *t >= 0) return SweepRef{SweepRef::Kind::time, *t};  // no sweep before 1970
     return std::nullopt;
 }
 

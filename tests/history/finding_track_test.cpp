@@ -64,6 +64,10 @@ TEST(SweepRef, HugeRelativeTimesAreRefusedNotWrapped) {
     ASSERT_TRUE(parse_sweep_ref("-" + std::to_string(now / 1000) + "s", now));
     EXPECT_EQ(parse_sweep_ref("-" + std::to_string(now / 1000) + "s", now)->value, 0);
     EXPECT_FALSE(parse_sweep_ref("-" + std::to_string(now / 1000 + 1) + "s", now));
+    // Found by fuzz_sweep_ref: an ISO time before 1970 was a negative time.
+    EXPECT_FALSE(parse_sweep_ref("0226-12-01T03:00:00.250Z", now));
+    EXPECT_FALSE(parse_sweep_ref("1969-12-31T23:59:59Z", now));
+    EXPECT_EQ(parse_sweep_ref("1970-01-01T00:00:00Z", now)->value, 0);
 }
 
 // The probe: 2026-02-30T00:00Z was taken as 2026-03-02.

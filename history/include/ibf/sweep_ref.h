@@ -9,8 +9,8 @@
 //
 // Times: ISO 8601 UTC "YYYY-MM-DDTHH:MM[:SS[.mmm]][Z]" (a space instead of the T works too) or
 // Unix milliseconds written with a "@" ("@1796094000000"). A time names the newest sweep taken at
-// or before it. Refused (nullopt): dates that do not exist (2026-02-30), and relative times that
-// reach before 1970 or overflow ("-9223372036854775807d").
+// or before it. Refused (nullopt): dates that do not exist (2026-02-30), and times before 1970
+// ("0226-12-01T03:00Z", relative times that reach back that far or overflow: "-9223372036854775807d").
 #pragma once
 
 #include <cstdint>
