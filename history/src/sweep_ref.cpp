@@ -8,10 +8,12 @@
 namespace ibf {
 namespace {
 
+// Digits only: from_chars would take a sign too ("-026" as a year).
 std::optional<int64_t> number(std::string_view s) {
+    if (s.empty() || s[0] < '0' || s[0] > '9') return std::nullopt;
     int64_t v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
     return v;
 }
 

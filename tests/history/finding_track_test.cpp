@@ -67,6 +67,8 @@ TEST(SweepRef, HugeRelativeTimesAreRefusedNotWrapped) {
     // Found by fuzz_sweep_ref: an ISO time before 1970 was a negative time.
     EXPECT_FALSE(parse_sweep_ref("0226-12-01T03:00:00.250Z", now));
     EXPECT_FALSE(parse_sweep_ref("1969-12-31T23:59:59Z", now));
+    EXPECT_FALSE(parse_iso_time("-026-04-30T00:01Z"));  // a sign is not a digit (also fuzz_sweep_ref)
+    EXPECT_FALSE(parse_iso_time("2026-+4-30T00:01Z"));
     EXPECT_EQ(parse_sweep_ref("1970-01-01T00:00:00Z", now)->value, 0);
 }
 
