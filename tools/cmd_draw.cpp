@@ -33,7 +33,7 @@ namespace ibf::cli {
 namespace {
 
 struct DrawArgs {
-    std::string dump, expected, node_name_map, url, token_file, output;
+    std::string dump, expected, node_name_map, url, lab, token_file, output;
     bool svg = false, html = false, json = false;
 };
 
@@ -82,8 +82,7 @@ Drawn draw_dump(const DrawArgs& a) {
 
 // The daemon's picture or page; the findings count from the SVG root's data-findings.
 int draw_daemon(const DrawArgs& a, Drawn& d) {
-    std::string base = a.url;
-    if (base.empty()) base = std::getenv("IBFABRIC_URL") && *std::getenv("IBFABRIC_URL") ? std::getenv("IBFABRIC_URL") : "http://127.0.0.1:8639";
+    const std::string base = daemon_url(a.url, a.lab);
     auto url = parse_http_url(base);
     if (!url) {
         std::fprintf(stderr, "ibfabric: bad daemon URL '%s' (expected http://host:port)\n", base.c_str());
@@ -118,10 +117,11 @@ int usage(const char* msg) {
 }
 
 int run_draw(const DrawArgs& a) {
-    if (a.dump.empty() == a.url.empty()) return usage("give a dump or --url (not both); see `ibfabric draw --help`");
+    const bool daemon = !a.url.empty() || !a.lab.empty();
+    if (a.dump.empty() == !daemon) return usage("give a dump or --url/--lab (not both); see `ibfabric draw --help`");
     if (a.json && a.output.empty()) return usage("--json needs -o FILE (the picture goes to the file)");
     Drawn d;
-    if (!a.url.empty()) {
+    if (daemon) {
         if (!a.expected.empty() || !a.node_name_map.empty())
             return usage("--expected and --node-name-map are for dumps; the daemon uses its own plan");
         if (int rc = draw_daemon(a, d); rc != kExitClean) {
@@ -159,7 +159,10 @@ void register_draw(CLI::App& app, Runner& run) {
                     "without it the fat-tree analysis' findings are drawn")
         ->type_name("PLAN|DUMP");
     cmd->add_option("--node-name-map", a->node_name_map, "node-name-map applied to the dump (as for check)")->type_name("FILE");
-    cmd->add_option("--url", a->url, "draw what a running ibfabricd sees instead of a dump (http://host:port)");
+    auto* url = cmd->add_option("--url", a->url, "draw what a running ibfabricd sees instead of a dump (http://host:port)");
+    cmd->add_option("--lab", a->lab, "draw what the daemon of the lab in this directory sees (`ibfabric lab up --dir DIR`)")
+        ->type_name("DIR")
+        ->excludes(url);
     cmd->add_option("--token-file", a->token_file,
                     "bearer token for a daemon with token_for_reads (default: $IBFABRIC_TOKEN)")->type_name("FILE");
     auto* svg = cmd->add_flag("--svg", a->svg, "write an SVG picture (the default)");

@@ -6,8 +6,8 @@
 //   ibfabric diff FROM [TO] [--json]                     the changes as findings (TO: latest)
 //   ibfabric accept [--scope NAME]... [--token-file F]   write the current fabric into the plan
 //
-// URL: --url, else $IBFABRIC_URL, else http://127.0.0.1:8639. Token: --token-file, else
-// $IBFABRIC_TOKEN. Exit codes in each command's help (docs/cli.md).
+// URL: --url, else the daemon of the lab in --lab DIR, else $IBFABRIC_URL, else
+// http://127.0.0.1:8639 (commands.h daemon_url). Token: --token-file, else $IBFABRIC_TOKEN. Exit codes in each command's help (docs/cli.md).
 #include <unistd.h>
 
 #include <cctype>
@@ -33,17 +33,13 @@ namespace {
 using nlohmann::json;
 
 struct HistoryOptions {
-    std::string url, since, from, to = "latest", token_file;
+    std::string url, lab, since, from, to = "latest", token_file;
     std::vector<std::string> scope;
     int limit = 50;
     bool json = false;
 };
 
-std::string base_url(const HistoryOptions& o) {
-    if (!o.url.empty()) return o.url;
-    if (const char* env = std::getenv("IBFABRIC_URL"); env && *env) return env;
-    return "http://127.0.0.1:8639";
-}
+std::string base_url(const HistoryOptions& o) { return daemon_url(o.url, o.lab); }
 
 // One request; `out` gets the JSON answer. Returns 0, or the exit code after printing why:
 // 2 for a bad URL or a 400/401/403/404 answer (the request or the token is wrong), 3 when the
@@ -83,7 +79,8 @@ bool valid_ref(const std::string& what, const std::string& text, bool time_only)
     if (r && (!time_only || r->kind == SweepRef::Kind::time)) return true;
     std::fprintf(stderr, "ibfabric: %s '%s' is not %s\n", what.c_str(), terminal_safe(text).c_str(),
                  time_only ? "a time: 2026-12-01T03:00:00Z, @unix_ms, or -30m/-2h/-1d"
-                           : "a sweep: a history row id (ibfabric history), latest, 2026-12-01T03:00:00Z, @unix_ms, or -2h");
+                           : "a sweep: a history row id (#41 or 41, as ibfabric history prints it), latest, "
+                             "2026-12-01T03:00:00Z, @unix_ms, or -2h");
     return false;
 }
 
@@ -177,7 +174,6 @@ int run_accept(const HistoryOptions& o) {
 }  // namespace
 
 void register_history(CLI::App& app, Runner& run) {
-    const std::string url_help = "daemon URL (default: $IBFABRIC_URL, else http://127.0.0.1:8639)";
     {
         auto o = std::make_shared<HistoryOptions>();
         CLI::App* sub = app.add_subcommand("history", "What changed in the fabric, sweep by sweep (needs history: in ibfabricd)");
@@ -185,7 +181,7 @@ void register_history(CLI::App& app, Runner& run) {
             ->type_name("T");
         sub->add_option("--limit", o->limit, "at most this many sweeps, newest first (1..1000, default 50)")
             ->check(CLI::Range(1, 1000));
-        sub->add_option("--url", o->url, url_help);
+        add_daemon_options(sub, o->url, o->lab);
         sub->add_flag("--json", o->json, "print GET /api/v1/history/changes's answer (docs/api.md)");
         sub->footer(
             "Examples:\n"
@@ -201,7 +197,7 @@ void register_history(CLI::App& app, Runner& run) {
             ->required()
             ->type_name("SWEEP|TIME");
         sub->add_option("to", o->to, "the same forms (default: latest)")->type_name("SWEEP|TIME");
-        sub->add_option("--url", o->url, url_help);
+        add_daemon_options(sub, o->url, o->lab);
         sub->add_flag("--json", o->json, "print the findings object (docs/findings.md) plus from, to, changes");
         sub->footer(
             "A time names the newest sweep taken at or before it. The earlier sweep stands in for the plan:\n"
@@ -221,7 +217,7 @@ void register_history(CLI::App& app, Runner& run) {
                         "ending in '*'); repeat it for several")
             ->type_name("NAME");
         sub->add_option("--token-file", o->token_file, "the daemon's bearer token (default: $IBFABRIC_TOKEN)")->type_name("F");
-        sub->add_option("--url", o->url, url_help);
+        add_daemon_options(sub, o->url, o->lab);
         sub->add_flag("--json", o->json, "print POST /api/v1/accept's answer (docs/api.md)");
         sub->footer(
             "The plan is written like `ibfabric plan from-dump` writes it, the previous file kept as\n"

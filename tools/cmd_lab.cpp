@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "ibf/text.h"
 #include "ibf/check.h"
 #include "ibf/dumps.h"
 #include "ibf/error.h"
@@ -89,16 +90,20 @@ std::string exe_dir() {
 
 std::string lab_dir(const std::string& d) { return d.empty() ? default_lab_dir() : d; }
 
+// --opensm-template, else $IBFABRIC_DATA_DIR/opensm.conf, else <bin>/../share/ibfabric/opensm.conf
+// (an install; the build tree mirrors it), else config/templates/opensm.conf under the current
+// directory. No path of the build machine is compiled in.
 std::string find_template(const std::string& given) {
     if (!given.empty()) return given;
-    std::vector<std::string> candidates = {exe_dir() + "/../share/ibfabric/opensm.conf"};
-#ifdef IBF_LAB_SOURCE_DIR
-    candidates.insert(candidates.begin(), std::string(IBF_LAB_SOURCE_DIR) + "/config/templates/opensm.conf");
-#endif
+    std::vector<std::string> candidates;
+    if (const char* d = std::getenv("IBFABRIC_DATA_DIR"); d && *d) candidates.push_back(std::string(d) + "/opensm.conf");
+    candidates.push_back(exe_dir() + "/../share/ibfabric/opensm.conf");
     candidates.push_back("config/templates/opensm.conf");
     for (auto& c : candidates)
         if (fs::exists(c)) return fs::absolute(c).string();
-    throw InputError("lab", 0, 0, "cannot find the OpenSM template config/templates/opensm.conf: pass --opensm-template");
+    throw InputError("lab", 0, 0,
+                     "cannot find the OpenSM template (looked in $IBFABRIC_DATA_DIR, " + exe_dir() +
+                         "/../share/ibfabric and ./config/templates): pass --opensm-template FILE");
 }
 
 void progress(const std::string& s) { std::fprintf(stderr, "lab: %s\n", s.c_str()); }
@@ -128,7 +133,7 @@ int print_findings(const LabState& s, const LabFindings& f, bool json, bool no_c
 }
 
 int report_lab_error(const LabError& e) {
-    std::fprintf(stderr, "ibfabric lab: %s\n", e.what());
+    std::fprintf(stderr, "ibfabric lab: %s\n", terminal_safe(e.what()).c_str());
     if (!e.log_tail().empty()) std::fprintf(stderr, "---- log tail ----\n%s", e.log_tail().c_str());
     return kExitUnavailable;
 }
@@ -261,8 +266,8 @@ int run_up(const UpArgs& a) {
         // can take longer than a short TTL, which would stop the lab under the caller's feet.
         if (a.ttl > 0) lab_arm_watchdog(s, a.ttl);
         if (s.sms.size() > 1) print_sms_progress(s);
-        progress(std::string("lab running in ") + s.dir + " (ask its daemon: `ibfabric findings" +
-                 (a.dir.empty() ? "" : " --lab " + a.dir) + "`; stop it with `ibfabric lab down" +
+        progress(std::string("lab running in ") + s.dir + " (ask its daemon: `ibfabric findings --lab " + s.dir +
+                 "`; stop it with `ibfabric lab down" +
                  (a.dir.empty() ? "" : " --dir " + a.dir) + "`)");
         return print_findings(s, f, a.json, a.no_color);
     } catch (const LabError& e) {
@@ -577,7 +582,7 @@ void register_lab(CLI::App& app, Runner& run) {
                     "OpenSM perfmgr_sweep_time_s: port counters every N seconds (default 5 with one SM, off with --sms > 1: docs/lab.md; 0 = off)")
         ->check(CLI::Range(0, 3600));
     cup->add_option("--timeout", up->timeout, "Seconds to wait for each step (default 120)")->check(CLI::Range(1.0, 3600.0));
-    cup->add_option("--opensm-template", up->opensm_template, "OpenSM config template (default config/templates/opensm.conf)")
+    cup->add_option("--opensm-template", up->opensm_template, "OpenSM config template (default: $IBFABRIC_DATA_DIR/opensm.conf, else\n<bin>/../share/ibfabric/opensm.conf, else ./config/templates/opensm.conf)")
         ->type_name("FILE");
     cup->add_option("--ttl", up->ttl, "Stop the lab by itself after this many seconds (default: never)")
         ->check(CLI::Range(1.0, 1e7));

@@ -6,9 +6,8 @@
 // A daemon with `token_for_reads` (docs/security.md) wants the bearer token on reads too:
 // --token-file, else $IBFABRIC_TOKEN.
 //
-// URL: --url, else $IBFABRIC_URL, else the daemon of the lab in --lab DIR, else that of a running
-// lab in the default lab directory (`ibfabric lab up`; a note on stderr says so), else
-// http://127.0.0.1:8639.
+// URL: --url, else the daemon of the lab in --lab DIR (only when asked: commands.h daemon_url),
+// else $IBFABRIC_URL, else http://127.0.0.1:8639.
 // Exit: 0 no findings, 1 findings, 2 usage (bad URL), 3 the daemon cannot be reached, answers
 // with an error, or has no current data (no snapshot yet, or stale: one line on stderr says which).
 #include <unistd.h>
@@ -26,11 +25,6 @@
 #include "ibf/report.h"
 #include "ibf/text.h"
 #include "report_options.h"
-#ifdef IBF_HAVE_LAB
-#include <signal.h>
-
-#include "ibf/lab_runner.h"
-#endif
 
 namespace ibf::cli {
 namespace {
@@ -45,53 +39,16 @@ struct QueryOptions {
     ReportOptions report;  // findings only
 };
 
-constexpr const char* kDefaultUrl = "http://127.0.0.1:8639";
-
-// The URL of the daemon of the lab in `dir` ("" when no lab with a live daemon is there).
-std::string lab_url(const std::string& dir) {
-#ifdef IBF_HAVE_LAB
-    std::optional<LabState> s;
-    try {
-        s = lab_load_state(dir);
-    } catch (const InputError&) {
-        return "";
-    }
-    if (!s || s->api_port <= 0 || s->daemon_pid <= 0 || ::kill(s->daemon_pid, 0) != 0) return "";
-    return "http://127.0.0.1:" + std::to_string(s->api_port);
-#else
-    (void)dir;
-    return "";
-#endif
-}
-
-std::string resolve_url(const QueryOptions& o) {
-    if (!o.url.empty()) return o.url;
-    if (const char* env = std::getenv("IBFABRIC_URL"); env && *env) return env;
-    if (!o.lab.empty()) {
-        std::string u = lab_url(o.lab);
-        if (u.empty()) throw InputError(o.lab, 0, 0, "no running lab with a daemon here (start one with `ibfabric lab up --dir " + o.lab + " <plan>`)");
-        return u;
-    }
-#ifdef IBF_HAVE_LAB
-    if (std::string u = lab_url(default_lab_dir()); !u.empty()) {
-        std::fprintf(stderr, "ibfabric: asking the daemon of the lab in %s at %s (--url or $IBFABRIC_URL to ask another)\n",
-                     default_lab_dir().c_str(), u.c_str());
-        return u;
-    }
-#endif
-    return kDefaultUrl;
-}
-
-// `o` with its URL resolved (once per command, so the lab note is printed once).
+// `o` with its URL resolved (once per command: the lab's state is read once).
 QueryOptions resolved(const QueryOptions& in) {
     QueryOptions o = in;
-    o.url = resolve_url(in);
+    o.url = daemon_url(in.url, in.lab);
     return o;
 }
 
 // GET `path` and parse the JSON; returns an exit code != 0 on failure (message printed).
 int fetch_json(const QueryOptions& o, const std::string& path, json& out) {
-    const std::string text = resolve_url(o);
+    const std::string text = o.url;  // resolved()
     auto url = parse_http_url(text);
     if (!url) {
         std::fprintf(stderr, "ibfabric: bad daemon URL '%s' (expected http://host:port)\n", text.c_str());
@@ -101,7 +58,7 @@ int fetch_json(const QueryOptions& o, const std::string& path, json& out) {
     try {
         token = bearer_token(o.token_file).value_or("");
     } catch (const std::exception& e) {  // unreadable or empty token file: names it
-        std::fprintf(stderr, "ibfabric: %s\n", e.what());
+        std::fprintf(stderr, "ibfabric: %s\n", terminal_safe(e.what()).c_str());
         return kExitBadInput;
     }
     HttpResult r;
@@ -152,7 +109,7 @@ int run_status(const QueryOptions& in) {
     if (o.json) {
         std::cout << json_text(json{{"fabric", fabric}, {"sm", sms}}, 2) << "\n";
     } else {
-        std::cout << "ibfabricd at " << resolve_url(o) << "\n";
+        std::cout << "ibfabricd at " << o.url << "\n";
         std::cout << "fabric:   " << str(fabric, "switches") << " switches, " << str(fabric, "cas") << " CAs, "
                   << str(fabric, "links") << " links";
         if (!fabric["last_sweep_seq"].is_null())
@@ -192,7 +149,7 @@ int run_findings(const QueryOptions& in) {
         fs = findings_from_json(j);
         if (j.contains("waived")) waived = waived_from_json(j["waived"]);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "ibfabric: the daemon's findings do not parse: %s\n", e.what());
+        std::fprintf(stderr, "ibfabric: the daemon's findings do not parse: %s\n", terminal_safe(e.what()).c_str());
         return kExitUnavailable;
     }
     // This command's own --waivers, --min-severity and --kind on top of the daemon's waivers.
@@ -212,15 +169,11 @@ int run_findings(const QueryOptions& in) {
 }  // namespace
 
 void register_daemon_queries(CLI::App& app, Runner& run) {
-    const std::string url_help = "daemon URL (default: $IBFABRIC_URL, else the daemon of a running `ibfabric lab`, else " +
-                                 std::string(kDefaultUrl) + ")";
-    const std::string lab_help = "ask the daemon of the lab in this directory (`ibfabric lab up --dir DIR`)";
     const std::string token_help = "bearer token for a daemon with token_for_reads (default: $IBFABRIC_TOKEN)";
     {
         auto o = std::make_shared<QueryOptions>();
         CLI::App* sub = app.add_subcommand("status", "Ask ibfabricd about the fabric, its SMs and findings count\nExample: ibfabric status --url http://10.0.0.1:8639");
-        sub->add_option("--url", o->url, url_help);
-        sub->add_option("--lab", o->lab, lab_help)->type_name("DIR");
+        add_daemon_options(sub, o->url, o->lab);
         sub->add_option("--token-file", o->token_file, token_help)->type_name("FILE");
         sub->add_flag("--json", o->json, "print the daemon's JSON ({\"fabric\": ..., \"sm\": ...})");
         sub->callback([&run, o] { run = [o] { return run_status(*o); }; });
@@ -228,8 +181,7 @@ void register_daemon_queries(CLI::App& app, Runner& run) {
     {
         auto o = std::make_shared<QueryOptions>();
         CLI::App* sub = app.add_subcommand("findings", "Print ibfabricd's latest findings (same report as check)\nExample: ibfabric findings --json | jq '.findings | length'");
-        sub->add_option("--url", o->url, url_help);
-        sub->add_option("--lab", o->lab, lab_help)->type_name("DIR");
+        add_daemon_options(sub, o->url, o->lab);
         sub->add_option("--token-file", o->token_file, token_help)->type_name("FILE");
         sub->add_flag("--json", o->json, "print the findings JSON (docs/findings.md) instead of text");
         add_report_options(sub, o->report);

@@ -22,6 +22,8 @@
 #include <thread>
 
 #include "commands.h"
+#include "ibf/text.h"
+#include "ibf/error.h"
 #include "ibf/ha_ops.h"
 #include "ibf/http_client.h"
 #include "ibf/report.h"
@@ -31,20 +33,14 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kDefaultUrl = "http://127.0.0.1:8639";
-
 struct SmOptions {
-    std::string url, to, token_file, state_file = "/run/ibfabric/vrrp-state";
+    std::string url, lab, to, token_file, state_file = "/run/ibfabric/vrrp-state";
     bool json = false;
     double timeout = 10;
     std::vector<std::string> args;
 };
 
-std::string resolve(const std::string& url) {
-    if (!url.empty()) return url;
-    if (const char* env = std::getenv("IBFABRIC_URL"); env && *env) return env;
-    return kDefaultUrl;
-}
+std::string resolve(const SmOptions& o) { return daemon_url(o.url, o.lab); }
 
 // One request; throws std::runtime_error with a one-line reason (exit 3 for the caller).
 json call(const std::string& base, const std::string& method, const std::string& path, const std::string& body = "",
@@ -101,7 +97,7 @@ int print_status(const json& sm, const std::string& base) {
 }
 
 int run_status(const SmOptions& o) {
-    const std::string base = resolve(o.url);
+    const std::string base = resolve(o);
     json sm = call(base, "GET", "/api/v1/sm");
     if (o.json) {
         std::cout << json_text(sm, 2) << "\n";
@@ -200,7 +196,7 @@ Guid pick_target(const SmOptions& o, const json& ha) {
 }
 
 int run_switchover(const SmOptions& o) {
-    const std::string base = resolve(o.url);
+    const std::string base = resolve(o);
     const auto token_or = bearer_token(o.token_file);
     if (!token_or) throw std::invalid_argument("a switchover needs the daemons' token: --token-file F or $IBFABRIC_TOKEN");
     const std::string token = *token_or;
@@ -253,7 +249,7 @@ int run_switchover(const SmOptions& o) {
 }
 
 int run_check(const SmOptions& o) {
-    json sm = call(resolve(o.url), "GET", "/api/v1/sm");
+    json sm = call(resolve(o), "GET", "/api/v1/sm");
     const bool master = sm["ha"].is_object() && sm["ha"].value("local_is_master", false);
     if (!o.json) std::cout << (master ? "this node's SM is MASTER\n" : "this node's SM is not MASTER\n");
     return master ? kExitClean : kExitFindings;
@@ -290,10 +286,13 @@ Runner guarded(std::function<int()> f) {
         try {
             return f();
         } catch (const std::invalid_argument& e) {
-            std::fprintf(stderr, "ibfabric: %s\n", e.what());
+            std::fprintf(stderr, "ibfabric: %s\n", terminal_safe(e.what()).c_str());
+            return kExitBadInput;
+        } catch (const InputError& e) {  // a --lab without a daemon, or not this user's
+            std::fprintf(stderr, "ibfabric: %s\n", terminal_safe(e.what()).c_str());
             return kExitBadInput;
         } catch (const std::runtime_error& e) {
-            std::fprintf(stderr, "ibfabric: %s\n", e.what());
+            std::fprintf(stderr, "ibfabric: %s\n", terminal_safe(e.what()).c_str());
             return kExitUnavailable;
         }
     };
@@ -302,7 +301,6 @@ Runner guarded(std::function<int()> f) {
 }  // namespace
 
 void register_sm(CLI::App& app, Runner& run) {
-    const std::string url_help = "HA agent URL (default: $IBFABRIC_URL, else " + std::string(kDefaultUrl) + ")";
     CLI::App* sm = app.add_subcommand("sm", "The Subnet Managers: state, successor, failovers, switchover\nExample: ibfabric sm status");
     sm->require_subcommand(1);
     {
@@ -311,7 +309,7 @@ void register_sm(CLI::App& app, Runner& run) {
                                                    "the last master change.\nExit: 0 one live master with a live "
                                                    "standby, 1 otherwise, 3 agent unreachable.\n"
                                                    "Example: ibfabric sm status --url http://10.0.0.1:8639");
-        c->add_option("--url", o->url, url_help);
+        add_daemon_options(c, o->url, o->lab, "HA agent");
         c->add_flag("--json", o->json, "print GET /api/v1/sm");
         c->callback([&run, o] { run = guarded([o] { return run_status(*o); }); });
     }
@@ -329,7 +327,7 @@ void register_sm(CLI::App& app, Runner& run) {
                       "target SM: port GUID, node description (\"node002 mlx5_0\") or its first word when unique "
                       "(default: the designated successor)");
         c->add_flag("--json", o->json, "print the steps and their times as JSON");
-        c->add_option("--url", o->url, url_help);
+        add_daemon_options(c, o->url, o->lab, "HA agent");
         c->add_option("--token-file", o->token_file, "bearer token of the agents (default: $IBFABRIC_TOKEN)");
         c->add_option("--timeout", o->timeout, "seconds each step may take to show in SMInfo (default 10)");
         c->callback([&run, o] { run = guarded([o] { return run_switchover(*o); }); });
@@ -341,7 +339,7 @@ void register_sm(CLI::App& app, Runner& run) {
         CLI::App* c = ha->add_subcommand("check", "Exit 0 while this node's SM is the live InfiniBand MASTER, 1 when "
                                                   "not, 3 when the agent is unreachable (keepalived vrrp_script).\n"
                                                   "Example: ibfabric ha check --url http://127.0.0.1:8639");
-        c->add_option("--url", o->url, url_help);
+        add_daemon_options(c, o->url, o->lab, "HA agent");
         c->add_flag("--quiet", o->json, "print nothing");
         c->callback([&run, o] { run = guarded([o] { return run_check(*o); }); });
     }

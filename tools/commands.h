@@ -27,6 +27,21 @@ using Runner = std::function<int()>;
 // or unreadable file throws, naming it), else $IBFABRIC_TOKEN, else nullopt.
 std::optional<std::string> bearer_token(const std::string& token_file);
 
+// Where client commands find ibfabricd when neither --url, --lab nor $IBFABRIC_URL says.
+inline constexpr const char* kDefaultDaemonUrl = "http://127.0.0.1:8639";
+
+// The daemon a client command asks (daemon_url.cpp): `url` (--url), else the daemon of the lab in
+// `lab` (--lab DIR), else $IBFABRIC_URL, else kDefaultDaemonUrl. Labs are never looked for unless
+// --lab names one, and then only one whose directory and state file are this user's and writable
+// by nobody else, with a daemon of this user alive. InputError (exit 2) naming the directory when not.
+//   daemon_url("", "")                  -> "http://127.0.0.1:8639"
+//   daemon_url("", "/tmp/mylab")        -> "http://127.0.0.1:41234"  (its state's api_port)
+std::string daemon_url(const std::string& url, const std::string& lab);
+
+// Adds --url URL and --lab DIR (mutually exclusive) to `sub`; `what` names the server in the help
+// ("daemon", "HA agent").
+void add_daemon_options(CLI::App* sub, std::string& url, std::string& lab, const std::string& what = "daemon");
+
 void register_check(CLI::App& app, Runner& run);     // cmd_check.cpp   (issue: foundation)
 void register_daemon_queries(CLI::App& app, Runner& run);  // cmd_query.cpp  (status, findings)
 void register_lab(CLI::App& app, Runner& run);       // cmd_lab.cpp     (lab up/down/fault)

@@ -1,9 +1,12 @@
 // ibfabric: offline checks of dumps, queries of the daemon, and the ibsim lab.
 #include <cstdio>
 #include <exception>
+#include <new>
+#include <string>
 
 #include "commands.h"
 #include "ibf/error.h"
+#include "ibf/text.h"
 
 #ifndef IBF_VERSION
 #define IBF_VERSION "0.0.0"
@@ -42,13 +45,20 @@ int main(int argc, char** argv) {
         return ibf::cli::kExitBadInput;
     }
     if (!run) return ibf::cli::kExitBadInput;
+    // Messages quote the input (names, keys, values): terminal_safe keeps its escapes off the terminal.
     try {
         return run();
     } catch (const ibf::InputError& e) {
-        std::fprintf(stderr, "ibfabric: %s\n", e.what());
+        std::fprintf(stderr, "ibfabric: %s\n", ibf::terminal_safe(e.what()).c_str());
+        return ibf::cli::kExitBadInput;
+    } catch (const std::bad_alloc&) {  // the readers name the file themselves; this is the last net
+        std::string args;
+        for (int i = 1; i < argc; ++i) args += std::string(" ") + argv[i];
+        std::fprintf(stderr, "ibfabric: out of memory running `ibfabric%s`: an input it names is too large\n",
+                     ibf::terminal_safe(args.substr(0, 300)).c_str());
         return ibf::cli::kExitBadInput;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "ibfabric: error: %s\n", e.what());
+        std::fprintf(stderr, "ibfabric: error: %s\n", ibf::terminal_safe(e.what()).c_str());
         return ibf::cli::kExitBadInput;
     }
 }

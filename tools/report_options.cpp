@@ -24,7 +24,10 @@ void add_report_options(CLI::App* cmd, ReportOptions& o) {
 Waived scope_findings(std::vector<Finding> fs, const ReportOptions& o, std::vector<WaivedFinding> already_waived) {
     const FindingFilter flt = parse_finding_filter(o.min_severity, o.kinds);
     WaiverSet ws;
-    if (!o.waivers.empty()) ws = parse_waivers(read_text_file(o.waivers, "waiver file", 1u << 20), o.waivers);
+    if (!o.waivers.empty()) {
+        const std::string text = read_text_file(o.waivers, "waiver file", 1u << 20);
+        ws = naming_file(o.waivers, "waiver file", [&] { return parse_waivers(text, o.waivers); });
+    }
     const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();

@@ -12,6 +12,7 @@
 #include "ibf/error.h"
 #include "ibf/report.h"
 #include "ibf/text.h"
+#include "ibf/yaml_load.h"
 
 namespace ibf {
 namespace {
@@ -31,18 +32,15 @@ public:
     WaiverSet run() {
         WaiverSet out;
         out.source = file_;
-        YAML::Node root;
-        try {
-            root = YAML::Load(std::string(text_));
-        } catch (const YAML::Exception& e) {
-            throw InputError(file_, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
-        }
+        const YAML::Node root = load_yaml_bounded(text_, file_, "waiver file", {.max_nodes = kMaxWaiverYamlNodes});
         if (root.IsNull()) return out;  // an empty file waives nothing
         if (!root.IsMap() || !root["waivers"])
             fail(root, "expected a map with `waivers:` (a list of waivers, see docs/findings.md)");
+        no_duplicate_keys(root, "the waiver file");
         for (const auto& kv : root) {
-            const std::string key = kv.first.as<std::string>();
-            if (key != "waivers" && key != "version") fail(kv.first, "unknown key '" + key + "' (expected waivers, version)");
+            const std::string key = scalar(kv.first, "key");
+            if (key != "waivers" && key != "version")
+                fail(kv.first, "unknown key '" + printable(key) + "' (expected waivers, version)");
         }
         const YAML::Node list = root["waivers"];
         if (list.IsNull()) return out;
@@ -55,6 +53,19 @@ private:
     [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
         const YAML::Mark m = n.Mark();
         throw InputError(file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0, msg);
+    }
+
+    // Plans refuse duplicate keys too: with yaml-cpp the first would silently win (an `expires:`
+    // written twice took the earlier date).
+    void no_duplicate_keys(const YAML::Node& map, const std::string& what) const {
+        std::map<std::string, YAML::Mark> seen;
+        for (const auto& kv : map) {
+            if (!kv.first.IsScalar()) continue;  // reported as "expected a string" by the caller
+            auto [at, fresh] = seen.emplace(kv.first.Scalar(), kv.first.Mark());
+            if (!fresh)
+                fail(kv.first, "duplicate key '" + printable(kv.first.Scalar()) + "' in " + what + " (first at " +
+                                   file_ + ":" + std::to_string(at->second.line + 1) + ")");
+        }
     }
 
     std::string scalar(const YAML::Node& n, const std::string& what) const {
@@ -74,15 +85,16 @@ private:
         if (!n.IsMap()) fail(n, "expected a waiver (a map with reason: and kind:, ends:, labels: or name:)");
         Waiver w;
         w.where = file_ + ":" + std::to_string(n.Mark().line + 1);
+        no_duplicate_keys(n, "a waiver");
         for (const auto& kv : n) {
             const std::string key = scalar(kv.first, "key");
             if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
-                fail(kv.first, "unknown key '" + key + "' in a waiver (expected kind, ends, labels, name, reason, expires)");
+                fail(kv.first, "unknown key '" + printable(key) + "' in a waiver (expected kind, ends, labels, name, reason, expires)");
         }
         if (n["kind"])
             for (const std::string& k : strings(n["kind"], "kind")) {
                 auto fk = parse_finding_kind(k);
-                if (!fk) fail(n["kind"], "unknown finding kind '" + k + "' (expected one of: " + all_kinds() + ")");
+                if (!fk) fail(n["kind"], "unknown finding kind '" + printable(k) + "' (expected one of: " + all_kinds() + ")");
                 w.kinds.push_back(*fk);
             }
         if (n["ends"]) w.ends = strings(n["ends"], "ends");

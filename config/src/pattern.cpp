@@ -1,4 +1,5 @@
 // Name patterns: "leaf[01-18]", "r[1-2]n[01-18]", "sw[1-2,5]".
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <vector>
@@ -32,7 +33,7 @@ std::vector<std::string> expand_name_pattern(std::string_view pattern, const std
         int col = column > 0 ? column + static_cast<int>(offset) : 0;
         throw InputError(file, line, col, msg);
     };
-    const std::string quoted = "'" + std::string(pattern) + "'";
+    const std::string quoted = "'" + printable(pattern) + "'";  // bounded: a pattern may be long
     if (pattern.empty()) fail(0, "empty name: expected a name or a pattern such as leaf[01-18]");
 
     std::vector<Piece> pieces;
@@ -92,6 +93,18 @@ std::vector<std::string> expand_name_pattern(std::string_view pattern, const std
         pieces.push_back(std::move(p));
         i = close + 1;
     }
+
+    // The longest name, before any is made: "<2000 x A>[1-1000000]" must not cost 2 GB.
+    size_t longest = tail.size();
+    for (const Piece& p : pieces) {
+        size_t digits = 0;
+        for (size_t r = 0; r < p.ranges.size(); ++r)
+            digits = std::max({digits, std::to_string(p.ranges[r].second).size(), static_cast<size_t>(p.widths[r])});
+        longest += p.literal.size() + digits;
+    }
+    if (longest > kMaxNameBytes)
+        fail(0, "pattern " + quoted + " makes names of " + std::to_string(longest) + " bytes; a name has at most " +
+                    std::to_string(kMaxNameBytes));
 
     std::vector<std::string> out;
     out.reserve(total);

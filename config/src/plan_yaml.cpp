@@ -17,6 +17,7 @@
 
 #include "ibf/error.h"
 #include "ibf/rate.h"
+#include "ibf/yaml_load.h"
 
 namespace ibf {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 using YAML::Node;
 
 constexpr int kMaxPort = 255;             // port numbers are uint8 in the model
-constexpr size_t kMaxNodes = 1000000;     // guard against patterns that expand to absurd sizes
+constexpr size_t kMaxNodes = kMaxPlanNodes;  // plan_yaml.h: patterns must not expand to absurd sizes
 
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -172,14 +173,7 @@ public:
 
     Plan run() {
         plan_.source = file_;
-        std::optional<Node> doc;
-        try {
-            doc.emplace(YAML::Load(std::string(text_)));
-        } catch (const YAML::Exception& e) {
-            throw InputError(file_, e.mark.line >= 0 ? e.mark.line + 1 : 0,
-                             e.mark.column >= 0 ? e.mark.column + 1 : 0, "YAML syntax error: " + e.msg);
-        }
-        const Node& root = *doc;
+        const Node root = load_yaml_bounded(text_, file_, "plan", {.max_nodes = kMaxPlanYamlNodes});
         if (!root.IsMap())
             throw InputError(file_, 1, 1,
                              "expected a YAML map starting with `version: 1` (a plan, see docs/plan.md), got " +
@@ -462,6 +456,16 @@ private:
                          " ports (declared at " + where_str(n.where) + ")");
     }
 
+    // An error naming `at` when `n` more links would take the plan past kMaxPlanLinks.
+    void check_link_room(size_t n, const Node& at) const {
+        if (n > kMaxPlanLinks - std::min(kMaxPlanLinks, plan_.links.size()))
+            fail(at, "the plan expands to more than " + std::to_string(kMaxPlanLinks) + " cables");
+    }
+    void reserve_links(size_t n, const Node& at) {
+        check_link_room(n, at);
+        plan_.links.reserve(plan_.links.size() + n);
+    }
+
     size_t add_link(size_t a, int pa, size_t b, int pb, std::optional<Rate> r, std::optional<int> m,
                     std::string label, const SourceLoc& where, const Node& at) {
         check_port(a, pa, at);
@@ -478,6 +482,7 @@ private:
                              end_str(plan_.nodes[on], op));
             }
         }
+        check_link_room(1, at);
         size_t idx = plan_.links.size();
         PlannedLink l;
         l.a = {a, pa};
@@ -720,7 +725,7 @@ private:
         SourceLoc where = loc(lo.up_node);
         std::optional<Rate> r = lo.rate ? lo.rate : default_rate_;
         std::optional<int> m = lo.mtu ? lo.mtu : default_mtu_;
-        plan_.links.reserve(plan_.links.size() + nlo * lo.up.size());
+        reserve_links(nlo * lo.up.size(), lo.up_node);
         for (size_t s = 0; s < nlo; ++s) {
             size_t pod = s / per_pod_lo, pos = s % per_pod_lo;
             size_t first = planes ? pos * set_size : pod * set_size;
@@ -838,7 +843,7 @@ private:
         plan_.nodes.reserve(plan_.nodes.size() + hosts.size());
         by_name_.reserve(by_name_.size() + hosts.size());
         ports_.reserve(ports_.size() + hosts.size());
-        plan_.links.reserve(plan_.links.size() + hosts.size());
+        reserve_links(hosts.size(), names_node);
         for (size_t i = 0; i < hosts.size(); ++i) {
             PlannedNode pn;
             pn.name = std::move(hosts[i]);

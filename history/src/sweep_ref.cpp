@@ -8,17 +8,28 @@
 namespace ibf {
 namespace {
 
+// Digits only: from_chars would take a sign too ("-026" as a year).
 std::optional<int64_t> number(std::string_view s) {
+    if (s.empty() || s[0] < '0' || s[0] > '9') return std::nullopt;
     int64_t v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
     return v;
 }
 
-// Days since 1970-01-01 of a proleptic Gregorian date (<chrono> civil calendar; no clock is read).
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+// Days since 1970-01-01 of a proleptic Gregorian date (<chrono> civil calendar; no clock is read);
+// nullopt for a date that does not exist (2026-02-30, 2027-02-29).
+std::optional<int64_t> days_from_civil(int64_t y, unsigned m, unsigned d) {
     const std::chrono::year_month_day ymd{std::chrono::year{static_cast<int>(y)}, std::chrono::month{m}, std::chrono::day{d}};
+    if (!ymd.ok()) return std::nullopt;
     return std::chrono::sys_days{ymd}.time_since_epoch().count();
+}
+
+// `now - n * unit` when it fits in int64 and is not before 1970, else nullopt (no signed overflow).
+std::optional<int64_t> before_now(int64_t now, int64_t n, int64_t unit) {
+    int64_t back = 0, t = 0;
+    if (__builtin_mul_overflow(n, unit, &back) || __builtin_sub_overflow(now, back, &t) || t < 0) return std::nullopt;
+    return t;
 }
 
 }  // namespace
@@ -36,13 +47,16 @@ std::optional<int64_t> parse_iso_time(std::string_view s) {
     auto ms = s.size() == 23 ? field(20, 3) : std::optional<int64_t>(0);
     if (!y || !mo || !d || !h || !mi || !sec || !ms) return std::nullopt;
     if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *sec > 60 || *ms < 0) return std::nullopt;
-    const int64_t days = days_from_civil(*y, static_cast<unsigned>(*mo), static_cast<unsigned>(*d));
-    return ((days * 24 + *h) * 60 + *mi) * 60000 + *sec * 1000 + *ms;
+    const auto days = days_from_civil(*y, static_cast<unsigned>(*mo), static_cast<unsigned>(*d));
+    if (!days) return std::nullopt;
+    return ((*days * 24 + *h) * 60 + *mi) * 60000 + *sec * 1000 + *ms;
 }
 
 std::optional<SweepRef> parse_sweep_ref(std::string_view s, int64_t now_unix_ms) {
     if (s == "latest" || s == "now") return SweepRef{SweepRef::Kind::latest, 0};
     if (auto id = number(s); id && *id > 0) return SweepRef{SweepRef::Kind::id, *id};
+    if (s.size() > 1 && s[0] == '#')  // as `ibfabric history` prints row ids
+        if (auto id = number(s.substr(1)); id && *id > 0) return SweepRef{SweepRef::Kind::id, *id};
     if (s.size() > 1 && s[0] == '@')
         if (auto ms = number(s.substr(1)); ms && *ms >= 0) return SweepRef{SweepRef::Kind::time, *ms};
     if (s.size() > 2 && s[0] == '-') {
@@ -56,9 +70,11 @@ std::optional<SweepRef> parse_sweep_ref(std::string_view s, int64_t now_unix_ms)
         }
         auto n = number(s.substr(1, s.size() - 2));
         if (!n || *n < 0) return std::nullopt;
-        return SweepRef{SweepRef::Kind::time, now_unix_ms - *n * unit};
+        auto t = before_now(now_unix_ms, *n, unit);
+        if (!t) return std::nullopt;
+        return SweepRef{SweepRef::Kind::time, *t};
     }
-    if (auto t = parse_iso_time(s)) return SweepRef{SweepRef::Kind::time, *t};
+    if (auto t = parse_iso_time(s); t && *t >= 0) return SweepRef{SweepRef::Kind::time, *t};  // no sweep before 1970
     return std::nullopt;
 }
 

@@ -84,11 +84,13 @@ void write_text_file(const std::string& path, std::string_view text) {
 }
 
 NodeNameMap load_node_name_map(const std::string& path) {
-    return parse_node_name_map(read_text_file(path, "node-name-map"), path);
+    const std::string text = read_text_file(path, "node-name-map");
+    return naming_file(path, "node-name-map", [&] { return parse_node_name_map(text, path); });
 }
 
 Fabric load_dump_file(const std::string& path, const NodeNameMap& names) {
-    Fabric f = parse_dump(read_text_file(path, "dump"), path);
+    const std::string text = read_text_file(path, "dump");
+    Fabric f = naming_file(path, "dump", [&] { return parse_dump(text, path); });
     if (!names.empty()) apply_node_name_map(f, names);
     return f;
 }
@@ -101,12 +103,12 @@ Expected load_expected(const std::string& path, const std::string& node_name_map
     }
     const std::string text = read_text_file(path, "plan");
     if (!looks_like_plan_yaml(text) && detect_dump_format(text)) {
-        e.golden = parse_dump(text, path);
+        e.golden = naming_file(path, "plan", [&] { return parse_dump(text, path); });
         if (!e.names.empty()) apply_node_name_map(*e.golden, e.names);
         e.plan = plan_from_fabric(*e.golden, path);
         return e;
     }
-    e.plan = parse_plan_yaml(text, path);
+    e.plan = naming_file(path, "plan", [&] { return parse_plan_yaml(text, path); });
     if (node_name_map.empty() && !e.plan.node_name_map.empty()) {
         std::string p = e.plan.node_name_map;
         if (p.front() != '/') p = dir_of(path) + p;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -55,6 +56,24 @@ int64_t unix_ms() {
 }
 
 }  // namespace lab_detail
+
+void require_trusted_lab_path(const std::string& path, const char* what) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw InputError(path, 0, 0, std::string("cannot check the ") + what + ": " + std::strerror(errno));
+    if (st.st_uid != ::geteuid())
+        throw InputError(path, 0, 0,
+                         std::string("the ") + what + " belongs to uid " + std::to_string(st.st_uid) +
+                             ", not to this user (uid " + std::to_string(::geteuid()) +
+                             "): not trusted (another user may have planted it); use a --dir of your own");
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        throw InputError(path, 0, 0,
+                         std::string("the ") + what + " is writable by group or others (mode " + mode +
+                             "): not trusted; chmod go-w " + path);
+    }
+}
 
 namespace {
 
@@ -234,12 +253,16 @@ void lab_save_state(const LabState& in) {
                      {"umad2sim", s.umad2sim}};
     std::string tmp = s.path("state.json.tmp");
     write_file(tmp, j.dump(2) + "\n");
+    // 0644 whatever the umask: lab_load_state() trusts no file that others may write.
+    fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
     fs::rename(tmp, s.path("state.json"));
 }
 
 std::optional<LabState> lab_load_state(const std::string& dir) {
     std::string path = dir + "/state.json";
     if (!fs::exists(path)) return std::nullopt;
+    require_trusted_lab_path(dir, "lab directory");
+    require_trusted_lab_path(path, "lab state file");
     std::string text = read_file(path);
     try {
         auto j = nlohmann::json::parse(text);
@@ -921,6 +944,7 @@ LabState lab_up(const Net& net, const LabOptions& o) {
     if (o.dir.empty()) throw LabError("no lab directory");
     fs::create_directories(o.dir);
     const std::string dir = fs::canonical(o.dir).string();
+    require_trusted_lab_path(dir, "lab directory");  // e.g. /tmp/ibfabric-lab-root made by someone else
     if (auto old = lab_load_state(dir)) {
         for (auto& p : lab_status(*old))
             if (p.alive)

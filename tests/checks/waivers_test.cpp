@@ -93,6 +93,57 @@ TEST(Waivers, ErrorsNameFileLineAndColumn) {
     EXPECT_EQ(err("waivers: [\n"), "w.yaml:2:1: YAML syntax error: end of sequence flow not found");
 }
 
+// Issue 19 item 10: the probe's file took the first `expires:` and reported the waiver expired.
+TEST(Waivers, DuplicateKeysAreErrorsWithFileAndLine) {
+    auto err = [](const std::string& text) {
+        try {
+            parse_waivers(text, "w.yaml");
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reason: x\n    expires: 2020-01-01\n    expires: 2099-12-31\n"),
+              "w.yaml:5:5: duplicate key 'expires' in a waiver (first at w.yaml:4)");
+    EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reason: x\n    reason: y\n"),
+              "w.yaml:4:5: duplicate key 'reason' in a waiver (first at w.yaml:3)");
+    EXPECT_EQ(err("waivers: []\nwaivers:\n  - kind: miswired\n    reason: x\n"),
+              "w.yaml:2:1: duplicate key 'waivers' in the waiver file (first at w.yaml:1)");
+}
+
+// Issue 19 item 4: 250k labels, then 70k `- *w` aliases of that waiver (990 KB) asked for ~17.5G
+// strings and ended in std::bad_alloc after 53 s. Now one line naming the file, at once.
+TEST(Waivers, AliasesAndLongListsAreBoundedByExpandedSize) {
+    std::string text = "waivers:\n  - &w\n    reason: r\n    labels: [";
+    for (int i = 0; i < 250000; ++i) text += i ? ",a" : "a";
+    text += "]\n";
+    for (int i = 0; i < 70000; ++i) text += "  - *w\n";
+    ASSERT_LT(text.size(), size_t{1} << 20);  // within the 1 MiB the readers allow
+    try {
+        parse_waivers(text, "w.yaml");
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.file(), "w.yaml");
+        EXPECT_EQ(e.line(), 4);
+        EXPECT_NE(e.message().find("more than 100000 YAML nodes"), std::string::npos) << e.what();
+    }
+    // Aliases alone (block lists, no flow list to count early): 2k labels x 70k aliases.
+    text = "waivers:\n  - &w\n    reason: r\n    labels:\n";
+    for (int i = 0; i < 2000; ++i) text += "      - a\n";
+    for (int i = 0; i < 70000; ++i) text += "  - *w\n";
+    try {
+        parse_waivers(text, "w.yaml");
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_GT(e.line(), 2004) << e.what();  // at the alias that passes the bound
+        EXPECT_NE(e.message().find("aliases counted as what they stand for"), std::string::npos) << e.what();
+    }
+    // Within the bound, aliases still work: each is a full copy of the waiver.
+    const WaiverSet ok = parse_waivers("waivers:\n  - &w\n    labels: [C1, C2]\n    reason: r\n  - *w\n", "w.yaml");
+    ASSERT_EQ(ok.waivers.size(), 2u);
+    EXPECT_EQ(ok.waivers[1].labels, (std::vector<std::string>{"C1", "C2"}));
+}
+
 TEST(Waivers, MatchByKindEndsLabelsAndName) {
     const WaiverSet w = parse_waivers(kFile, "w.yaml");
     EXPECT_TRUE(waiver_matches(w.waivers[0], misplaced("spine01", 35, "storage01")));

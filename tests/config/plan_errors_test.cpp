@@ -200,6 +200,36 @@ TEST(PlanErrors, YamlSyntaxErrors) {
     expect_error("version: 1\ncables: {a: \"x/1}\n", 3, 1, {"YAML syntax error"});
 }
 
+// Issue 19 item 4: inputs whose expanded size is far beyond their bytes. Each is one InputError
+// naming the file and line, raised before the expansion is built (the CLI test measures time and
+// memory: tests/tools/check_cli_test.cpp, InputLimitsBoundTimeAndMemory).
+TEST(PlanErrors, ExpandedSizeIsBounded) {
+    std::string flow = "version: 1\nnodes: [";  // the 2 MB plan written as one flow list
+    for (int i = 0; i < 1000000; ++i) flow += i ? ",a" : "a";
+    flow += "]\n";
+    expect_error(flow, 2, 500008, {"the plan has more than 250000 YAML nodes"});
+    std::string block = "version: 1\nnodes:\n";  // the same as a block list: yaml-cpp's events count it
+    for (int i = 0; i < 300000; ++i) block += "  - a\n";
+    expect_error(block, 249998, 5, {"the plan has more than 250000 YAML nodes"});
+    std::string laughs = "version: 1\nx0: &a0 [a, a, a, a, a, a, a, a, a, a]\n";  // 10^7 nodes from aliases;
+    // x5 (line 7) is the first past the bound: after x0..x4 (~123k) its second alias of x4 (111,111).
+    for (int i = 1; i < 7; ++i) {
+        laughs += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+        for (int k = 0; k < 10; ++k) laughs += (k ? ", *a" : "*a") + std::to_string(i - 1);
+        laughs += "]\n";
+    }
+    expect_error(laughs, 7, 15, {"aliases counted as what they stand for"});
+    // The 2 KB plan with names: "<2000 x A>[1-1000000]".
+    const std::string names = "version: 1\nswitches:\n  leaf:\n    names: \"" + std::string(2000, 'A') + "[1-1000000]\"\n    ports: 36\n";
+    expect_error(names, 4, 2014, {"expands to more than 100000 names"});
+    expect_error("version: 1\nswitches:\n  leaf:\n    names: \"" + std::string(2000, 'A') + "[1-9]\"\n    ports: 36\n", 4, 13,
+                 {"makes names of 2001 bytes; a name has at most 255"});
+    // Compact tiers whose cables pass the limit: 100 pods of 100 leaves x 100 spines = 10^6 cables.
+    expect_error("version: 1\nswitches:\n  leaf:\n    names: l[1-10000]\n    ports: 255\n    up: 1-100\n    up_to: spine\n"
+                 "    pods: 100\n  spine:\n    names: s[1-10000]\n    ports: 255\n    down: 1-100\n    pods: 100\n",
+                 6, 9, {"the plan expands to more than 500000 cables"});
+}
+
 TEST(PlanErrors, EmptyInput) {
     EXPECT_THROW(parse_plan_yaml("", "e.yaml"), InputError);
     EXPECT_THROW(parse_plan_yaml("# nothing\n", "e.yaml"), InputError);

@@ -15,6 +15,8 @@ IBF_FUZZ_DECLARE(iblinkinfo)
 IBF_FUZZ_DECLARE(ibdiagnet_net)
 IBF_FUZZ_DECLARE(node_name_map)
 IBF_FUZZ_DECLARE(plan_yaml)
+IBF_FUZZ_DECLARE(waivers)
+IBF_FUZZ_DECLARE(sweep_ref)
 IBF_FUZZ_DECLARE(daemon_config)
 IBF_FUZZ_DECLARE(wire_decoder)
 IBF_FUZZ_DECLARE(wire_v2)
@@ -60,11 +62,17 @@ TEST(FuzzRegression, DumpReaders) {
 }
 
 TEST(FuzzRegression, PlanAndDaemonConfig) {
-    EXPECT_EQ(feed_all("plan_yaml", ibf_fuzz_plan_yaml) + feed_dir(kExamples, ibf_fuzz_plan_yaml, ".yaml"), 5u);
+    EXPECT_EQ(feed_all("plan_yaml", ibf_fuzz_plan_yaml) + feed_dir(kExamples, ibf_fuzz_plan_yaml, ".yaml"), 9u);
     const fs::path packaging = fs::path(IBF_FUZZ_DIR) / ".." / "packaging";
     EXPECT_EQ(feed_all("daemon_config", ibf_fuzz_daemon_config) + feed_dir(kExamples, ibf_fuzz_daemon_config, "ibfabricd") +
                   feed_dir(packaging, ibf_fuzz_daemon_config, "ibfabricd.yaml"),
               4u);
+}
+
+// Issue 19: aliases, duplicate keys and history time references (overflow, impossible dates).
+TEST(FuzzRegression, WaiversAndSweepRefs) {
+    EXPECT_EQ(feed_all("waivers", ibf_fuzz_waivers), 3u);
+    EXPECT_EQ(feed_all("sweep_ref", ibf_fuzz_sweep_ref), 10u);  // 8 seeds + 2 kept crashes (before 1970, a signed year)
 }
 
 TEST(FuzzRegression, WireDecoderSeedsAreTheDocumentedMessages) {

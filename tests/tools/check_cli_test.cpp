@@ -1,16 +1,28 @@
 // `ibfabric check` end to end: the real binary on real captures, mutated captures, a YAML plan,
 // node-name-maps, bad input and usage errors.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "ibf/dumps.h"
 #include "ibf/synth.h"
@@ -68,6 +80,37 @@ protected:
         std::string path = (dir / name).string();
         std::ofstream(path, std::ios::binary) << text;
         return path;
+    }
+
+    // Runs ibfabric with `args` (no shell) and `env` added; records CPU seconds and peak RSS.
+    struct Measured : Result {
+        double cpu_s = 0;
+        long max_rss_mb = 0;
+    };
+    Measured measure(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+        const std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            ::dup2(o, 1), ::dup2(e, 2);
+            for (const std::string& kv : env)  // "NAME=value" sets, "-NAME" unsets
+                kv[0] == '-' ? ::unsetenv(kv.c_str() + 1) : ::putenv(const_cast<char*>(kv.c_str()));
+            std::vector<char*> argv{const_cast<char*>(kBin.c_str())};
+            for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+            argv.push_back(nullptr);
+            ::execv(kBin.c_str(), argv.data());
+            ::_exit(127);
+        }
+        int st = 0;
+        struct rusage ru {};
+        ::wait4(pid, &st, 0, &ru);
+        Measured m;
+        m.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        m.out = slurp(out);
+        m.err = slurp(err);
+        m.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+        m.max_rss_mb = ru.ru_maxrss / 1024;
+        return m;
     }
 
     ibf::Fabric sx6036() { return ibf::parse_dump(slurp(kSx6036), kSx6036); }
@@ -356,6 +399,166 @@ TEST_F(CheckCli, FindingsAsksTheLabsDaemon) {
     EXPECT_EQ(r.err, "ibfabric: " + (dir / "nolab").string() +
                          ": no running lab with a daemon here (start one with `ibfabric lab up --dir " +
                          (dir / "nolab").string() + " <plan>`)\n");
+}
+
+// A TCP server on 127.0.0.1 that counts connections and closes each at once (no answer).
+struct Listener {
+    int fd = -1;
+    int port = 0;
+    std::atomic<int> connections{0};
+    std::atomic<bool> stop{false};
+    std::thread thread;
+    Listener() {
+        fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, 16) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+            port = ntohs(a.sin_port);
+        thread = std::thread([this] {
+            while (!stop) {
+                pollfd p{fd, POLLIN, 0};
+                if (::poll(&p, 1, 50) <= 0) continue;
+                const int c = ::accept(fd, nullptr, nullptr);
+                if (c >= 0) ++connections, ::close(c);
+            }
+        });
+    }
+    ~Listener() {
+        stop = true;
+        thread.join();
+        ::close(fd);
+    }
+    bool connected() {  // since the last call
+        return connections.exchange(0) > 0;
+    }
+};
+
+// A lab state as `ibfabric lab up` writes it, naming `port` and a live daemon pid (this test).
+std::string lab_state(const std::string& lab, int port) {
+    return json{{"dir", lab},
+                {"ibsim_sockname", "x"},
+                {"sm_host", "x"},
+                {"pids", {{"ibsim", 0}, {"opensm", 0}, {"ibfabricd", ::getpid()}}},
+                {"api_port", port}}
+        .dump();
+}
+
+// Issue 19 item 3: another local user created root's default lab state naming their own server;
+// root's `ibfabric findings` with $IBFABRIC_TOKEN sent the token there. Client commands now look
+// for a lab only with --lab.
+TEST_F(CheckCli, ClientCommandsNeverLookForALabUnlessAsked) {
+    Listener stranger;
+    ASSERT_GT(stranger.port, 0);
+    const std::string user = "ibf-probe-" + std::to_string(::getpid());  // default_lab_dir() = /tmp/ibfabric-lab-$USER
+    const std::string lab = "/tmp/ibfabric-lab-" + user;
+    fs::create_directories(lab);
+    fs::permissions(lab, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                             fs::perms::others_exec);
+    std::ofstream(lab + "/state.json") << lab_state(lab, stranger.port);
+    // Neither --url, --lab nor $IBFABRIC_URL: the documented default (127.0.0.1:8639), never the lab's port.
+    const std::vector<std::string> env = {"USER=" + user, "IBFABRIC_TOKEN=secret-token", "-IBFABRIC_URL"};
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"findings"}, {"status"}, {"history"}, {"diff", "1"}, {"sm", "status"}}) {
+        const Measured r = measure(args, env);
+        EXPECT_NE(r.code, 0) << args[0] << ": " << r.out;
+        EXPECT_FALSE(stranger.connected()) << args[0] << " connected to the port a lab state named: " << r.err;
+    }
+    // Asked with --lab, it is this user's own lab: its daemon gets the request (and the token).
+    const Measured own = measure({"findings", "--lab", lab}, env);
+    EXPECT_EQ(own.code, 3) << own.err;  // the "daemon" hangs up
+    EXPECT_TRUE(stranger.connected()) << own.err;
+    fs::remove_all(lab);
+}
+
+// Issue 19 item 3: a lab state is trusted only when its directory and file are this user's and
+// writable by nobody else; otherwise one line naming it, exit 2, and no request at all.
+TEST_F(CheckCli, LabStateOthersCouldWriteIsNotTrusted) {
+    Listener stranger;
+    ASSERT_GT(stranger.port, 0);
+    const std::string lab = (dir / "lab").string();
+    fs::create_directories(lab);
+    const std::string state = write("lab/state.json", lab_state(lab, stranger.port));
+    const std::vector<std::string> env = {"IBFABRIC_TOKEN=secret-token"};
+    ::chmod(lab.c_str(), 0777);
+    Measured r = measure({"findings", "--lab", lab}, env);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "ibfabric: " + lab + ": the lab directory is writable by group or others (mode 0777): not trusted; chmod go-w " +
+                         lab + "\n");
+    ::chmod(lab.c_str(), 0755);
+    ::chmod(state.c_str(), 0666);
+    r = measure({"history", "--lab", lab}, env);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "ibfabric: " + state + ": the lab state file is writable by group or others (mode 0666): not trusted; chmod go-w " +
+                         state + "\n");
+    ::chmod(state.c_str(), 0644);
+    EXPECT_FALSE(stranger.connected());
+    r = measure({"findings", "--lab", lab, "--url", "http://127.0.0.1:1"}, env);
+    EXPECT_EQ(r.code, 2) << "--url and --lab exclude each other";
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "the owner check needs root to chown the state file to another user (uid 65534)";
+    }
+    ASSERT_EQ(::chown(state.c_str(), 65534, 65534), 0);
+    r = measure({"sm", "status", "--lab", lab}, env);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err, "ibfabric: " + state + ": the lab state file belongs to uid 65534, not to this user (uid 0): not trusted "
+                     "(another user may have planted it); use a --dir of your own\n");
+    EXPECT_FALSE(stranger.connected());
+}
+
+// Issue 19 item 4: the probe's inputs, through the CLI: each is one line naming the file, exit 2,
+// within 2 s and 200 MB. The time is the process's CPU time (user + system): this 2-core machine
+// runs several builds at once, so wall time measures the neighbours.
+TEST_F(CheckCli, InputLimitsBoundTimeAndMemory) {
+    auto flow = [](size_t bytes) {
+        std::string t = "version: 1\nnodes: [a";
+        while (t.size() < bytes) t += ",a";
+        return t + "]\n";
+    };
+    std::string waivers = "waivers:\n  - &w\n    reason: r\n    labels: [a";
+    for (int i = 1; i < 250000; ++i) waivers += ",a";
+    waivers += "]\n";
+    for (int i = 0; i < 70000; ++i) waivers += "  - *w\n";
+    const std::string plan2 = write("flow-2mb.yaml", flow(2u << 20)), plan20 = write("flow-20mb.yaml", flow(20u << 20));
+    const std::string names = write("names.yaml", "version: 1\nswitches:\n  leaf:\n    names: \"" + std::string(2000, 'A') +
+                                                       "[1-1000000]\"\n    ports: 36\n");
+    const std::string w = write("waivers.yaml", waivers);
+    const std::string plan = kToolsData + "/small-plan.yaml", actual = kToolsData + "/small-actual.ibnetdiscover";
+    struct Case {
+        std::vector<std::string> args;
+        std::string file;
+    };
+    for (const Case& c : {Case{{"check", "-e", plan2, "-a", actual}, plan2}, Case{{"check", "-e", plan20, "-a", actual}, plan20},
+                          Case{{"check", "-e", names, "-a", actual}, names},
+                          Case{{"check", "-e", plan, "-a", actual, "--waivers", w}, w}}) {
+        const Measured r = measure(c.args);
+        EXPECT_EQ(r.code, 2) << c.file << ": " << r.err;
+        EXPECT_EQ(r.err.rfind("ibfabric: " + c.file + ":", 0), 0u) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_LT(r.cpu_s, 2.0) << c.file;
+        EXPECT_LT(r.max_rss_mb, 200) << c.file;
+        std::printf("%s: %.2f s CPU, %ld MB: %s", fs::path(c.file).filename().c_str(), r.cpu_s, r.max_rss_mb, r.err.c_str());
+    }
+}
+
+// Issue 19 item 9: a plan or waiver file's error quotes the input; its terminal escapes must not
+// reach the terminal raw.
+TEST_F(CheckCli, ParseErrorsKeepTerminalEscapesOffStderr) {
+    const std::string esc = "\x1b[2J\x1b]0;PWN\x07";
+    const std::string plan = write("esc.yaml", "version: 1\nswitches:\n  leaf:\n    names: \"bad name " + esc + "\"\n    ports: 36\n");
+    const std::string w = write("esc-waivers.yaml", "waivers:\n  - kind: miswired\n    reason: x\n    " + esc + ": 1\n");
+    const std::string actual = kToolsData + "/small-actual.ibnetdiscover";
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"check", "-e", plan, "-a", actual},
+                                               {"check", "-e", kToolsData + "/small-plan.yaml", "-a", actual, "--waivers", w}}) {
+        const Measured r = measure(args);
+        EXPECT_EQ(r.code, 2) << r.err;
+        EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find('\x07'), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("\\x1b[2J"), std::string::npos) << r.err;
+    }
 }
 
 // Issue 9: `plan from-dump` of the SX6036 capture, a copy with ib3/21 and ib3/23 crossed and

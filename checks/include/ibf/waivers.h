@@ -49,6 +49,10 @@ struct WaiverSet {
     bool empty() const { return waivers.empty(); }
 };
 
+// Refused with file:line:column: a duplicate key (in a waiver or at the top), and a file of more
+// than kMaxWaiverYamlNodes YAML nodes with aliases counted as what they stand for (250k labels
+// then 70k `- *w` aliases would be 17.5G strings). The caller bounds the bytes (1 MiB).
+inline constexpr size_t kMaxWaiverYamlNodes = 100000;
 WaiverSet parse_waivers(std::string_view text, const std::string& file);
 
 // Whether `w` covers `f` (ignores expiry).

@@ -14,11 +14,13 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "ibf/dumps.h"
+#include "ibf/error.h"
 #include "ibf/fabric.h"
 #include "ibf/plan.h"
 
@@ -38,6 +40,18 @@ struct FileContents {
     unsigned mode = 0;
 };
 FileContents read_regular_file(const std::string& path, std::string_view what, size_t max_bytes);
+
+// Runs `parse()` (a parser of the file at `path`), turning std::bad_alloc into an InputError that
+// names the file, so running out of memory is never a bare "std::bad_alloc":
+//   WaiverSet w = ibf::naming_file(path, "waiver file", [&] { return parse_waivers(text, path); });
+template <class F>
+auto naming_file(const std::string& path, std::string_view what, F&& parse) -> decltype(parse()) {
+    try {
+        return parse();
+    } catch (const std::bad_alloc&) {
+        throw InputError(path, 0, 0, "out of memory while reading the " + std::string(what) + ": it expands to too much");
+    }
+}
 
 // "256 MiB", "4 KiB", "100 bytes": how limits are named in errors and docs.
 std::string size_limit_text(size_t bytes);

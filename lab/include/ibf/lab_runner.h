@@ -105,8 +105,14 @@ LabState lab_up(const Net& net, const LabOptions& opt);
 // tests and scripts, so a lab never outlives a crashed caller for long.
 void lab_arm_watchdog(LabState& s, double ttl_s);
 
-// Reads <dir>/state.json; nullopt when there is none. InputError when it is unreadable.
+// Reads <dir>/state.json; nullopt when there is none. InputError when it is unreadable, or not
+// trusted: the directory and the file must belong to this user and be writable by nobody else
+// (its pids are signalled and its api_port gets the bearer token).
 std::optional<LabState> lab_load_state(const std::string& dir);
+
+// InputError naming `path` unless it belongs to this user (geteuid) and neither group nor others
+// may write it. `what` names it in the message ("lab directory", "lab state file").
+void require_trusted_lab_path(const std::string& path, const char* what);
 void lab_save_state(const LabState& s);
 
 struct LabProcessStatus {
