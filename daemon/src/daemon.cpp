@@ -146,6 +146,7 @@ void Daemon::Impl::shutdown() {
     ingest->close();
     http->close();
     ha_timer.cancel();
+    ha_gone_timer.cancel();
     io.stop();
 }
 
@@ -169,6 +170,7 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
             } else if constexpr (std::is_same_v<T, wire::Counters>) {
                 return state.on_counters(id, msg, now);
             } else if constexpr (std::is_same_v<T, wire::Event>) {
+                ha_event(id, msg);
                 return state.on_event(id, msg, now);
             } else if constexpr (std::is_same_v<T, wire::PortCounters>) {
                 return state.on_port_counters(id, msg, now);

@@ -5,6 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <fstream>
+#include <limits>
 
 #include "daemon_impl.h"
 #include "ibf/clock.h"
@@ -69,8 +73,77 @@ void Daemon::Impl::ha_apply(HaBatch b) {
     ha_step();
 }
 
+namespace {
+
+// A peer on this host: the Unix socket, or TCP from a loopback address ("127.x.y.z:port", "[::1]:port").
+bool same_host_peer(const std::string& peer) {
+    return peer == "unix" || peer.rfind("127.", 0) == 0 || peer.rfind("[::1]:", 0) == 0;
+}
+
+// kill(pid, 0) answers for a pid of this pid namespace: ESRCH = no such process; EPERM = it exists
+// (another user's, e.g. a root opensm seen by the ibfabric user). A zombie (killed, not yet reaped)
+// is gone too: /proc/PID/stat's state field is Z or X.
+bool pid_alive(uint32_t pid) {
+    if (pid == 0 || pid > static_cast<uint32_t>(std::numeric_limits<pid_t>::max())) return false;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;  // hidden by ProtectProc: kill() said it exists
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) return true;
+    const char st = line[close + 2];
+    return st != 'Z' && st != 'X';
+}
+
+}  // namespace
+
 void Daemon::Impl::ha_plugin(ConnId id, const SmInfo& sm) {
-    if (ha) ha->on_plugin(sm, state.peer_of(id) == "unix", wall_clock_ms());
+    if (!ha) return;
+    const std::string peer = state.peer_of(id);
+    ha->on_plugin(sm, peer == "unix", wall_clock_ms());
+    auto rec = state.sms().find(sm.port_guid);
+    if (rec == state.sms().end() || rec->second.pid == 0 || !same_host_peer(peer)) return;
+    auto known = ha_local_pids.find(sm.port_guid);
+    if (known != ha_local_pids.end() && known->second == rec->second.pid) return;
+    // Seen alive once, from this host: only then can its absence later be a witness (a pid of another
+    // pid namespace, e.g. a container's, is not seen alive here and is never watched).
+    if (pid_alive(rec->second.pid)) ha_local_pids[sm.port_guid] = rec->second.pid;
+    else ha_local_pids.erase(sm.port_guid);
+}
+
+void Daemon::Impl::ha_event(ConnId id, const wire::Event& e) {
+    if (!ha) return;
+    const auto sm = state.sm_of_conn(id);
+    if (!sm) return;
+    if (e.kind == wire::EventKind::SweepStart) ha->on_sweep(*sm, ha::SweepEvent::heavy_start, wall_clock_ms());
+    else if (e.kind == wire::EventKind::Trap) ha->on_sweep(*sm, ha::SweepEvent::fabric_change, wall_clock_ms());
+}
+
+// Runs every few ms while an SM on this host has closed its last connection: its pid gone is the
+// management-network-independent witness that lets the engine promote without the flap window.
+void Daemon::Impl::ha_watch_gone() {
+    const int64_t now = wall_clock_ms();
+    for (auto it = ha_gone_watch.begin(); it != ha_gone_watch.end();) {
+        auto rec = state.sms().find(it->first);
+        const bool back = rec != state.sms().end() && rec->second.connected();
+        if (back || now > it->second.until_ms) {
+            it = ha_gone_watch.erase(it);
+        } else if (!pid_alive(it->second.pid)) {
+            spdlog::info("ha: SM {}: its opensm (pid {}) on this host is gone", guid_hex(it->first), it->second.pid);
+            ha->on_process_gone(it->first, now);
+            ha_local_pids.erase(it->first);
+            it = ha_gone_watch.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    if (ha_gone_watch.empty() || stopping) return;
+    ha_gone_timer.expires_after(std::chrono::milliseconds(5));
+    ha_gone_timer.async_wait([this](const boost::system::error_code& ec) {
+        if (ec || stopping) return;
+        ha_watch_gone();
+        ha_step();
+    });
 }
 
 void Daemon::Impl::ha_snapshot(ConnId id, const Snapshot& s) {
@@ -106,6 +179,12 @@ void Daemon::Impl::ha_closed(Guid sm) {
     auto it = state.sms().find(sm);
     if (it != state.sms().end() && it->second.connected()) return;  // another connection still open
     ha->on_plugin_closed(sm, wall_clock_ms());
+    auto pid = ha_local_pids.find(sm);
+    if (pid != ha_local_pids.end()) {
+        const bool idle = ha_gone_watch.empty();
+        ha_gone_watch[sm] = GoneWatch{pid->second, wall_clock_ms() + opt.config.ha.flap_window_ms};
+        if (idle) ha_watch_gone();
+    }
     ha_step();
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -96,6 +97,18 @@ struct Daemon::Impl {
     void ha_plugin(ConnId id, const SmInfo& sm);
     void ha_snapshot(ConnId id, const Snapshot& s);
     void ha_closed(Guid sm);
+    void ha_event(ConnId id, const wire::Event& e);  // sweep starts and traps: the engine's sweep debts
+    // The process-gone witness (docs/ha.md "Failure model"): SMs whose opensm runs on this host
+    // (its plugin came over the Unix socket or loopback, its Hello's pid seen alive), watched after
+    // their last connection closed until the pid is gone, they reconnect, or `ha_gone_until` passes.
+    struct GoneWatch {
+        uint32_t pid = 0;
+        int64_t until_ms = 0;
+    };
+    std::map<Guid, uint32_t> ha_local_pids;  // SM -> opensm pid seen alive on this host
+    std::map<Guid, GoneWatch> ha_gone_watch;
+    boost::asio::steady_timer ha_gone_timer{io};
+    void ha_watch_gone();
     nlohmann::json set_local_priority(const nlohmann::json& body);
     nlohmann::json set_local_sm_state(const nlohmann::json& body);
 
