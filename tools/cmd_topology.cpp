@@ -31,6 +31,10 @@ void register_topology(CLI::App& app, Runner& run) {
     auto args = std::make_shared<TopologyArgs>();
     CLI::App* top = app.add_subcommand("topology", "The fabric's topology for other tools");
     top->require_subcommand(1);
+    top->footer(
+        "Examples:\n"
+        "  ibfabric topology slurm now.txt -o /etc/slurm/topology.conf\n"
+        "  ibfabric topology slurm now.txt --block --node-name-map ib-node-name-map");
     CLI::App* cmd = top->add_subcommand(
         "slurm",
         "Slurm's topology.conf from a dump: topology/tree (leaves with their hosts, higher tiers with\n"
