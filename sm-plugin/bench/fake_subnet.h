@@ -1,6 +1,7 @@
 // A synthetic OpenSM subnet for the plugin's benchmark and tests: OpenSM's own structs
 // (osm_opensm_t, osm_node_t with its physp table, osm_switch_t with an LFT), laid out the way
-// OpenSM allocates them, without OpenSM. Never freed (a benchmark or test process ends).
+// OpenSM allocates them, without OpenSM. Freed with the FakeSubnet (the sanitizer build's leak
+// check runs the tests that use it).
 //
 //   ibf::osm::FakeSubnet fs;
 //   fs.build(48000);                        // a 3-tier fat-tree of radix-64 switches, ~48k LIDs
@@ -34,6 +35,16 @@ struct FakeSubnet {
         osm->subn.max_ucast_lid_ho = 49151;
         osm->subn.sm_state = IB_SMINFO_STATE_MASTER;
         osm->osm_version = const_cast<char*>("OpenSM 3.3.23");
+    }
+    FakeSubnet(const FakeSubnet&) = delete;
+    FakeSubnet& operator=(const FakeSubnet&) = delete;
+    ~FakeSubnet() {
+        for (osm_switch_t* sw : switches) std::free(sw);
+        for (osm_node_t* n : nodes) {
+            std::free(n->print_desc);
+            std::free(n);
+        }
+        std::free(osm);
     }
 
     // A node with `ports` ports, every valid one Active 4xQDR, one new LID (a switch's on port 0).
