@@ -183,3 +183,22 @@ TEST(ControllerConfig, HardeningKeys) {
     EXPECT_EQ(error_of("limits:\n  http_header_timeout_ms: 5\n"),
               "/etc/ibfabric/ibfabricd.yaml:2:27: 'limits.http_header_timeout_ms' must be at least 100");
 }
+
+// The failure model's windows (docs/ha.md "Failure model") are configuration, range-checked.
+TEST(ControllerConfig, HaFailureModelKeys) {
+    const ha::HaConfig d = parse_daemon_config("ha:\n  mode: monitor\n", "x.yaml").ha;
+    EXPECT_EQ(d.flap_window_ms, 1500);
+    EXPECT_EQ(d.sweep_timeout_ms, 20000);
+    EXPECT_EQ(d.heal_attempts, 3);
+    const ha::HaConfig c =
+        parse_daemon_config("ha:\n  mode: act\n  flap_window_ms: 2500\n  sweep_timeout_ms: 8000\n  heal_attempts: 1\n", "x.yaml").ha;
+    EXPECT_EQ(c.flap_window_ms, 2500);
+    EXPECT_EQ(c.sweep_timeout_ms, 8000);
+    EXPECT_EQ(c.heal_attempts, 1);
+    EXPECT_EQ(error_of("ha:\n  sweep_timeout_ms: 10\n", "c.yaml"),
+              "c.yaml:2:21: 'ha.sweep_timeout_ms' must be an integer from 1000 to 86400000, got '10'");
+    EXPECT_EQ(error_of("ha:\n  heal_attempts: many\n", "c.yaml"),
+              "c.yaml:2:18: 'ha.heal_attempts' must be an integer from 0 to 100, got 'many'");
+    EXPECT_NE(error_of("ha:\n  flap_window: 5\n", "c.yaml").find("flap_window_ms, sweep_timeout_ms, heal_attempts"),
+              std::string::npos);
+}

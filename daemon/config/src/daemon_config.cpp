@@ -125,6 +125,12 @@ void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
             h.fence_timeout_ms = ctx.int_value(n, key, 100, 600000);
         } else if (k == "stall_ms") {
             h.stall_ms = ctx.int_value(n, key, 1000, 86400000);
+        } else if (k == "flap_window_ms") {
+            h.flap_window_ms = ctx.int_value(n, key, 0, 600000);
+        } else if (k == "sweep_timeout_ms") {
+            h.sweep_timeout_ms = ctx.int_value(n, key, 1000, 86400000);
+        } else if (k == "heal_attempts") {
+            h.heal_attempts = ctx.int_value(n, key, 0, 100);
         } else if (k == "guid2lid_file") {
             h.guid2lid_file = ctx.path(n, key);
         } else if (k == "track_file") {
@@ -159,7 +165,7 @@ void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
                                    "' (expected mode, local_sm, mad_ca, mad_port, poll_ms, mad_timeout_ms, "
                                    "heartbeat_timeout_ms, fast_failures, slow_failures, slow_min_ms, promote_with, "
                                    "promote_timeout_ms, retry_after_ms, fence, fence_timeout_ms, stall_ms, "
-                                   "guid2lid_file, track_file, opensm_conf, agents, expect)");
+                                   "flap_window_ms, sweep_timeout_ms, heal_attempts, guid2lid_file, track_file, opensm_conf, agents, expect)");
         }
     }
     if (h.slow_failures < h.fast_failures)
