@@ -15,8 +15,8 @@ void add_report_options(CLI::App* cmd, ReportOptions& o) {
                     "\"waived\" and do not count in the exit status; an expired waiver is a waiver_expired finding")
         ->type_name("FILE");
     cmd->add_option("--min-severity", o.min_severity, "Only report findings of at least this severity")
-        ->check(CLI::IsMember({"info", "warning", "error"}))
-        ->type_name("info|warning|error");
+        ->check(CLI::IsMember({"info", "warning", "error", "critical"}))
+        ->type_name("info|warning|error|critical");
     cmd->add_option("--kind", o.kinds, "Only report these finding kinds (comma-separated, docs/findings.md)")
         ->type_name("K[,K]");
 }

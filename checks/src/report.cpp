@@ -111,14 +111,10 @@ Finding finding_from_json_at(const json& j, const std::string& where, bool membe
     std::string sev = string_member(j, "severity", where, false);
     if (sev.empty()) {
         f.severity = default_severity(f.kind);
-    } else if (sev == "info") {
-        f.severity = Severity::info;
-    } else if (sev == "warning") {
-        f.severity = Severity::warning;
-    } else if (sev == "error") {
-        f.severity = Severity::error;
+    } else if (auto s = parse_severity(sev)) {
+        f.severity = *s;
     } else {
-        bad(where + ".severity", "\"" + sev + "\" is not info, warning or error");
+        bad(where + ".severity", "\"" + sev + "\" is not info, warning, error or critical");
     }
     f.a = endpoint_from_json(member(j, "a", where), where + ".a");
     f.b = endpoint_from_json(member(j, "b", where), where + ".b");
@@ -180,6 +176,7 @@ std::string render_text(const std::vector<Finding>& in, bool color) {
     auto sev_color = [color](Severity s) -> const char* {
         if (!color) return "";
         switch (s) {
+            case Severity::critical: return "\033[1;31m";
             case Severity::error: return "\033[31m";
             case Severity::warning: return "\033[33m";
             default: return "\033[36m";

@@ -215,10 +215,9 @@ bool FindingFilter::passes(const Finding& f) const {
 
 FindingFilter parse_finding_filter(std::string_view min_severity, std::string_view kinds) {
     FindingFilter flt;
-    if (min_severity == "warning") flt.min_severity = Severity::warning;
-    else if (min_severity == "error") flt.min_severity = Severity::error;
-    else if (!min_severity.empty() && min_severity != "info")
-        throw InputError("--min-severity", 0, 0, "'" + printable(min_severity) + "' is not info, warning or error");
+    if (auto s = parse_severity(min_severity)) flt.min_severity = *s;
+    else if (!min_severity.empty())
+        throw InputError("--min-severity", 0, 0, "'" + printable(min_severity) + "' is not info, warning, error or critical");
     size_t at = 0;
     while (at < kinds.size()) {
         size_t comma = kinds.find(',', at);

@@ -24,6 +24,7 @@ constexpr const char* kCss =
     "table{border-collapse:collapse;font-size:13px;background:#fff}"
     "th,td{border:1px solid #d5dbe5;padding:3px 8px;text-align:left;vertical-align:top}"
     "th{background:#eef2f8}tr.sev-error td.sev{color:#b71c1c;font-weight:bold}"
+    "tr.sev-critical td.sev{color:#fff;background:#b71c1c;font-weight:bold}"
     "tr.sev-warning td.sev{color:#a05a00;font-weight:bold}"
     ".picture{overflow:auto;border:1px solid #d5dbe5;background:#fff;max-height:80vh}"
     "#fit:checked~.picture svg{width:100%;height:auto}"

@@ -53,10 +53,12 @@ void split_brain(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<
                                               std::to_string((now - sb->first_ms) / 1000) + " s: stop the SM that must not be master"
                                         : "a partitioned fabric or a forced takeover; heal the partition or stop the "
                                           "SM that must not be master";
-        for (Guid g : ms)
+        for (Guid g : ms) {
             out.push_back(make(FindingKind::sm_split_brain, g, s, "one MASTER", std::to_string(ms.size()) + " MASTERs",
                                "SM " + guid_hex(g) + " is MASTER while " + std::to_string(ms.size() - 1) +
                                    " other SM(s) of the same subnet are too (" + list + "): " + cause));
+            if (stuck) out.back().severity = Severity::critical;  // healing failed: a person must act
+        }
     }
 }
 
@@ -187,13 +189,12 @@ void drift(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
 // A MASTER that owes a sweep (it became MASTER, started one, or a trap reported a change) and
 // reached no SUBNET UP: no LID for a host that comes up, no trap handled. From the plugin's events,
 // not ActCount (which counts every SMP it sends, its replies to our SMInfo probes included).
-// Issue 16 names it sm_not_sweeping; it is reported as sm_stalled (the kind for a master that does
-// not work) so that the model's FindingKind list, which every target includes, stays as it is.
+// Critical: every change of the fabric goes unhandled while it lasts.
 void sweeping(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Finding>& out) {
     for (const auto& [g, v] : e.sms()) {
         std::string why;
         if (!e.not_sweeping(v, now, &why)) continue;
-        out.push_back(make(FindingKind::sm_stalled, g, s, "SUBNET UP within " +
+        out.push_back(make(FindingKind::sm_not_sweeping, g, s, "SUBNET UP within " +
                                std::to_string(e.config().sweep_timeout_ms / 1000) + " s", "no SUBNET UP",
                            "master SM " + guid_hex(g) + " is " + why +
                                ": hosts that come up get no LID; its successor takes over through ha.fence, or restart it"));

@@ -10,7 +10,7 @@ constexpr std::array<std::string_view, kFindingKindCount> kNames{
     "missing_link", "unexpected_link", "miswired", "missing_node", "unexpected_node", "identity_changed", "rate_mismatch",
     "rate_below_capability", "mtu_mismatch", "missing_uplink", "uneven_bundle", "tier_skip", "intra_tier_link",
     "host_misplaced", "rate_outlier", "host_on_uplink_port", "routing_fallback", "lft_imbalance",
-    "sm_split_brain", "sm_master_lid_mismatch", "sm_stalled", "sm_unknown", "sm_config_mismatch", "sm_no_standby",
+    "sm_split_brain", "sm_master_lid_mismatch", "sm_stalled", "sm_not_sweeping", "sm_unknown", "sm_config_mismatch", "sm_no_standby",
     "sm_standby_not_polling", "sm_conf_drift", "lid_changed", "link_flapping", "port_errors",
     "waiver_expired", "route_unreachable", "route_loop", "credit_loop", "route_non_minimal", "route_via_degraded_link",
 };
@@ -37,8 +37,15 @@ std::string_view to_string(Severity s) {
     switch (s) {
         case Severity::info: return "info";
         case Severity::warning: return "warning";
+        case Severity::critical: return "critical";
         default: return "error";
     }
+}
+
+std::optional<Severity> parse_severity(std::string_view s) {
+    for (Severity v : {Severity::info, Severity::warning, Severity::error, Severity::critical})
+        if (to_string(v) == s) return v;
+    return std::nullopt;
 }
 
 Severity default_severity(FindingKind k) {
@@ -64,6 +71,8 @@ Severity default_severity(FindingKind k) {
         case FindingKind::route_non_minimal:
         case FindingKind::route_via_degraded_link:
             return Severity::warning;
+        case FindingKind::sm_not_sweeping:
+            return Severity::critical;
         default:
             return Severity::error;
     }

@@ -556,7 +556,7 @@ TEST(HaScenario, PluginGoneAndSmInfoFailingBeyondTheFlapWindowIsAFailover) {
 }
 
 // Scenario 2: the master is MASTER (its plugin heartbeats, it answers SMInfo, its ActCount moves
-// with every reply to our probes) but never reaches SUBNET UP: sm_stalled ("not sweeping"), and its own agent
+// with every reply to our probes) but never reaches SUBNET UP: sm_not_sweeping, and its own agent
 // forces heavy sweeps, at most heal_attempts times, then says so once.
 TEST(HaScenario, AMasterThatNeverSweepsIsForcedToSweepByItsOwnAgent) {
     HaConfig c = act_config();

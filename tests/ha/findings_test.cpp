@@ -52,6 +52,7 @@ TEST(HaFindings, TwoLiveMastersOfOneSubnetAreSplitBrainTwoOfTwoSubnetsAreNot) {
     e.on_snapshot(s, 50);
     auto f = ha_findings(e, nullptr, 100);
     EXPECT_EQ(count(f, FindingKind::sm_split_brain), 2u);  // one per master
+    EXPECT_EQ(f[0].severity, Severity::error) << "not escalated: this agent has not tried to heal it yet";
     // The other master dies: its plugin closed, no SMInfo answer. No longer split brain.
     e.on_plugin_closed(kA, 200);
     EXPECT_EQ(count(ha_findings(e, nullptr, 300), FindingKind::sm_split_brain), 0u);
@@ -196,7 +197,7 @@ TEST(HaFindings, PrioritiesExchangedByASwitchoverAreNoMismatch) {
 }
 
 // A MASTER whose plugin heartbeats (its ActCount moving) but which owes a sweep for
-// sweep_timeout_ms: one sm_stalled "not sweeping" (error, the highest severity) with the
+// sweep_timeout_ms: one sm_not_sweeping (critical: nothing of the fabric is handled while it lasts) with the
 // evidence, gone at SUBNET UP.
 TEST(HaFindings, AMasterThatDoesNotSweepIsAFinding) {
     HaEngine e(monitor());
@@ -205,23 +206,24 @@ TEST(HaFindings, AMasterThatDoesNotSweepIsAFinding) {
     for (int64_t t = 1100; t <= 25000; t += 100) {
         e.on_plugin(sm(kA, 1, 15, SmState::Master, uint32_t(t)), false, t);  // MASTER since 1100
         e.on_plugin(sm(kB, 2, 14, SmState::Standby, uint32_t(t)), true, t);
-        ASSERT_EQ(count(ha_findings(e, nullptr, t), FindingKind::sm_stalled), t - 1100 >= 20000 ? 1u : 0u) << t;
+        ASSERT_EQ(count(ha_findings(e, nullptr, t), FindingKind::sm_not_sweeping), t - 1100 >= 20000 ? 1u : 0u) << t;
     }
     auto f = ha_findings(e, nullptr, 25000);
     const Finding* x = nullptr;
     for (const auto& y : f)
-        if (y.kind == FindingKind::sm_stalled) x = &y;
+        if (y.kind == FindingKind::sm_not_sweeping) x = &y;
     ASSERT_NE(x, nullptr);
-    EXPECT_EQ(x->severity, Severity::error);
+    EXPECT_EQ(x->severity, Severity::critical);
     EXPECT_EQ(x->actual, "no SUBNET UP");
     EXPECT_NE(x->message.find("owes a sweep since became MASTER 23 s ago, no SUBNET UP since (last never seen)"),
               std::string::npos)
         << x->message;
     e.on_sweep(kA, SweepEvent::subnet_up, 25050);
-    EXPECT_EQ(count(ha_findings(e, nullptr, 25100), FindingKind::sm_stalled), 0u);
+    EXPECT_EQ(count(ha_findings(e, nullptr, 25100), FindingKind::sm_not_sweeping), 0u);
 }
 
-// Not sweeping and ActCount frozen too: one sm_stalled for that SM, the sweep's (the better evidence).
+// Not sweeping and ActCount frozen too: one finding for that SM, sm_not_sweeping (the better evidence),
+// and no sm_stalled beside it.
 TEST(HaFindings, OneStalledFindingPerMasterTheSweepRuleFirst) {
     HaEngine e(monitor());
     link(e, kA, kB);
@@ -231,9 +233,10 @@ TEST(HaFindings, OneStalledFindingPerMasterTheSweepRuleFirst) {
         e.on_plugin(sm(kB, 2, 14, SmState::Standby, uint32_t(t)), true, t);
     }
     auto f = ha_findings(e, nullptr, 40000);
-    ASSERT_EQ(count(f, FindingKind::sm_stalled), 1u);
+    ASSERT_EQ(count(f, FindingKind::sm_not_sweeping), 1u);
+    EXPECT_EQ(count(f, FindingKind::sm_stalled), 0u);
     for (const auto& x : f) {
-        if (x.kind == FindingKind::sm_stalled) {
+        if (x.kind == FindingKind::sm_not_sweeping) {
             EXPECT_EQ(x.actual, "no SUBNET UP");
         }
     }
@@ -265,6 +268,8 @@ TEST(HaFindings, AnEscalatedSplitBrainSaysWhatWasTried) {
     }
     auto f = ha_findings(e, nullptr, 9000);
     ASSERT_EQ(count(f, FindingKind::sm_split_brain), 2u);
+    EXPECT_EQ(f[0].severity, Severity::critical);
+    EXPECT_EQ(f[1].severity, Severity::critical);
     EXPECT_NE(f[0].message.find("still two masters (0x0002c90300000002 and 0x0002c90300000001) after 3 SubnSet(SMInfo) "
                                 "HANDOVER to 0x0002c90300000002"),
               std::string::npos)

@@ -14,14 +14,15 @@
 namespace ibf::ha {
 
 // `current` may be null (no fabric yet). Findings are sorted by kind, then SM GUID.
-//  - sm_split_brain: two or more live SMs in one subnet group say MASTER;
+//  - sm_split_brain: two or more live SMs in one subnet group say MASTER (critical once this agent's
+//    healing sweeps failed: HaEngine::split_brain());
 //  - sm_master_lid_mismatch: Active ports of `current` (a master's sweep) whose MasterSMLID is known
 //    and is not that master's LID (one finding per node, the ports listed);
 //  - sm_stalled: the live master's ActCount has not moved for `stall_ms`;
 //  - sm_standby_not_polling: a live STANDBY whose ActCount has not moved for `stall_ms`;
 //  - sm_unknown: an SM whose GUID is not in `expect.sms` (when that list is given);
-//  - sm_stalled, "not sweeping": a live MASTER that has owed a sweep for `sweep_timeout_ms`
-//    (HaEngine::not_sweeping; issue 16's sm_not_sweeping), which replaces the ActCount one for it;
+//  - sm_not_sweeping (critical): a live MASTER that has owed a sweep for `sweep_timeout_ms`
+//    (HaEngine::not_sweeping), which replaces the ActCount sm_stalled for it;
 //  - sm_config_mismatch: an SM whose priority differs from `expect.priorities` (unless the SMs
 //    have exactly the configured priorities, exchanged: a switchover did that);
 //  - sm_conf_drift: SMs of one subnet whose plugins sent different opensm.conf settings (routing

@@ -39,6 +39,7 @@ enum class FindingKind : uint8_t {
     sm_split_brain,          // two MASTER SMs in one subnet
     sm_master_lid_mismatch,  // ports whose MasterSMLID is not the master's LID
     sm_stalled,              // the master's ActCount stopped increasing
+    sm_not_sweeping,         // a MASTER that owes a sweep and reached no SUBNET UP (critical)
     sm_unknown,              // an SM whose GUID is not configured
     sm_config_mismatch,      // an SM's priority or sm_key disagrees with the configuration
     sm_no_standby,           // an HA pair with one SM left
@@ -57,7 +58,7 @@ enum class FindingKind : uint8_t {
     route_non_minimal,       // routes longer than the fabric's shortest path between their switches
     route_via_degraded_link, // CA->CA routes crossing a degraded, below-plan, flapping or erroring link
 };
-inline constexpr int kFindingKindCount = 35;
+inline constexpr int kFindingKindCount = 36;
 
 std::string_view to_string(FindingKind k);  // "missing_link", ...
 std::optional<FindingKind> parse_finding_kind(std::string_view s);
@@ -66,8 +67,11 @@ std::optional<FindingKind> parse_finding_kind(std::string_view s);
 // plan-vs-actual kind (a renamed or replaced node is a naming matter; the faults come first).
 int report_rank(FindingKind k);
 
-enum class Severity : uint8_t { info = 0, warning = 1, error = 2 };
-std::string_view to_string(Severity s);     // "info", "warning", "error"
+// critical: the fabric is not being managed (no sweeping master, two masters after healing):
+// every change of the fabric goes unhandled until a person acts.
+enum class Severity : uint8_t { info = 0, warning = 1, error = 2, critical = 3 };
+std::string_view to_string(Severity s);     // "info", "warning", "error", "critical"
+std::optional<Severity> parse_severity(std::string_view s);
 Severity default_severity(FindingKind k);   // error for cabling/rate/MTU below plan, warning for rate_below_capability, ...
 
 struct Endpoint {
