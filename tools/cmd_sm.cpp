@@ -66,6 +66,26 @@ std::string s(const json& j, const char* k, const char* none = "-") {
     return j[k].is_string() ? j[k].get<std::string>() : j[k].dump();
 }
 
+// What makes the SMs unhealthy as GET /api/v1/sm shows them, one line each; empty = healthy: one
+// live MASTER that sweeps, a live standby to take over, no escalated split brain.
+std::vector<std::string> sm_problems(const json& ha) {
+    std::vector<std::string> out;
+    int live_masters = 0;
+    for (const json& x : ha.value("sms", json::array())) {
+        const bool alive = x.value("alive", false);
+        live_masters += alive && s(x, "state") == "MASTER";
+        if (x.contains("not_sweeping") && x["not_sweeping"].is_string())
+            out.push_back("CRITICAL: master " + s(x, "port_guid") + " is " + x["not_sweeping"].get<std::string>());
+    }
+    if (live_masters == 0) out.push_back("no live master");
+    if (live_masters > 1) out.push_back(std::to_string(live_masters) + " live masters");
+    const json& sb = ha.value("split_brain_escalated", json(nullptr));
+    if (sb.is_object())
+        out.push_back("CRITICAL: two masters after " + s(sb, "tried") + ": stop the SM that must not be master");
+    if (ha.value("designated_successor", json(nullptr)).is_null()) out.push_back("no live standby to take over");
+    return out;
+}
+
 int print_status(const json& sm, const std::string& base) {
     const json& ha = sm["ha"];
     if (ha.is_null()) {
@@ -76,10 +96,8 @@ int print_status(const json& sm, const std::string& base) {
         return sm["master"].is_null() ? kExitFindings : kExitClean;
     }
     std::cout << "HA agent at " << base << " (" << s(ha, "mode") << "), this node's SM " << s(ha, "local_sm") << "\n";
-    int live_masters = 0;
     for (const json& x : ha.value("sms", json::array())) {
         const bool alive = x.value("alive", false);
-        live_masters += alive && s(x, "state") == "MASTER";
         std::cout << "  " << s(x, "port_guid") << "  LID " << s(x, "lid") << "  priority " << s(x, "priority") << "  "
                   << s(x, "state") << (alive ? "" : " (not answering)") << (x.value("local", false) ? "  [this node]" : "")
                   << "  SMInfo " << s(x, "sminfo", "not probed") << "\n";
@@ -93,7 +111,9 @@ int print_status(const json& sm, const std::string& base) {
                   << " (" << s(last, "outcome") << ")\n";
     else
         std::cout << "no master change seen\n";
-    return live_masters == 1 && !ha["designated_successor"].is_null() ? kExitClean : kExitFindings;
+    const auto problems = sm_problems(ha);
+    for (const std::string& p : problems) std::cout << p << "\n";
+    return problems.empty() ? kExitClean : kExitFindings;
 }
 
 int run_status(const SmOptions& o) {
@@ -102,7 +122,7 @@ int run_status(const SmOptions& o) {
     if (o.json) {
         std::cout << json_text(sm, 2) << "\n";
         const json& ha = sm["ha"];
-        return ha.is_object() && !ha["master"].is_null() ? kExitClean : kExitFindings;
+        return ha.is_object() && sm_problems(ha).empty() ? kExitClean : kExitFindings;
     }
     return print_status(sm, base);
 }
@@ -130,55 +150,6 @@ std::string describe(const std::map<Guid, ha::SwitchoverSm>& v) {
     return out;
 }
 
-// Which agent runs which SM: every agent names its own node's SM.
-std::map<Guid, std::string> agents_of(const std::string& base, const json& sm) {
-    std::map<Guid, std::string> out;
-    std::vector<std::string> agents = sm["ha"].value("agents", std::vector<std::string>{});
-    agents.insert(agents.begin(), base);
-    for (const std::string& a : agents) {
-        json j = a == base ? sm : call(a, "GET", "/api/v1/sm");
-        if (j["ha"].is_object())
-            if (auto g = parse_guid(s(j["ha"], "local_sm", ""))) out.emplace(*g, a);
-    }
-    return out;
-}
-
-// Sends one step to the agent of its SM (await_master sends nothing).
-void send_step(const ha::SwitchoverStep& st, const std::map<Guid, std::string>& agent_of, const std::string& token) {
-    using K = ha::SwitchoverStep::Kind;
-    if (st.kind == K::await_master) return;
-    auto it = agent_of.find(st.sm);
-    if (it == agent_of.end()) throw std::runtime_error("no HA agent runs SM " + guid_hex(st.sm) + ": list it in ha.agents");
-    if (st.kind == K::set_priority)
-        call(it->second, "POST", "/api/v1/sm/priority", json{{"priority", st.priority}}.dump(), token);
-    else if (st.kind == K::disable)
-        call(it->second, "POST", "/api/v1/sm/state", json{{"set", "disable"}}.dump(), token);
-    else
-        call(it->second, "POST", "/api/v1/sm/state", json{{"set", "standby"}, {"master", guid_hex(st.other)}}.dump(), token);
-}
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Carries one step out and waits until SMInfo shows it took effect, sending it again every second
-// (a SIGHUP that OpenSM missed is not an error). False after `timeout_s`.
-bool run_step(const ha::SwitchoverStep& st, const std::string& base, const std::map<Guid, std::string>& agent_of,
-              const std::string& token, double timeout_s, std::map<Guid, ha::SwitchoverSm>& now) {
-    const auto t0 = std::chrono::steady_clock::now();
-    double sent = -1e9;
-    for (;;) {
-        if (ms_since(t0) - sent >= 1000) {
-            send_step(st, agent_of, token);
-            sent = ms_since(t0);
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        now = views(call(base, "GET", "/api/v1/sm"));
-        if (ha::step_done(st, now)) return true;
-        if (ms_since(t0) > timeout_s * 1000) return false;
-    }
-}
-
 // The target named by --to (a GUID or a node name), else the designated successor. Exit 2 on an
 // unknown or ambiguous name (std::invalid_argument).
 Guid pick_target(const SmOptions& o, const json& ha) {
@@ -195,6 +166,15 @@ Guid pick_target(const SmOptions& o, const json& ha) {
     return std::get<Guid>(hit);
 }
 
+// Prints the steps of `sw` (ha.switchover of GET /api/v1/sm) that took effect since `printed`.
+void print_steps(const json& sw, size_t& printed) {
+    const json& steps = sw.value("steps", json::array());
+    for (; printed < steps.size(); ++printed)
+        std::cout << "  " << s(steps[printed], "step") << ": " << s(steps[printed], "ms") << " ms\n" << std::flush;
+}
+
+// The daemon runs the switchover (and its rollback, whatever happens to this client): this asks
+// for it, then follows it in GET /api/v1/sm until it ends.
 int run_switchover(const SmOptions& o) {
     const std::string base = resolve(o);
     const auto token_or = bearer_token(o.token_file);
@@ -203,49 +183,38 @@ int run_switchover(const SmOptions& o) {
     json sm = call(base, "GET", "/api/v1/sm");
     const json& ha = sm["ha"];
     if (!ha.is_object()) throw std::invalid_argument(base + " is not an HA agent (no 'ha:' in its config)");
-    const auto master = parse_guid(s(ha, "master", ""));
-    if (!master) throw std::runtime_error("no master is known");
+    if (!(o.timeout >= 1 && o.timeout <= 600)) throw std::invalid_argument("--timeout must be 1 to 600 seconds");
     const Guid target = pick_target(o, ha);
-    auto now = views(sm);
-    auto plan = ha::switchover_plan(now[*master], now[target]);
-    if (auto* err = std::get_if<std::string>(&plan)) {
-        std::fprintf(stderr, "ibfabric: no switchover: %s\n", err->c_str());
+    const json ask{{"to", guid_hex(target)}, {"step_timeout_ms", std::lround(o.timeout * 1000)}};
+    json sw;
+    try {
+        sw = call(base, "POST", "/api/v1/sm/switchover", ask.dump(), token);
+    } catch (const std::runtime_error& e) {
+        if (std::string(e.what()).find(" answered 409: ") == std::string::npos) throw;
+        std::fprintf(stderr, "ibfabric: %s\n", terminal_safe(e.what()).c_str());  // refused: nothing changed
         return kExitFindings;
     }
-    const auto& p = std::get<ha::SwitchoverPlan>(plan);
-    const int master_prio = now[*master].priority;
-    const auto agent_of = agents_of(base, sm);
-    if (!o.json) std::cout << "switchover: " << p.summary << "\n";
-    const auto t0 = std::chrono::steady_clock::now();
-    json steps = json::array();
-    for (size_t i = 0; i < p.steps.size(); ++i) {
-        const auto& st = p.steps[i];
-        const auto ts = std::chrono::steady_clock::now();
-        const bool ok = run_step(st, base, agent_of, token, o.timeout, now);
-        steps.push_back({{"step", st.text}, {"ms", std::lround(ms_since(ts))}, {"done", ok}});
-        if (!ok) {
-            // Before the handover everything is undone: the target polls again, the master (still
-            // MASTER: no trap) gets its priority back. After it the new master is the only master.
-            if (now[target].state != SmState::Master && now[*master].state == SmState::Master) {
-                using K = ha::SwitchoverStep::Kind;
-                if (now[target].state == SmState::NotActive) send_step({K::standby, target, -1, *master, ""}, agent_of, token);
-                if (now[*master].priority != master_prio)
-                    send_step({K::set_priority, *master, master_prio, 0, ""}, agent_of, token);
-            }
-            std::fprintf(stderr, "ibfabric: switchover stopped: step %zu (%s) did not take effect within %g s; now: %s\n",
-                         i + 1, st.text.c_str(), o.timeout, describe(now).c_str());
-            if (o.json) std::cout << json_text(json{{"done", false}, {"steps", steps}}, 2) << "\n";
-            return kExitFindings;
-        }
-        if (!o.json) std::cout << "  " << st.text << ": " << std::lround(ms_since(ts)) << " ms\n";
+    const auto id = sw.value("id", uint64_t{0});
+    if (!o.json) std::cout << "switchover: " << s(sw, "summary") << "\n" << std::flush;
+    size_t printed = 0;
+    while (!sw.value("finished", false)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        sm = call(base, "GET", "/api/v1/sm");
+        sw = sm["ha"].value("switchover", json(nullptr));
+        if (!sw.is_object() || sw.value("id", uint64_t{0}) != id)
+            throw std::runtime_error(base + " no longer shows switchover " + std::to_string(id) + " (restarted?): check `ibfabric sm status`");
+        if (!o.json) print_steps(sw, printed);
     }
-    if (o.json)
-        std::cout << json_text(json{{"done", true}, {"from", guid_hex(*master)}, {"to", guid_hex(target)},
-                                    {"ms", std::lround(ms_since(t0))}, {"steps", steps}}, 2) << "\n";
-    else
-        std::cout << "master is now " << guid_hex(target) << " (" << std::lround(ms_since(t0)) << " ms): "
-                  << describe(now) << "\n";
-    return kExitClean;
+    const std::string state = s(sw, "state");
+    if (o.json) {
+        std::cout << json_text(sw, 2) << "\n";
+    } else if (state == "done") {
+        std::cout << "master is now " << guid_hex(target) << " (" << s(sw, "ms") << " ms): " << describe(views(sm)) << "\n";
+    } else {
+        std::fprintf(stderr, "ibfabric: switchover %s: %s; now: %s\n", state.c_str(), terminal_safe(s(sw, "outcome")).c_str(),
+                     describe(views(sm)).c_str());
+    }
+    return state == "done" ? kExitClean : kExitFindings;
 }
 
 int run_check(const SmOptions& o) {
@@ -306,8 +275,9 @@ void register_sm(CLI::App& app, Runner& run) {
     {
         auto o = std::make_shared<SmOptions>();
         CLI::App* c = sm->add_subcommand("status", "Every SM with its state, the master, the designated successor and "
-                                                   "the last master change.\nExit: 0 one live master with a live "
-                                                   "standby, 1 otherwise, 3 agent unreachable.\n"
+                                                   "the last master change, and what is wrong.\nExit: 0 one live master "
+                                                   "that sweeps, with a live standby; 1 otherwise (no master, two "
+                                                   "masters, a master not sweeping, no standby); 3 agent unreachable.\n"
                                                    "Example: ibfabric sm status --url http://10.0.0.1:8639");
         add_daemon_options(c, o->url, o->lab, "HA agent");
         c->add_flag("--json", o->json, "print GET /api/v1/sm");
@@ -319,9 +289,12 @@ void register_sm(CLI::App& app, Runner& run) {
             "switchover",
             "Make another SM master without losing a LID (maintenance), through the SM nodes' HA agents: the master's "
             "sm_priority goes just below the target's and OpenSM hands over by itself; then the new master gets the "
-            "old master's priority, and the old master the target's (docs/ha.md). Each step must take effect within "
-            "--timeout. Run it again with --to the old master to switch back.\nExit: 0 switched, 1 refused (the "
-            "target is not a live STANDBY) or stopped at a step, 2 bad or ambiguous --to, 3 an agent unreachable.\n"
+            "old master's priority, and the old master the target's (docs/ha.md). The agent at --url runs it and "
+            "rolls it back to one MASTER with every other SM STANDBY when a step does not take effect within "
+            "--timeout, an SM stops answering, or it is aborted; killing this command changes nothing of that. "
+            "Run it again with --to the old master to switch back.\nExit: 0 switched, 1 refused before any change "
+            "(the target is not a live STANDBY, another switchover runs) or rolled back, 2 bad or ambiguous --to, "
+            "3 an agent unreachable.\n"
             "Example: ibfabric sm switchover --to node002 --token-file /etc/ibfabric/token");
         c->add_option("--to", o->to,
                       "target SM: port GUID, node description (\"node002 mlx5_0\") or its first word when unique "

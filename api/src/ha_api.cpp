@@ -42,6 +42,8 @@ json description(const Fabric* f, Guid port_guid) {
 }
 
 json sm_view_json(const ha::HaEngine& e, const ha::SmView& v, int64_t now, const Fabric* f) {
+    std::string why;
+    const bool not_sweeping = e.not_sweeping(v, now, &why);
     return json{{"port_guid", guid_hex(v.info.port_guid)},
                 {"description", description(f, v.info.port_guid)},
                 {"lid", v.info.lid},
@@ -56,7 +58,15 @@ json sm_view_json(const ha::HaEngine& e, const ha::SmView& v, int64_t now, const
                 {"last_plugin_message", when(v.plugin_ms)},
                 {"sminfo", v.probe_ms ? json(std::string(ha::to_string(v.probe))) : json(nullptr)},
                 {"sminfo_failures", v.probe_failures},
-                {"last_sminfo_answer", when(v.answer_ms)}};
+                {"last_sminfo_answer", when(v.answer_ms)},
+                {"last_subnet_up", when(v.subnet_up_ms)},
+                {"not_sweeping", not_sweeping ? json(why) : json(nullptr)}};
+}
+
+json split_brain_json(const std::optional<ha::SplitBrain>& sb) {
+    if (!sb) return nullptr;
+    return json{{"sms", {guid_hex(sb->a), guid_hex(sb->b)}}, {"attempts", sb->attempts}, {"tried", sb->tried},
+                {"first", when(sb->first_ms)}, {"last", when(sb->last_ms)}};
 }
 
 std::string num(double v) {
@@ -91,6 +101,7 @@ json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::strin
                 {"master", m ? json(guid_hex(*m)) : json(nullptr)},
                 {"designated_successor", s ? json(guid_hex(*s)) : json(nullptr)},
                 {"last_failover", last},
+                {"split_brain_escalated", split_brain_json(e.split_brain())},
                 {"master_changes", e.master_changes()},
                 {"failovers_by_this_node", e.failovers_by_this_node()},
                 {"agents", agents},
@@ -100,7 +111,10 @@ json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::strin
                   {"heartbeat_timeout_ms", c.heartbeat_timeout_ms},
                   {"fast_failures", c.fast_failures},
                   {"slow_failures", c.slow_failures},
-                  {"slow_min_ms", c.slow_min_ms}}},
+                  {"slow_min_ms", c.slow_min_ms},
+                  {"flap_window_ms", c.flap_window_ms},
+                  {"sweep_timeout_ms", c.sweep_timeout_ms},
+                  {"heal_attempts", c.heal_attempts}}},
                 {"sms", sms}};
 }
 

@@ -100,6 +100,7 @@ ApiResponse sms(const ApiRequest&, const std::string&, const ApiContext& ctx) {
     json j = sm_json(*ctx.state);
     const auto& cur = ctx.state->current();
     j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents, cur ? &cur->fabric : nullptr) : json(nullptr);
+    if (ctx.ha && ctx.switchover_status) j["ha"]["switchover"] = ctx.switchover_status();
     return ok_json(j);
 }
 
@@ -124,7 +125,11 @@ ApiResponse sm_call(const std::function<json(const json&)>& run, const std::stri
     } catch (const json::exception&) {
         return api_error(400, std::string("the body must be JSON: ") + expected);
     }
-    return ok_json(run(j));
+    try {
+        return ok_json(run(j));
+    } catch (const ApiFailure& e) {
+        return api_error(e.status, e.what());
+    }
 }
 
 ApiResponse sm_priority(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
@@ -133,6 +138,14 @@ ApiResponse sm_priority(const ApiRequest& req, const std::string&, const ApiCont
 
 ApiResponse sm_state(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
     return sm_call(ctx.sm_state, req.body, "{\"set\": \"disable\"}");
+}
+
+ApiResponse sm_switchover(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
+    return sm_call(ctx.switchover, req.body.empty() ? "{}" : req.body, "{\"to\": GUID}");
+}
+
+ApiResponse sm_switchover_abort(const ApiRequest&, const std::string&, const ApiContext& ctx) {
+    return sm_call(ctx.switchover_abort, "{}", "{}");
 }
 
 // GET /api/v1/history?limit=N&before=ID: one bounded page, rows spliced in as stored text.
@@ -201,6 +214,8 @@ const Route kRoutes[] = {
     {"GET", "/api/v1/ha/history", Auth::read, ha_history},
     {"POST", "/api/v1/sm/priority", Auth::token, sm_priority},
     {"POST", "/api/v1/sm/state", Auth::token, sm_state},
+    {"POST", "/api/v1/sm/switchover", Auth::token, sm_switchover},
+    {"POST", "/api/v1/sm/switchover/abort", Auth::token, sm_switchover_abort},
     {"GET", "/api/v1/history", Auth::read, history, true},
     {"GET", "/api/v1/history/changes", Auth::read, history_changes, true},
     {"GET", "/api/v1/history/diff", Auth::read, history_diff, true},

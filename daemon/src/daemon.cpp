@@ -73,6 +73,7 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
 }
 
 Daemon::Impl::~Impl() {
+    sw_calls.stop();                 // its tasks post to io, which outlives it
     if (ha_agent) ha_agent->stop();  // its hooks post to io, which outlives it
     {
         std::lock_guard lk(mu);
@@ -147,6 +148,7 @@ void Daemon::Impl::shutdown() {
     http->close();
     ha_timer.cancel();
     ha_gone_timer.cancel();
+    sw_timer.cancel();
     io.stop();
 }
 

@@ -104,6 +104,9 @@ ApiContext Daemon::Impl::api_context() {
         c.ha_agents = opt.config.ha_agents;
         c.sm_priority = [this](const nlohmann::json& body) { return set_local_priority(body); };
         c.sm_state = [this](const nlohmann::json& body) { return set_local_sm_state(body); };
+        c.switchover = [this](const nlohmann::json& body) { return start_switchover(body); };
+        c.switchover_abort = [this](const nlohmann::json&) { return abort_switchover(); };
+        c.switchover_status = [this] { return switchover_json(); };
         if (history) c.ha_history = [h = history.get()](int limit) { return h->recent_ha_events(limit); };
     }
     c.reload = [this] { return reload(); };

@@ -233,6 +233,7 @@ void Daemon::Impl::ha_step() {
             ha_agent->write_file(opt.config.ha.track_file, [t]() -> std::optional<std::string> { return t; });
         }
     }
+    ha_unstrand(now);
     state.set_ha_findings(ha::ha_findings(*ha, state.current().get(), now));
 }
 
@@ -278,6 +279,7 @@ nlohmann::json Daemon::Impl::set_local_sm_state(const nlohmann::json& body) {
         throw InputError("", 0, 0, "this node's SM and its LID are not known yet");
     const uint16_t lid = v->second.info.lid;
     const uint32_t mod = standby ? ha::kSmInfoStandby : ha::kSmInfoDisable;
+    if (!standby) last_disable_ms = wall_clock_ms();
     ha_agent->run_with_port([lid, mod, set, m = master.value_or(0)](ha::SmpPort* port) {
         if (!port) return spdlog::warn("ha: SubnSet(SMInfo) {} to this node's SM not sent: no MAD port", set);
         const ha::SmInfoReply r = port->set_sminfo_as(lid, mod, SmState::Master, m);

@@ -25,7 +25,9 @@
 #include "ibf/http_server.h"
 #include "ibf/ingest_server.h"
 #include "ibf/log_limit.h"
+#include "ibf/ha_switchover.h"
 #include "ibf/pipeline.h"
+#include "serial_tasks.h"
 
 namespace ibf {
 
@@ -111,6 +113,38 @@ struct Daemon::Impl {
     void ha_watch_gone();
     nlohmann::json set_local_priority(const nlohmann::json& body);
     nlohmann::json set_local_sm_state(const nlohmann::json& body);
+    int64_t last_disable_ms = 0;             // last DISABLE asked of this node's SM (the stranded rule)
+    int64_t local_not_active_ms = 0;         // this node's SM first seen NOT_ACTIVE (0 = it is not)
+    int64_t unstrand_sent_ms = 0;
+    void ha_unstrand(int64_t now);
+
+    // A graceful switchover run by this daemon (daemon_switchover.cpp, docs/ha.md "Graceful
+    // switchover"): the pure SwitchoverRun stepped on the io thread every 20 ms; its steps for
+    // this node's SM run here, those for other SMs go to their agents over HTTP on `sw_calls`.
+    struct SwitchoverJob {
+        uint64_t id = 0;
+        Guid master = 0, target = 0;
+        std::optional<ha::SwitchoverRun> run;  // engaged once accepted
+        bool resolving = true;                 // the agents are being looked up: nothing sent yet
+        std::string refused;                   // refused after acceptance (nothing was changed)
+        std::map<Guid, std::string> agent_of;  // SM -> its agent's URL ("" = this daemon)
+        int64_t started_ms = 0, finished_ms = 0, step_started_ms = 0;
+        size_t step_seen = 0;
+        nlohmann::json steps = nlohmann::json::array();  // steps in effect: {step, ms}
+        std::deque<nlohmann::json> log;        // {at, text}, the newest kLogLines
+        static constexpr size_t kLogLines = 64;
+    };
+    std::optional<SwitchoverJob> sw;
+    uint64_t sw_next_id = 1;
+    boost::asio::steady_timer sw_timer{io};
+    SerialTasks sw_calls;                    // blocking HTTP to the other agents (never the io thread)
+    nlohmann::json start_switchover(const nlohmann::json& body);  // POST /api/v1/sm/switchover
+    nlohmann::json abort_switchover();                            // POST /api/v1/sm/switchover/abort
+    nlohmann::json switchover_json() const;                       // GET /api/v1/sm: ha.switchover
+    void sw_resolved(uint64_t id, std::map<Guid, std::string> agent_of, std::string error);
+    void sw_tick();
+    void sw_send(const ha::SwitchoverStep& s);
+    void sw_log(std::string line);
 
     // worker thread (daemon.cpp)
     void worker_loop();

@@ -1,6 +1,8 @@
 // SwitchoverRun: a switchover's steps, resends and rollback (ha_switchover.h). Pure.
 #include "ibf/ha_switchover.h"
 
+#include <algorithm>
+
 namespace ibf::ha {
 
 using Kind = SwitchoverStep::Kind;
@@ -147,7 +149,9 @@ SwitchoverRun::Todo SwitchoverRun::rollback_started(const std::map<Guid, Switcho
 SwitchoverRun::Todo SwitchoverRun::roll_back(const std::map<Guid, SwitchoverSm>& now, int64_t now_ms) {
     bool settled = false;
     auto s = rollback_step(now, settled);
-    if (settled) {
+    if (!settled) settled_since_ms_ = 0;
+    else if (!settled_since_ms_) settled_since_ms_ = now_ms;
+    if (settled && now_ms - settled_since_ms_ >= t_.settle_ms) {
         state_ = State::rolled_back;
         return {std::nullopt, "switchover rolled back (" + outcome_ + "): " + states(now, master_, target_)};
     }
@@ -158,6 +162,21 @@ SwitchoverRun::Todo SwitchoverRun::roll_back(const std::map<Guid, SwitchoverSm>&
     }
     if (!s) return {};
     return send_if_due(*s, now_ms, "");
+}
+
+std::map<Guid, SwitchoverSm> switchover_views(const HaEngine& e, int64_t now_ms) {
+    std::map<Guid, SwitchoverSm> out;
+    for (const auto& [g, v] : e.sms()) out[g] = {g, v.info.priority, v.info.state, e.alive(v, now_ms)};
+    return out;
+}
+
+std::optional<Guid> stranded_standby_master(const StrandedSm& s, int64_t now_ms, int after_ms) {
+    if (s.run_active || !s.local.alive || s.local.state != SmState::NotActive || !s.not_active_since_ms) return std::nullopt;
+    if (!s.master || !s.master->alive || s.master->state != SmState::Master || s.master->sm == s.local.sm)
+        return std::nullopt;
+    const int64_t since = std::max(s.not_active_since_ms, s.last_disable_ms);
+    if (now_ms - since < after_ms) return std::nullopt;
+    return s.master->sm;
 }
 
 }  // namespace ibf::ha

@@ -141,6 +141,31 @@ TEST(HaSwitchover, ATargetFrozenMidRunIsBroughtBackToStandby) {
     EXPECT_EQ(sent.back().other, kM);
 }
 
+// As seen on ibsim: the thawed target first answers the SMInfo probes queued while it was stopped
+// (STANDBY), and its queued DISABLE applies only ~20 ms later. The rollback must not end on that
+// first answer: "one MASTER, the other STANDBY" must hold for settle_ms.
+TEST(HaSwitchover, AThawedTargetsQueuedDisableDoesNotSlipPastTheRollback) {
+    Fabric f;
+    SwitchoverRun run = start(f.v);
+    std::vector<SwitchoverStep> late;  // the queued Sets, applied 20 ms after the thaw
+    auto sent = drive(run, f, 60000, [&](int64_t t) {
+        if (t == 10) f.freeze(kT);
+        if (t == 300) f.stop_answering(kT);
+        if (t == 5000) {  // thawed: it answers at once, its queue is worked off later
+            late = f.queued[kT];
+            f.queued[kT].clear();
+            f.frozen.erase(kT);
+            f.v[kT].alive = true;
+        }
+        if (t == 5020)
+            for (const auto& s : late) f.apply(s);
+    });
+    EXPECT_EQ(run.state(), SwitchoverRun::State::rolled_back) << run.outcome();
+    EXPECT_EQ(f.v[kT].state, SmState::Standby) << "the late DISABLE was undone, not left NOT_ACTIVE";
+    ASSERT_FALSE(sent.empty());
+    EXPECT_EQ(sent.back().kind, Kind::standby);
+}
+
 // The master's sweep never hands over (the await step times out) and the target has meanwhile
 // gone NOT_ACTIVE: the rollback gives the master its priority back FIRST (a STANDBY outranking the
 // master it polls would send trap 144), then tells the target STANDBY.
@@ -234,6 +259,38 @@ TEST(HaSwitchover, ARollbackThatCannotSettleFailsWithTheStates) {
     EXPECT_EQ(f.v[kT].state, SmState::Standby);
     run.abort("late", 70000);
     EXPECT_EQ(run.state(), SwitchoverRun::State::failed) << "a finished run stays finished";
+}
+
+// Scenario 3's aftermath: a DISABLE applied after its run ended (the target was frozen, or the
+// daemon running the run died) leaves the SM NOT_ACTIVE, which polls nobody. Its own agent tells
+// it STANDBY again, only after `after_ms` from the later of the DISABLE asked and first seen so,
+// never while a run is active here, never without a live master that is another SM.
+TEST(HaSwitchover, AStrandedNotActiveSmIsToldStandbyAfterTheDelay) {
+    StrandedSm s;
+    s.local = {kT, 14, SmState::NotActive, true};
+    s.not_active_since_ms = 1000;
+    s.last_disable_ms = 5000;
+    s.master = SwitchoverSm{kM, 15, SmState::Master, true};
+    EXPECT_EQ(stranded_standby_master(s, 5000 + 29999, 30000), std::nullopt) << "counted from the later DISABLE";
+    EXPECT_EQ(stranded_standby_master(s, 5000 + 30000, 30000), std::optional<Guid>(kM));
+    StrandedSm running = s;
+    running.run_active = true;
+    EXPECT_EQ(stranded_standby_master(running, 90000, 30000), std::nullopt) << "a run of this daemon owns it";
+    StrandedSm no_master = s;
+    no_master.master.reset();
+    EXPECT_EQ(stranded_standby_master(no_master, 90000, 30000), std::nullopt);
+    StrandedSm dead_master = s;
+    dead_master.master->alive = false;
+    EXPECT_EQ(stranded_standby_master(dead_master, 90000, 30000), std::nullopt);
+    StrandedSm self = s;
+    self.master = SwitchoverSm{kT, 14, SmState::Master, true};
+    EXPECT_EQ(stranded_standby_master(self, 90000, 30000), std::nullopt);
+    StrandedSm standby = s;
+    standby.local.state = SmState::Standby;
+    EXPECT_EQ(stranded_standby_master(standby, 90000, 30000), std::nullopt) << "not stranded";
+    StrandedSm silent = s;
+    silent.local.alive = false;
+    EXPECT_EQ(stranded_standby_master(silent, 90000, 30000), std::nullopt) << "a frozen SM would queue it";
 }
 
 }  // namespace

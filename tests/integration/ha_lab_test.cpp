@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -355,4 +356,76 @@ TEST(HaLab, SwitchoverBothWaysKeepsLids) {
     for (const json& x : sm["ha"]["sms"]) prio[x["port_guid"].get<std::string>()] = x["priority"].get<int>();
     EXPECT_EQ(prio[s.sms[0].port_guid], 15) << sm.dump();
     EXPECT_EQ(prio[s.sms[1].port_guid], 14) << sm.dump();
+}
+
+namespace {
+
+// ha.switchover of the agent at `port` once it has finished (null after `timeout_s`).
+json finished_switchover(int port, double timeout_s) {
+    const double deadline = now_s() + timeout_s;
+    for (; now_s() < deadline; sleep_s(0.05)) {
+        const json sm = json::parse(http_get(port, "/api/v1/sm").body, nullptr, false);
+        if (sm.is_object() && sm["ha"].is_object() && sm["ha"]["switchover"].is_object() &&
+            sm["ha"]["switchover"].value("finished", false))
+            return sm["ha"]["switchover"];
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+// Issue 16 scenario 3: the `sm switchover` client killed 30 ms after it started. The run lives in
+// the daemon, so it completes anyway: exactly one master (the target), the other SM STANDBY (not
+// NOT_ACTIVE), every LID kept.
+TEST(HaLab, SwitchoverWhoseClientIsKilledIsFinishedByTheDaemon) {
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--sms", "2", "--timeout", "60", "--json"});
+    SKIP_WITHOUT_HA(lab, up);
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    LabState s = lab.state();
+    ASSERT_EQ(lab_wait_one_master(s, 10, 1.0), std::optional<size_t>(0));
+    const auto before = fabric_lids(s, 1);
+    lab_detail::SpawnSpec c;
+    c.argv = {kBin + "/ibfabric", "sm", "switchover", "--url", "http://127.0.0.1:" + std::to_string(s.sms[0].api_port),
+              "--token-file", s.path("api.token"), "--to", s.sms[1].port_guid};
+    const int pid = lab_detail::spawn(c);
+    sleep_s(0.03);
+    ::kill(pid, SIGKILL);
+    while (lab_detail::alive(pid)) sleep_s(0.01);
+    const json sw = finished_switchover(s.sms[0].api_port, 30);
+    ASSERT_TRUE(sw.is_object()) << "no switchover was started or it never finished\n" << read_all(s.sms[0].daemon_log);
+    EXPECT_EQ(sw.value("state", ""), "done") << sw.dump();
+    EXPECT_EQ(lab_wait_one_master(s, 10, 1.0), std::optional<size_t>(1)) << read_all(s.sms[0].daemon_log);
+    EXPECT_TRUE(wait_state(s, 0, "STANDBY", 5.0)) << "the old master polls again\n" << read_all(s.sms[0].log);
+    EXPECT_EQ(fabric_lids(s, 1), before);
+}
+
+// Issue 16 scenario 3: the target SIGSTOPped just before the switchover. Either the agent refuses
+// before any change (it no longer answers) or its DISABLE queues up in the frozen SM and the run
+// rolls back; at SIGCONT the queued DISABLE applies and the rollback tells it STANDBY again: one
+// master (the old one), the target STANDBY, every LID kept.
+TEST(HaLab, SwitchoverToAFrozenStandbyRollsBackAndLeavesItStandby) {
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--sms", "2", "--timeout", "60", "--json"});
+    SKIP_WITHOUT_HA(lab, up);
+    ASSERT_EQ(up.rc, 0) << describe(up);
+    LabState s = lab.state();
+    ASSERT_EQ(lab_wait_one_master(s, 10, 1.0), std::optional<size_t>(0));
+    const auto before = fabric_lids(s, 1);
+    ASSERT_EQ(fault(lab, "freeze-sm", s.sms[1].port_guid).rc, 0);
+    Cli sw = lab.raw({"sm", "switchover", "--url", "http://127.0.0.1:" + std::to_string(s.sms[0].api_port),
+                      "--token-file", s.path("api.token"), "--to", s.sms[1].port_guid, "--timeout", "2"},
+                     5);
+    // Still running after 5 s (-1: the client was killed), or refused, or rolled back: never done.
+    EXPECT_NE(sw.rc, 0) << describe(sw);
+    ASSERT_EQ(fault(lab, "thaw-sm", s.sms[1].port_guid).rc, 0);
+    const json run = finished_switchover(s.sms[0].api_port, 40);
+    if (run.is_object()) {  // accepted: it must have rolled back
+        EXPECT_EQ(run.value("state", ""), "rolled_back") << run.dump();
+    } else {
+        EXPECT_NE(sw.err.find("not answering"), std::string::npos) << "refused before any change\n" << describe(sw);
+    }
+    EXPECT_EQ(lab_wait_one_master(s, 10, 1.0), std::optional<size_t>(0)) << read_all(s.sms[0].daemon_log);
+    EXPECT_TRUE(wait_state(s, 1, "STANDBY", 20.0)) << "the target is not left NOT_ACTIVE\n" << read_all(s.sms[1].log);
+    EXPECT_EQ(fabric_lids(s, 1), before);
 }

@@ -69,6 +69,12 @@ struct ApiContext {
     std::vector<std::string> ha_agents;
     std::function<nlohmann::json(const nlohmann::json& body)> sm_priority;
     std::function<nlohmann::json(const nlohmann::json& body)> sm_state;
+    // POST /api/v1/sm/switchover (token) runs `switchover` (the daemon runs the whole switchover and
+    // its rollback; throws ApiFailure 409 when refused), POST /api/v1/sm/switchover/abort
+    // `switchover_abort`; GET /api/v1/sm shows `switchover_status()` as ha.switchover.
+    std::function<nlohmann::json(const nlohmann::json& body)> switchover;
+    std::function<nlohmann::json(const nlohmann::json& body)> switchover_abort;
+    std::function<nlohmann::json()> switchover_status;
     // The durable failover history (the history database), newest first; null = the engine's.
     std::function<nlohmann::json(int limit)> ha_history;
     // GET /api/v1/history/changes and /diff (history_api.h); null when history is off (404).

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <variant>
 
+#include "ibf/ha_engine.h"
 #include "ibf/ha_ops.h"
 
 namespace ibf::ha {
@@ -26,6 +27,9 @@ struct SwitchoverTiming {
     int step_timeout_ms = 10000;      // each step must show in SMInfo within this
     int resend_ms = 1000;             // a step not in effect yet is sent again this often (idempotent)
     int rollback_timeout_ms = 30000;  // the rollback must settle within this
+    // "one MASTER, the other STANDBY" must hold this long before the rollback ends: a thawed SM
+    // answers the probes queued while it was stopped before its queued Sets apply.
+    int settle_ms = 1000;
 };
 
 class SwitchoverRun {
@@ -67,11 +71,30 @@ private:
     SwitchoverTiming t_;
     State state_ = State::running;
     size_t step_ = 0;
-    int64_t step_since_ms_ = 0, sent_ms_ = 0, rollback_since_ms_ = 0;
+    int64_t step_since_ms_ = 0, sent_ms_ = 0, rollback_since_ms_ = 0, settled_since_ms_ = 0;
     std::string sent_text_;  // the step last sent (a different one is sent at once)
     std::string outcome_;
 };
 
 std::string_view to_string(SwitchoverRun::State s);  // "running", "rolling_back", "done", "rolled_back", "failed"
+
+// The SMs as a switchover sees them in the engine at `now_ms`: SMInfo state and priority, and
+// whether each answers (HaEngine::alive).
+std::map<Guid, SwitchoverSm> switchover_views(const HaEngine& e, int64_t now_ms);
+
+// A NOT_ACTIVE SM polls nobody, so nothing can fail over to it, and OpenSM never leaves that state
+// by itself. This node's SM found NOT_ACTIVE (a switchover's DISABLE whose run died, timed out, or
+// was applied late by a frozen SM) is told STANDBY again once it has been NOT_ACTIVE for
+// `after_ms`, counted from the later of when it was first seen so and the last DISABLE this node
+// was asked for, while no switchover run is active here and a live master other than it exists.
+// Returns the master it must poll, or nullopt (nothing to do).
+struct StrandedSm {
+    SwitchoverSm local;            // this node's SM as seen now
+    int64_t not_active_since_ms = 0;  // first seen NOT_ACTIVE (0 = not NOT_ACTIVE)
+    int64_t last_disable_ms = 0;   // last POST /api/v1/sm/state {"set": "disable"} (0 = never)
+    bool run_active = false;       // a switchover run of this daemon is in progress
+    std::optional<SwitchoverSm> master;  // the live master, if any
+};
+std::optional<Guid> stranded_standby_master(const StrandedSm& s, int64_t now_ms, int after_ms);
 
 }  // namespace ibf::ha
