@@ -32,6 +32,12 @@ TEST(FabricRole, TheLiveMastersNodeIsActiveTheOthersStandby) {
 TEST(FabricRole, AFailingMasterHandsItsCopyToTheSuccessorOnlyWhenThereIsOne) {
     // Master by the evidence (not proved dead) but no longer alive: a live standby will take over.
     EXPECT_EQ(role({.ha = true, .local_sm = kA, .master = kA, .successor = kB}), FabricRole::standby);
+    // Still answering SMInfo (alive) but its plugin on this host is gone: suspect, the same.
+    EXPECT_EQ(role({.ha = true, .local_sm = kA, .local_is_master = true, .local_suspect = true, .master = kA,
+                    .successor = kB}),
+              FabricRole::standby);
+    EXPECT_EQ(role({.ha = true, .local_sm = kA, .local_is_master = true, .local_suspect = true, .master = kA}),
+              FabricRole::active);
     // Nobody would: keep the copy (findings never vanish from every daemon).
     EXPECT_EQ(role({.ha = true, .local_sm = kA, .master = kA}), FabricRole::active);
 }
@@ -118,8 +124,9 @@ TEST(FabricRole, AKillOfTheMasterNeverGivesTwoActiveCopiesAndNoneOnlyUntilTheSuc
         e->on_process_gone(kA, 1010);
     }
     n.heartbeat(kB, SmState::Standby, 1010);
-    EXPECT_EQ(n.active(1010), 1) << "A still answered SMInfo 10 ms ago: it keeps its copy";
-    // The first failed probe: A's daemon hands over at once; B's has one failure, no proof yet.
+    // A's plugin is gone: A's daemon hands over at once; B's has no proof yet (SMInfo answered).
+    EXPECT_EQ(n.active(1010), 0);
+    EXPECT_EQ(n.of(n.a, 1010), FabricRole::standby);
     n.probe_a(lost(), 1100);
     n.heartbeat(kB, SmState::Standby, 1100);
     EXPECT_EQ(n.active(1100), 0);
@@ -136,6 +143,29 @@ TEST(FabricRole, AKillOfTheMasterNeverGivesTwoActiveCopiesAndNoneOnlyUntilTheSuc
         ASSERT_EQ(n.active(t), 1) << "at " << t;
         ASSERT_EQ(n.of(n.b, t), FabricRole::active) << "at " << t;
     }
+}
+
+// On ibsim the agent on the killed SM's node may still get SMInfo answers from its own port: its
+// plugin's connection, on this host, decides; the successor still needs its own proof.
+TEST(FabricRole, AKilledMastersNodeHandsOverOnItsPluginEvenWhileItsOwnProbesAnswer) {
+    TwoNodes n;
+    for (int64_t t = 0; t <= 1000; t += 100) {
+        n.heartbeat(kA, SmState::Master, t);
+        n.heartbeat(kB, SmState::Standby, t);
+        n.probe_a(answer(kA, 15, SmState::Master, uint32_t(100 + t)), t);
+    }
+    for (HaEngine* e : {&n.a, &n.b}) {
+        e->on_plugin_closed(kA, 1010);
+        e->on_process_gone(kA, 1010);
+    }
+    for (int64_t t = 1010; t <= 1210; t += 100) {
+        n.a.on_probe(kA, 1, answer(kA, 15, SmState::Master, 1200), t);  // A's node: still answered
+        n.b.on_probe(kA, 1, lost(), t);                                  // B's node: failing
+        n.heartbeat(kB, SmState::Standby, t);
+        EXPECT_LE(n.active(t), 1) << "at " << t;
+        EXPECT_EQ(n.of(n.a, t), FabricRole::standby) << "at " << t;
+    }
+    EXPECT_EQ(n.of(n.b, 1210), FabricRole::active) << "B's engine proved A dead (plugin gone, 2+ failures)";
 }
 
 }  // namespace

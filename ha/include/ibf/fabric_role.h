@@ -8,12 +8,14 @@
 //
 // The rules, in order (each has a test in tests/ha/fabric_role_test.cpp named after it):
 // 1. a daemon without `ha:` is not one of a pair: active (one SM, or a central daemon);
-// 2. this node's SM is the live MASTER: active;
+// 2. this node's SM is the live MASTER and no witness suspects it: active;
 // 3. another SM is the master: standby (its node's daemon is the active one);
-// 4. this node's SM is the master but no longer alive (its plugin gone, an SMInfo probe failed),
-//    and a live STANDBY will succeed it: standby at once, so the successor's daemon, which turns
-//    active only when its engine has proved the master dead (rule 5: at least two failed probes
-//    against this one), never overlaps with it; with no live STANDBY: active (nobody else would);
+// 4. this node's SM is the master but suspect (its plugin, on this host, gone or silent; an SMInfo
+//    probe failed) or no longer alive, and a live STANDBY will succeed it: standby at once, so the
+//    successor's daemon, which turns active only when its engine has proved the master dead
+//    (rule 5: the plugin gone and at least two failed probes), never overlaps with it (on ibsim
+//    this node's own probe of its killed SM may still be answered: the plugin decides); with no
+//    live STANDBY: active (nobody else would);
 // 5. no master at all: the designated successor's daemon is active, the others standby; with no
 //    live SM at all, every daemon is active (a duplicate, never no copy: the data_fresh gauge
 //    tells that the copy is stale).
@@ -40,6 +42,7 @@ struct RoleView {
     bool ha = false;                 // the daemon has an `ha:` section
     Guid local_sm = 0;               // this node's SM (0: its plugin not seen yet)
     bool local_is_master = false;    // HaEngine::local_is_master(): MASTER and alive
+    bool local_suspect = false;      // HaEngine::suspect() of the local SM: plugin gone or SMInfo failing
     std::optional<Guid> master;      // HaEngine::master(): MASTER and not dead by the evidence
     std::optional<Guid> successor;   // HaEngine::successor(): the live STANDBY that takes over
 };
