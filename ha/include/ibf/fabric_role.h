@@ -20,8 +20,9 @@
 //    live SM at all, every daemon is active (a duplicate, never no copy: the data_fresh gauge
 //    tells that the copy is stale).
 // So a kill of the master gives no two active copies, and no active copy only between the old
-// master's daemon seeing its SM fail and the successor's daemon proving it dead (a few ms on one
-// host, about two MAD timeouts across nodes); the rules bridge that gap with the standby copies.
+// master's daemon seeing its SM fail and the successor's daemon proving it dead (11-117 ms on one
+// host in the lab; across nodes `flap_window_ms`, the failover's own wait); the shipped rules
+// bridge that gap with the standby copies.
 #pragma once
 
 #include <cstdint>
