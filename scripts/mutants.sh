@@ -93,6 +93,11 @@ ha-fast-needs-plugin-gone ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_fai
 ha-fast-needs-independent-witness ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && (witness || true); ::: ha_engine_test
 ha-flap-window-boundary ::: ha/src/decide.cpp ::: m.process_gone_ms || span >= cfg_.flap_window_ms; ::: m.process_gone_ms || span > cfg_.flap_window_ms; ::: ha_engine_test
 ha-process-gone-witness ::: ha/src/decide.cpp ::: m.process_gone_ms || span >= cfg_.flap_window_ms; ::: span >= cfg_.flap_window_ms; ::: ha_engine_test
+fabric-role-suspect-ignored ::: ha/src/fabric_role.cpp ::: if (v.local_is_master && !v.local_suspect) return ::: if (v.local_is_master) return ::: ha_engine_test
+fabric-role-failing-master-keeps-copy ::: ha/src/fabric_role.cpp ::: if (v.successor && *v.successor != v.local_sm) return {standby, ::: if (false) return {standby, ::: ha_engine_test
+fabric-role-no-live-sm-silent ::: ha/src/fabric_role.cpp ::: if (!v.successor) return {active, ::: if (!v.successor) return {standby, ::: ha_engine_test
+fabric-role-successor-inverted ::: ha/src/fabric_role.cpp ::: if (*v.successor == v.local_sm) return ::: if (*v.successor != v.local_sm) return ::: ha_engine_test
+fabric-role-view-no-suspect ::: ha/src/fabric_role.cpp ::: v.local_suspect = v.local_sm && e.suspect(v.local_sm, now_ms); ::: v.local_suspect = false; ::: ha_engine_test
 ha-slow-span-boundary ::: ha/src/decide.cpp ::: m.probe_failures >= cfg_.slow_failures && span >= cfg_.slow_min_ms; ::: m.probe_failures >= cfg_.slow_failures && span > cfg_.slow_min_ms; ::: ha_engine_test
 ha-slow-needs-count ::: ha/src/decide.cpp ::: m.probe_failures >= cfg_.slow_failures && span >= cfg_.slow_min_ms; ::: span >= cfg_.slow_min_ms; ::: ha_engine_test
 ha-failures-current ::: ha/src/decide.cpp ::: m.probe_failures > 0 && now_ms - m.last_failure_ms <= probe_window(); ::: m.probe_failures > 0; ::: ha_engine_test

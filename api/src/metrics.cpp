@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "ibf/fabric_role.h"
 #include "ibf/wire.h"
 
 namespace ibf {
@@ -14,12 +15,19 @@ namespace {
 struct Out {
     std::string& s;
     const char* name;
+    const char* role = nullptr;  // the role label's value on a fabric family (kRole), else null
 
     void sample(const std::string& labels, const std::string& value) {
         s += name;
-        if (!labels.empty()) {
+        if (!labels.empty() || role) {
             s += '{';
             s += labels;
+            if (role) {
+                if (!labels.empty()) s += ',';
+                s += "role=\"";
+                s += role;
+                s += '"';
+            }
             s += '}';
         }
         s += ' ';
@@ -42,11 +50,16 @@ struct Out {
 };
 
 using Emit = void (*)(const MetricsInput&, Out&);
+// kRole: a gauge about the fabric, which every daemon of an HA pair exports: its samples carry
+// role="active" on one daemon, role="standby" on the others (ha/fabric_role.h). Counters never
+// do: a role change would split their series and break increase() (the rules take the max).
+enum Scope : bool { kDaemon = false, kRole = true };
 struct Family {
     const char* name;
     const char* type;  // "gauge" or "counter"
     const char* help;
     Emit emit;
+    Scope scope = kDaemon;
 };
 
 const ControllerState& S(const MetricsInput& in) { return *in.state; }
@@ -89,9 +102,11 @@ void per_link(const MetricsInput& in, Out& o, F value) {
 void per_link_cached(const MetricsInput& in, Out& o, void (*value)(const LinkRow&, Out&)) {
     const auto& t = S(in).links();
     if (!t) return;
-    auto [it, fresh] = t->rendered.try_emplace(o.name);
+    // Keyed by role too: after a failover the new role's copy is rendered once (both are dropped
+    // with the table at the next check).
+    auto [it, fresh] = t->rendered.try_emplace(std::string(o.name) + (o.role ? o.role : ""));
     if (fresh) {
-        Out x{it->second, o.name};
+        Out x{it->second, o.name, o.role};
         for (const LinkRow& r : t->rows) value(r, x);
     }
     o.s += it->second;
@@ -140,46 +155,61 @@ void link_counter(const MetricsInput& in, Out& o) {
     o.s += text;
 }
 
+// This daemon's role in its HA pair (ha/fabric_role.h), decided once per scrape.
+ha::FabricRole fabric_role_of(const MetricsInput& in) {
+    return ha::fabric_role(in.ha ? ha::role_view(*in.ha, in.now_ms) : ha::RoleView{}).role;
+}
+
 constexpr int kFirstAnalysisKind = static_cast<int>(FindingKind::missing_uplink);
 constexpr int kLastAnalysisKind = static_cast<int>(FindingKind::lft_imbalance);
 
 // The families, in output order. Add rows here (and to docs/metrics.md).
 const Family kFamilies[] = {
+    // --- which copy is this? (docs/metrics.md, "One copy per HA pair") ---
+    {"ibfabric_role", "gauge",
+     "This daemon's role in its HA pair: 1 for the role it has. The fabric gauges carry the same role label; count "
+     "role=\"active\" (the master SM's node), the standby daemons mirror them. Without ha: always active.",
+     [](const MetricsInput& in, Out& o) {
+         const ha::FabricRole r = fabric_role_of(in);
+         for (ha::FabricRole each : {ha::FabricRole::active, ha::FabricRole::standby})
+             o.count("role=\"" + std::string(ha::to_string(each)) + "\"", r == each);
+     }},
+
     // --- is there data? (docs/metrics.md, "No data") ---
     {"ibfabric_data_fresh", "gauge",
      "1 when the findings describe the fabric as it is now; 0 before the first findings (no data) or when the fabric "
      "was last confirmed more than health.stale_after_s ago (stale).",
-     [](const MetricsInput& in, Out& o) { o.count("", S(in).data_status(in.now_ms).state == DataState::fresh); }},
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).data_status(in.now_ms).state == DataState::fresh); }, kRole},
     {"ibfabric_data_timestamp_seconds", "gauge",
      "When the fabric was last known current (its snapshot, or a heartbeat of its SM naming that sweep); 0 never.",
-     [](const MetricsInput& in, Out& o) { o.time("", S(in).data_status(in.now_ms).as_of_ms); }},
+     [](const MetricsInput& in, Out& o) { o.time("", S(in).data_status(in.now_ms).as_of_ms); }, kRole},
     {"ibfabric_stale_after_seconds", "gauge", "The staleness bound health.stale_after_s.",
      [](const MetricsInput& in, Out& o) { o.value("", S(in).health().stale_after_ms / 1000.0); }},
 
     // --- findings ---
     {"ibfabric_findings", "gauge",
      "Findings of the latest check plus link_flapping, by kind and severity (every kind listed).",
-     [](const MetricsInput& in, Out& o) { findings_by_kind(o, S(in).findings_at(in.now_ms), 0, kFindingKindCount - 1); }},
+     [](const MetricsInput& in, Out& o) { findings_by_kind(o, S(in).findings_at(in.now_ms), 0, kFindingKindCount - 1); }, kRole},
     {"ibfabric_findings_waived", "gauge",
      "Findings (check and analysis) that the waiver file covers; they are not in ibfabric_findings.",
      [](const MetricsInput& in, Out& o) {
          o.count("", S(in).waived_at(in.now_ms).size() + S(in).analysis_waived_at(in.now_ms).size());
-     }},
+     }, kRole},
     {"ibfabric_analysis_findings", "gauge", "Findings of the latest live fat-tree analysis, by kind and severity.",
      [](const MetricsInput& in, Out& o) {
          const auto& la = S(in).analysis();
          findings_by_kind(o, la ? S(in).analysis_findings_at(in.now_ms) : std::vector<Finding>{}, kFirstAnalysisKind, kLastAnalysisKind);
-     }},
+     }, kRole},
     {"ibfabric_routing_fallback", "gauge", "1 when OpenSM routed with another engine than the first configured one.",
-     [](const MetricsInput& in, Out& o) { o.count("", S(in).analysis() && S(in).analysis()->routing_fallback); }},
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).analysis() && S(in).analysis()->routing_fallback); }, kRole},
     {"ibfabric_lft_switches", "gauge", "Switches whose LFT came with the latest snapshot (0: not exported).",
-     [](const MetricsInput& in, Out& o) { o.count("", S(in).analysis() ? S(in).analysis()->lft_switches : 0); }},
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).analysis() ? S(in).analysis()->lft_switches : 0); }, kRole},
     {"ibfabric_lft_switches_imbalanced", "gauge", "Switches whose LFT spreads hosts unevenly over the uplinks.",
-     [](const MetricsInput& in, Out& o) { o.count("", S(in).analysis() ? S(in).analysis()->lft_imbalanced : 0); }},
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).analysis() ? S(in).analysis()->lft_imbalanced : 0); }, kRole},
     {"ibfabric_lft_max_hops", "gauge", "Longest switch-to-host route in the LFTs, in cables.",
-     [](const MetricsInput& in, Out& o) { o.count("", lft_value(S(in), "max_hops")); }},
+     [](const MetricsInput& in, Out& o) { o.count("", lft_value(S(in), "max_hops")); }, kRole},
     {"ibfabric_lft_routes_broken", "gauge", "Switch-to-host routes that dead-end or loop in the LFTs.",
-     [](const MetricsInput& in, Out& o) { o.count("", lft_value(S(in), "routes_broken")); }},
+     [](const MetricsInput& in, Out& o) { o.count("", lft_value(S(in), "routes_broken")); }, kRole},
     {"ibfabric_analysis_duration_seconds", "gauge", "Duration of the latest live analysis (analysis, LFTs, JSON).",
      [](const MetricsInput& in, Out& o) { o.value("", S(in).last_analyze_ms() / 1000.0); }},
 
@@ -189,9 +219,9 @@ const Family kFamilies[] = {
          const auto& cur = S(in).current();
          for (NodeType t : {NodeType::Switch, NodeType::CA, NodeType::Router})
              o.count("type=\"" + std::string(to_string(t)) + "\"", cur ? cur->fabric.count(t) : 0);
-     }},
+     }, kRole},
     {"ibfabric_links", "gauge", "Links (cables) in the current fabric.",
-     [](const MetricsInput& in, Out& o) { o.count("", S(in).current() ? S(in).current()->fabric.link_count() : 0); }},
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).current() ? S(in).current()->fabric.link_count() : 0); }, kRole},
     {"ibfabric_sweeps_ingested_total", "counter", "Master sweeps (snapshots) taken as the fabric.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).sweeps_ingested()); }},
     {"ibfabric_last_sweep_seq", "gauge",
@@ -199,7 +229,7 @@ const Family kFamilies[] = {
      "so it never goes back on failover (the SM's own counter: ibfabric_sm_sweep_seq).",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).sweeps_ingested()); }},
     {"ibfabric_last_sweep_timestamp_seconds", "gauge", "When the current fabric was swept (the SM's copy time); 0 never.",
-     [](const MetricsInput& in, Out& o) { o.time("", S(in).last_sweep_ms()); }},
+     [](const MetricsInput& in, Out& o) { o.time("", S(in).last_sweep_ms()); }, kRole},
     {"ibfabric_snapshots_ignored_total", "counter", "Snapshots from a non-master SM while a master is known.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).ingest().snapshots_ignored); }},
 
@@ -225,35 +255,35 @@ const Family kFamilies[] = {
 
     // --- per link (labels like infiniband-exporter, plus tier) ---
     {"ibfabric_link_state", "gauge", "Port state of the link's local end (IBA PortState: 1 Down, 2 Init, 3 Armed, 4 Active).",
-     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.state); }); }},
+     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.state); }); }, kRole},
     {"ibfabric_link_width_lanes", "gauge", "Active link width in lanes (1, 2, 4, 8, 12; 0 unknown).",
-     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.lanes); }); }},
+     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.lanes); }); }, kRole},
     // Rates in bytes/s (Prometheus' base unit; x8 for Gb/s): 4xHDR = 200 Gb/s = 2.5e10.
     {"ibfabric_link_speed_bytes_per_second", "gauge",
      "Active link speed: data rate of one lane, bytes/s (EDR 3.125e9, HDR 6.25e9).",
      [](const MetricsInput& in, Out& o) {
          per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.lane_bps / 8); });
-     }},
+     }, kRole},
     {"ibfabric_link_rate_bytes_per_second", "gauge", "Active data rate of the link (lanes x speed), bytes/s.",
      [](const MetricsInput& in, Out& o) {
          per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.rate_bps / 8); });
-     }},
+     }, kRole},
     {"ibfabric_link_planned_rate_bytes_per_second", "gauge",
      "Data rate the plan declares for the link, bytes/s (only links the plan gives a width and speed).",
      [](const MetricsInput& in, Out& o) {
          per_link_cached(in, o, [](const LinkRow& r, Out& x) {
              if (r.planned_rate_bps > 0) x.value(r.labels, r.planned_rate_bps / 8);
          });
-     }},
+     }, kRole},
     {"ibfabric_link_mtu_bytes", "gauge", "Active MTU of the link's local end (NeighborMTU), 0 unknown.",
-     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.mtu_bytes); }); }},
+     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.mtu_bytes); }); }, kRole},
     {"ibfabric_link_flapping", "gauge", "1 while the link has a link_flapping finding.",
      [](const MetricsInput& in, Out& o) {
          const auto fl = flapping_ports(in);
          per_link(in, o, [&](const LinkRow& r, Out& x) { x.count(r.labels, fl.count({r.local_guid, r.local_port})); });
-     }},
+     }, kRole},
     {"ibfabric_links_flapping", "gauge", "Links (or switches, port unknown) with a link_flapping finding.",
-     [](const MetricsInput& in, Out& o) { o.count("", S(in).flaps().flapping(in.now_ms).size()); }},
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).flaps().flapping(in.now_ms).size()); }, kRole},
     {"ibfabric_link_flaps_total", "counter", "Link down-and-up cycles seen (sweeps and unexplained traps 128).",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).flaps().flaps_total()); }},
 
@@ -372,6 +402,7 @@ const Family kFamilies[] = {
 }  // namespace
 
 std::string metrics_text(const MetricsInput& in) {
+    const char* role = ha::to_string(fabric_role_of(in)).data();  // a literal: NUL-terminated
     std::string s;
     const auto& links = in.state->links();
     s.reserve(8192 + (links ? links->rows.size() * 7 * 240 : 0));
@@ -385,7 +416,7 @@ std::string metrics_text(const MetricsInput& in) {
         s += ' ';
         s += f.type;
         s += '\n';
-        Out o{s, f.name};
+        Out o{s, f.name, f.scope == kRole ? role : nullptr};
         f.emit(in, o);
     }
     return s;

@@ -62,7 +62,7 @@ std::optional<int64_t> int_param(const std::string& v, int64_t lo, int64_t hi) {
 ApiResponse healthz(const ApiRequest&, const std::string&, const ApiContext&) { return text("text/plain", "ok\n"); }
 
 ApiResponse metrics(const ApiRequest&, const std::string&, const ApiContext& ctx) {
-    std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms});
+    std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha});
     if (ctx.ha) body += ha_metrics_text(*ctx.ha, ctx.now_ms);
     return text("text/plain; version=0.0.4", std::move(body));
 }

@@ -303,13 +303,13 @@ TEST(ControllerAnalysisApi, ServedAfterPublishWithSwitchesOnRequest) {
 
     // Check findings (none: no topology) and analysis findings are counted apart.
     const std::string m = get(st, "/metrics").body;
-    EXPECT_NE(m.find("ibfabric_analysis_findings{kind=\"routing_fallback\",severity=\"warning\"} 1"), std::string::npos) << m;
-    EXPECT_NE(m.find("ibfabric_analysis_findings{kind=\"lft_imbalance\",severity=\"warning\"} 0"), std::string::npos);
-    EXPECT_NE(m.find("ibfabric_findings{kind=\"routing_fallback\",severity=\"warning\"} 0"), std::string::npos);
-    EXPECT_NE(m.find("ibfabric_routing_fallback 1"), std::string::npos);
-    EXPECT_NE(m.find("ibfabric_lft_switches 6"), std::string::npos);
-    EXPECT_NE(m.find("ibfabric_lft_max_hops 3"), std::string::npos);
-    EXPECT_NE(m.find("ibfabric_lft_routes_broken 0"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_analysis_findings{kind=\"routing_fallback\",severity=\"warning\",role=\"active\"} 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("ibfabric_analysis_findings{kind=\"lft_imbalance\",severity=\"warning\",role=\"active\"} 0"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_findings{kind=\"routing_fallback\",severity=\"warning\",role=\"active\"} 0"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_routing_fallback{role=\"active\"} 1"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_lft_switches{role=\"active\"} 6"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_lft_max_hops{role=\"active\"} 3"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_lft_routes_broken{role=\"active\"} 0"), std::string::npos);
     EXPECT_EQ(m.find("ibfabric_analysis_findings{kind=\"miswired\""), std::string::npos);  // check kinds are not analysis kinds
 
     json fab = json::parse(get(st, "/api/v1/fabric").body);

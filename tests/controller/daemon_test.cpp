@@ -128,7 +128,7 @@ TEST_F(ControllerDaemon, FindingsForTheMasterSnapshotMatchCheck) {
     EXPECT_FALSE(f["last_findings_time"].is_null());
 
     const std::string metrics = request("GET", "/metrics").body;
-    EXPECT_NE(metrics.find("ibfabric_findings{kind=\"miswired\",severity=\"error\"} 1\n"), std::string::npos);
+    EXPECT_NE(metrics.find("ibfabric_findings{kind=\"miswired\",severity=\"error\",role=\"active\"} 1\n"), std::string::npos);
     EXPECT_NE(metrics.find("ibfabric_sweeps_ingested_total 1\n"), std::string::npos);
     EXPECT_NE(metrics.find("ibfabric_checks_total 1\n"), std::string::npos);
 }

@@ -133,9 +133,9 @@ TEST(ControllerEndToEnd, RoutingFallbackAndLftsReachTheAnalysisApi) {
     json sw = json::parse(http_request(url, "GET", "/api/v1/analysis?switches=1").body);
     EXPECT_EQ(sw["switches"].size(), 12u);
     const std::string metrics = http_request(url, "GET", "/metrics").body;
-    EXPECT_NE(metrics.find("ibfabric_routing_fallback 1"), std::string::npos) << metrics;
-    EXPECT_NE(metrics.find("ibfabric_analysis_findings{kind=\"routing_fallback\",severity=\"warning\"} 1"), std::string::npos);
-    EXPECT_NE(metrics.find("ibfabric_lft_switches 12"), std::string::npos);
+    EXPECT_NE(metrics.find("ibfabric_routing_fallback{role=\"active\"} 1"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("ibfabric_analysis_findings{kind=\"routing_fallback\",severity=\"warning\",role=\"active\"} 1"), std::string::npos);
+    EXPECT_NE(metrics.find("ibfabric_lft_switches{role=\"active\"} 12"), std::string::npos);
     const std::string log = read_file(fx.tmp / "daemon.log");
     EXPECT_NE(log.find("ROUTING FALLBACK"), std::string::npos) << log;
     fx.opensm.stop(5s);
@@ -187,9 +187,9 @@ TEST(ControllerEndToEnd, ACableUnlinkedAndRelinkedThreeTimesIsOneLinkFlappingFin
     EXPECT_EQ(j["data_state"], "fresh");
 
     const std::string m = http_request(url, "GET", "/metrics").body;
-    EXPECT_NE(m.find("\nibfabric_findings{kind=\"link_flapping\",severity=\"warning\"} 1\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("\nibfabric_findings{kind=\"link_flapping\",severity=\"warning\",role=\"active\"} 1\n"), std::string::npos) << m;
     EXPECT_NE(m.find("\nibfabric_link_flaps_total 3\n"), std::string::npos) << m;
-    EXPECT_NE(m.find("\nibfabric_links_flapping 1\n"), std::string::npos);
+    EXPECT_NE(m.find("\nibfabric_links_flapping{role=\"active\"} 1\n"), std::string::npos);
 
     std::string cli_out;
     const int rc = lab_detail::run_capture({.argv = {ts::bin_dir() + "/ibfabric", "findings", "--url",

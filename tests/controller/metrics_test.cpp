@@ -13,6 +13,7 @@
 #include "ibf/check.h"
 #include "ibf/controller_state.h"
 #include "ibf/dumps.h"
+#include "ibf/ha_engine.h"
 #include "ibf/live_analysis.h"
 #include "ibf/metrics.h"
 #include "ibf/plan_yaml.h"
@@ -61,6 +62,8 @@ bool has_line(const std::string& text, const std::string& line) {
 const std::string kLeafSpine =
     "local_guid=\"0x7cfe900301000001\",local_name=\"leaf0001\",local_port=\"5\",remote_guid=\"0x7cfe900302000001\","
     "remote_name=\"spine0001\",remote_port=\"1\",tier=\"leaf-spine\"";
+// The role label of the fabric gauges of a daemon without `ha:` (always active).
+const std::string kActive = "role=\"active\"";
 const std::string kLeafHost =
     "local_guid=\"0x7cfe900301000001\",local_name=\"leaf0001\",local_port=\"1\",remote_guid=\"0x0c42a10300000010\","
     "remote_name=\"node00001\",remote_port=\"1\",tier=\"host-leaf\"";
@@ -73,18 +76,18 @@ TEST(Metrics, PerLinkSeriesAreLabelledLikeInfinibandExporterWithValuesInBaseUnit
     set_link_rate(f, synth_node(f, "leaf0001"), 1, Rate{Width::X1, Speed::HDR});  // a degraded host link
     l.sweep(f, 7, T0 + 1000);
     const std::string m = l.metrics(T0 + 2000);
-    EXPECT_TRUE(has_line(m, "ibfabric_link_state{" + kLeafSpine + "} 4")) << m;
-    EXPECT_TRUE(has_line(m, "ibfabric_link_width_lanes{" + kLeafSpine + "} 4"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_speed_bytes_per_second{" + kLeafSpine + "} 6250000000"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bytes_per_second{" + kLeafSpine + "} 2.5e+10"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bytes_per_second{" + kLeafSpine + "} 2.5e+10"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_mtu_bytes{" + kLeafSpine + "} 4096"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_flapping{" + kLeafSpine + "} 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_state{" + kLeafSpine + "," + kActive + "} 4")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_link_width_lanes{" + kLeafSpine + "," + kActive + "} 4"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_speed_bytes_per_second{" + kLeafSpine + "," + kActive + "} 6250000000"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bytes_per_second{" + kLeafSpine + "," + kActive + "} 2.5e+10"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bytes_per_second{" + kLeafSpine + "," + kActive + "} 2.5e+10"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_mtu_bytes{" + kLeafSpine + "," + kActive + "} 4096"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_flapping{" + kLeafSpine + "," + kActive + "} 0"));
     // The host link: local is the switch end; planned 4xHDR, running 1xHDR.
-    EXPECT_TRUE(has_line(m, "ibfabric_link_width_lanes{" + kLeafHost + "} 1"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bytes_per_second{" + kLeafHost + "} 6250000000"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bytes_per_second{" + kLeafHost + "} 2.5e+10"));
-    EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"rate_mismatch\",severity=\"error\"} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_width_lanes{" + kLeafHost + "," + kActive + "} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bytes_per_second{" + kLeafHost + "," + kActive + "} 6250000000"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bytes_per_second{" + kLeafHost + "," + kActive + "} 2.5e+10"));
+    EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"rate_mismatch\",severity=\"error\",role=\"active\"} 1"));
     // One series per link and family.
     size_t n = 0;
     for (size_t p = m.find("\nibfabric_link_rate_bytes_per_second{"); p != std::string::npos;
@@ -130,9 +133,9 @@ TEST(Metrics, LastSweepSeqNeverGoesBackOnFailover) {
 TEST(Metrics, NoDataBeforeTheFirstFindingsThenFreshThenStale) {
     Live l;
     std::string m = l.metrics(T0);
-    EXPECT_TRUE(has_line(m, "ibfabric_data_fresh 0"));
-    EXPECT_TRUE(has_line(m, "ibfabric_data_timestamp_seconds 0"));
-    EXPECT_TRUE(has_line(m, "ibfabric_last_sweep_timestamp_seconds 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_data_fresh{role=\"active\"} 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_data_timestamp_seconds{role=\"active\"} 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_last_sweep_timestamp_seconds{role=\"active\"} 0"));
     EXPECT_TRUE(has_line(m, "ibfabric_stale_after_seconds 30"));
     json j = l.findings(T0);
     EXPECT_EQ(j["data_state"], "no_data");
@@ -143,9 +146,9 @@ TEST(Metrics, NoDataBeforeTheFirstFindingsThenFreshThenStale) {
 
     l.sweep(small_fabric(), 5, T0 + 1234);
     m = l.metrics(T0 + 2000);
-    EXPECT_TRUE(has_line(m, "ibfabric_data_fresh 1"));
-    EXPECT_TRUE(has_line(m, "ibfabric_data_timestamp_seconds 1764468001.234"));
-    EXPECT_TRUE(has_line(m, "ibfabric_last_sweep_timestamp_seconds 1764468005.000"));  // the plugin's copy time
+    EXPECT_TRUE(has_line(m, "ibfabric_data_fresh{role=\"active\"} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_data_timestamp_seconds{role=\"active\"} 1764468001.234"));
+    EXPECT_TRUE(has_line(m, "ibfabric_last_sweep_timestamp_seconds{role=\"active\"} 1764468005.000"));  // the plugin's copy time
     EXPECT_TRUE(has_line(m, "ibfabric_last_check_timestamp_seconds 1764468001.234"));
     j = l.findings(T0 + 2000);
     EXPECT_EQ(j["data_state"], "fresh");
@@ -166,7 +169,7 @@ TEST(Metrics, NoDataBeforeTheFirstFindingsThenFreshThenStale) {
     EXPECT_EQ(j["data_message"],
               "stale: the fabric (sweep 5 from SM 0x0002c90300000001) was last confirmed 30 s ago "
               "(health.stale_after_s 30): is that SM and its plugin still running and connected?");
-    EXPECT_TRUE(has_line(l.metrics(T0 + 50001), "ibfabric_data_fresh 0"));
+    EXPECT_TRUE(has_line(l.metrics(T0 + 50001), "ibfabric_data_fresh{role=\"active\"} 0"));
 }
 
 TEST(Metrics, AFlappingLinkIsOneFindingInTheApiAndTheMetrics) {
@@ -197,13 +200,13 @@ TEST(Metrics, AFlappingLinkIsOneFindingInTheApiAndTheMetrics) {
               "leaf0001/5 -- spine0001/1 went down and up 3 times from 2025-11-30T02:00:02.000Z to "
               "2025-11-30T02:00:06.000Z; reseat the cable and clean the optics, replace the cable if it keeps flapping");
     const std::string m = l.metrics(t);
-    EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"link_flapping\",severity=\"warning\"} 1"));
-    EXPECT_TRUE(has_line(m, "ibfabric_link_flapping{" + kLeafSpine + "} 1"));
-    EXPECT_TRUE(has_line(m, "ibfabric_links_flapping 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"link_flapping\",severity=\"warning\",role=\"active\"} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_flapping{" + kLeafSpine + "," + kActive + "} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_links_flapping{role=\"active\"} 1"));
     EXPECT_TRUE(has_line(m, "ibfabric_link_flaps_total 3"));
     // After the quiet window it is gone.
     EXPECT_EQ(l.findings(t + 1800000)["summary"].count("link_flapping"), 0u);
-    EXPECT_TRUE(has_line(l.metrics(t + 1800000), "ibfabric_findings{kind=\"link_flapping\",severity=\"warning\"} 0"));
+    EXPECT_TRUE(has_line(l.metrics(t + 1800000), "ibfabric_findings{kind=\"link_flapping\",severity=\"warning\",role=\"active\"} 0"));
 }
 
 TEST(Metrics, PortCountersFromTheMasterAreLinkCountersAndAPortErrorsFinding) {
@@ -245,7 +248,7 @@ TEST(Metrics, PortCountersFromTheMasterAreLinkCountersAndAPortErrorsFinding) {
               "leaf0001/5 -- spine0001/1: SymbolErrorCounter +55 at leaf0001/5 within 1 h (threshold 10); clean or "
               "reseat the optics; replace the cable if it persists");
     const std::string m = l.metrics(t);
-    EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"port_errors\",severity=\"warning\"} 1"));
+    EXPECT_TRUE(has_line(m, "ibfabric_findings{kind=\"port_errors\",severity=\"warning\",role=\"active\"} 1"));
     EXPECT_TRUE(has_line(m, "ibfabric_link_symbol_errors_total{" + kLeafSpine + "} 57")) << m;  // both ends
     EXPECT_TRUE(has_line(m, "ibfabric_link_xmit_bytes_total{" + kLeafSpine + "} 400"));         // local end, x4
     EXPECT_TRUE(has_line(m, "ibfabric_link_downed_total{" + kLeafSpine + "} 0"));
@@ -390,6 +393,63 @@ TEST(Metrics, EveryFamilyFollowsPrometheusNaming) {
         const bool total = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
         EXPECT_EQ(type == "counter", total) << name << " is a " << type;
     }
+}
+
+// The SM nodes' daemons of an HA pair export the same fabric: the master's node as role="active",
+// the standby's as role="standby" (ha/fabric_role.h), so the shipped rules count one copy.
+TEST(Metrics, TheStandbyNodesDaemonMirrorsTheFabricGaugesAsStandby) {
+    Live l;
+    Fabric f = small_fabric();
+    set_link_rate(f, synth_node(f, "leaf0001"), 1, Rate{Width::X1, Speed::HDR});
+    l.sweep(f, 7, T0 + 1000);
+    auto engine_of = [](Guid local) {
+        ha::HaConfig c;
+        c.mode = ha::Mode::monitor;
+        c.local_sm = local;
+        ha::HaEngine e(c);
+        e.on_plugin({kMasterGuid, 1, 15, SmState::Master, 100}, local == kMasterGuid, T0 + 1000);
+        e.on_plugin({kStandbyGuid, 2, 14, SmState::Standby, 100}, local == kStandbyGuid, T0 + 1000);
+        return e;
+    };
+    const ha::HaEngine standby = engine_of(kStandbyGuid), master = engine_of(kMasterGuid);
+    const std::string s = metrics_text({.state = &l.st, .now_ms = T0 + 1100, .ha = &standby});
+    EXPECT_TRUE(has_line(s, "ibfabric_role{role=\"standby\"} 1")) << s;
+    EXPECT_TRUE(has_line(s, "ibfabric_role{role=\"active\"} 0"));
+    EXPECT_TRUE(has_line(s, "ibfabric_findings{kind=\"rate_mismatch\",severity=\"error\",role=\"standby\"} 1"));
+    EXPECT_TRUE(has_line(s, "ibfabric_data_fresh{role=\"standby\"} 1"));
+    EXPECT_TRUE(has_line(s, "ibfabric_link_rate_bytes_per_second{" + kLeafHost + ",role=\"standby\"} 6250000000"));
+    EXPECT_EQ(s.find("role=\"active\"} 1"), std::string::npos) << "no active copy on the standby's node";
+    // The master's node: the same series, active; the per-link copy rendered for the other role is
+    // not reused (a failover changes the role between two checks).
+    const std::string a = metrics_text({.state = &l.st, .now_ms = T0 + 1100, .ha = &master});
+    EXPECT_TRUE(has_line(a, "ibfabric_role{role=\"active\"} 1"));
+    EXPECT_TRUE(has_line(a, "ibfabric_findings{kind=\"rate_mismatch\",severity=\"error\",role=\"active\"} 1"));
+    EXPECT_TRUE(has_line(a, "ibfabric_link_rate_bytes_per_second{" + kLeafHost + "," + kActive + "} 6250000000"));
+    EXPECT_EQ(a.find("role=\"standby\"} 1"), std::string::npos);
+    EXPECT_EQ(metrics_text({.state = &l.st, .now_ms = T0 + 1100, .ha = &standby}), s);
+}
+
+// Only gauges carry the role: a counter's series must not split when the role moves (increase()).
+TEST(Metrics, OnlyGaugesCarryTheRoleLabel) {
+    Live l;
+    l.sweep(small_fabric(), 1, T0);
+    const std::string m = l.metrics(T0);
+    std::map<std::string, std::string> type;
+    size_t with_role = 0;
+    for (size_t at = 0, eol; at < m.size(); at = eol + 1) {
+        eol = m.find('\n', at);
+        const std::string line = m.substr(at, eol - at);
+        if (line.rfind("# TYPE ", 0) == 0) {
+            const size_t sp = line.find(' ', 7);
+            type[line.substr(7, sp - 7)] = line.substr(sp + 1);
+        } else if (line[0] != '#' && line.find("role=\"") != std::string::npos) {
+            const std::string name = line.substr(0, line.find('{'));
+            EXPECT_EQ(type[name], "gauge") << line;
+            ++with_role;
+        }
+    }
+    EXPECT_GT(with_role, 20u);
+    EXPECT_TRUE(has_line(m, "ibfabric_checks_total 1")) << "a daemon's own counter has no role";
 }
 
 TEST(Metrics, ReloadResultIsExported) {

@@ -89,10 +89,10 @@ TEST(DaemonWaivers, WaivedFindingsAreListedApartAndNotCounted) {
     EXPECT_EQ(fabric["findings"], 1);
 
     const std::string m = get(st, "/metrics").body;
-    EXPECT_NE(m.find("ibfabric_findings{kind=\"miswired\",severity=\"error\"} 0"), std::string::npos) << m;
-    EXPECT_NE(m.find("ibfabric_findings{kind=\"waiver_expired\",severity=\"warning\"} 1"), std::string::npos);
-    EXPECT_NE(m.find("ibfabric_analysis_findings{kind=\"host_misplaced\",severity=\"warning\"} 0"), std::string::npos);
-    EXPECT_NE(m.find("ibfabric_findings_waived 2"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_findings{kind=\"miswired\",severity=\"error\",role=\"active\"} 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("ibfabric_findings{kind=\"waiver_expired\",severity=\"warning\",role=\"active\"} 1"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_analysis_findings{kind=\"host_misplaced\",severity=\"warning\",role=\"active\"} 0"), std::string::npos);
+    EXPECT_NE(m.find("ibfabric_findings_waived{role=\"active\"} 2"), std::string::npos);
 }
 
 TEST(DaemonWaivers, ConfigKeyIsAPathRelativeToTheConfig) {

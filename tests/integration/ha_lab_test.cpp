@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <csignal>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -372,6 +374,18 @@ json finished_switchover(int port, double timeout_s) {
     return nullptr;
 }
 
+// The copies of the miswired finding one daemon's /metrics has: "active", "standby" or "" (none
+// above 0; also when the scrape failed).
+std::string miswired_copy(int api_port) {
+    const std::string body = http_get(api_port, "/metrics", 2).body;
+    for (const char* role : {"active", "standby"}) {
+        const std::string key = std::string("\nibfabric_findings{kind=\"miswired\",severity=\"error\",role=\"") + role + "\"} ";
+        const size_t at = body.find(key);
+        if (at != std::string::npos && std::atoi(body.c_str() + at + key.size()) > 0) return role;
+    }
+    return "";
+}
+
 }  // namespace
 
 // Issue 16 scenario 3: the `sm switchover` client killed 30 ms after it started. The run lives in
@@ -428,4 +442,61 @@ TEST(HaLab, SwitchoverToAFrozenStandbyRollsBackAndLeavesItStandby) {
     EXPECT_EQ(lab_wait_one_master(s, 10, 1.0), std::optional<size_t>(0)) << read_all(s.sms[0].daemon_log);
     EXPECT_TRUE(wait_state(s, 1, "STANDBY", 20.0)) << "the target is not left NOT_ACTIVE\n" << read_all(s.sms[1].log);
     EXPECT_EQ(fabric_lids(s, 1), before);
+
+// Issue 17 item 3: both SM nodes' daemons see the crossed pair, exactly one publishes it as
+// active (the master's node); after a kill of the master the successor's daemon takes it over,
+// never with two active copies and without one only while the failover lasts.
+TEST(HaLab, ACrossedPairIsOneActiveMiswiredAcrossBothDaemonsThroughAFailover) {
+    LabDir lab;
+    Cli up = lab.cli({"lab", "up", kSmall, "--sms", "2", "--fault", "cross:leaf02/19,leaf02/20", "--timeout", "60",
+                      "--json"});
+    SKIP_WITHOUT_HA(lab, up);
+    ASSERT_EQ(up.rc, 1) << "findings: exit 1\n" << describe(up);
+    EXPECT_EQ(summary(up), (std::map<std::string, int>{{"miswired", 1}})) << up.out;
+    LabState s = lab.state();
+    ASSERT_EQ(s.sms.size(), 2u);
+    ASSERT_EQ(lab_wait_one_master(s, 10, 1.0), std::optional<size_t>(0));
+    const int master_api = s.sms[0].api_port, standby_api = s.sms[1].api_port;
+    std::string m, st;
+    for (int i = 0; i < 100 && !(m == "active" && st == "standby"); ++i) {  // both daemons checked the fabric
+        m = miswired_copy(master_api);
+        st = miswired_copy(standby_api);
+        if (!(m == "active" && st == "standby")) sleep_s(0.1);
+    }
+    ASSERT_EQ(m, "active") << "the master's node publishes the finding";
+    ASSERT_EQ(st, "standby") << "the standby's node mirrors it";
+
+    Cli k = fault(lab, "kill-sm", "master");
+    ASSERT_EQ(k.rc, 0) << describe(k);
+    const double kill_s = now_s();
+    // Read the successor's daemon first: it turns active only after the old master's turned standby,
+    // so in this order a poll never shows two active copies that were not there at one instant.
+    int polls = 0, two = 0, after = 0, kept = 0;
+    double zero_since = -1, longest_zero_s = 0, settled_s = -1;
+    // Until the new master's daemon is active and the old one's is not, then one second more.
+    while (now_s() - kill_s < 10 && (settled_s < 0 || now_s() - settled_s < 1.0)) {
+        const std::string succ = miswired_copy(standby_api), old = miswired_copy(master_api);
+        const double t = now_s();
+        ++polls;
+        two += succ == "active" && old == "active";
+        const bool none = succ != "active" && old != "active";
+        if (none && zero_since < 0) zero_since = t;
+        if (!none && zero_since >= 0) longest_zero_s = std::max(longest_zero_s, t - zero_since), zero_since = -1;
+        if (settled_s >= 0) {
+            ++after;
+            kept += succ == "active" && old != "active";
+        } else if (succ == "active" && old != "active" && last_state(s, 1) == "MASTER") {
+            settled_s = t;
+        }
+        sleep_s(0.01);
+    }
+    std::printf("kill -> new master's daemon active: %.0f ms; longest time without an active copy %.0f ms (%d polls)\n",
+                (settled_s - kill_s) * 1000, longest_zero_s * 1000, polls);
+    ASSERT_GT(settled_s, 0) << "the new master's daemon never published the finding as active\n"
+                            << read_all(s.sms[1].daemon_log);
+    EXPECT_EQ(two, 0) << "two active copies in " << two << " of " << polls << " polls";
+    EXPECT_LT(longest_zero_s, 1.0) << "no active copy for longer than the failover (taken over within 1 s)";
+    // And it stays so: the old node mirrors it or has none (its SM is dead, its daemon runs).
+    EXPECT_GT(after, 10);
+    EXPECT_EQ(kept, after) << "the new master's daemon active, the old one's not, in every poll after";
 }

@@ -7,6 +7,8 @@
 // writes its samples. To add a family (HA metrics: failovers, successor, ...), add a row there
 // and a line to docs/metrics.md; the rendering, HELP/TYPE lines and the promtool/OpenMetrics
 // tests (tests/controller/metrics_test.cpp) cover it without further changes.
+// Fabric gauges (findings, links, data_fresh, ...) carry role="active"|"standby" so that an HA
+// pair's alerts and dashboards count one copy (docs/metrics.md, "One copy per HA pair").
 // Naming (Prometheus practices): prefix ibfabric_, base units (seconds, bytes, bits), counters end
 // in _total, times are Unix-time `_timestamp_seconds` gauges, labels bounded and stable (values such
 // as rate or MTU are values, never labels), series that will exist are exported as 0.
@@ -18,10 +20,16 @@
 #include "ibf/controller_state.h"
 
 namespace ibf {
+namespace ha {
+class HaEngine;
+}
 
 struct MetricsInput {
     const ControllerState* state = nullptr;
     int64_t now_ms = 0;
+    // The HA engine (null without `ha:`): decides the role label of the fabric gauges, "active" on
+    // one daemon of an HA pair and "standby" on the others (ha/fabric_role.h).
+    const ha::HaEngine* ha = nullptr;
 };
 
 std::string metrics_text(const MetricsInput& in);

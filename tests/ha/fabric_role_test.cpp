@@ -1,0 +1,172 @@
+// Which daemon of an HA pair publishes the fabric as `active` (ha/fabric_role.h): each rule, then a
+// kill of the master fed to the two nodes' engines at explicit times, checking the pair's copies.
+#include <gtest/gtest.h>
+
+#include "ibf/fabric_role.h"
+#include "ibf/ha_engine.h"
+
+namespace ibf::ha {
+namespace {
+
+constexpr Guid kA = 0x0002c90300000001, kB = 0x0002c90300000002;
+
+FabricRole role(RoleView v) { return fabric_role(v).role; }
+
+TEST(FabricRole, ADaemonWithoutHaIsAlwaysActive) {
+    EXPECT_EQ(role({}), FabricRole::active);
+    RoleView v;  // whatever else it would know
+    v.local_sm = kB;
+    v.master = kA;
+    EXPECT_EQ(role(v), FabricRole::active);
+    EXPECT_EQ(fabric_role(v).why, "not in an HA pair (no ha: section)");
+}
+
+TEST(FabricRole, TheLiveMastersNodeIsActiveTheOthersStandby) {
+    EXPECT_EQ(role({.ha = true, .local_sm = kA, .local_is_master = true, .master = kA, .successor = kB}),
+              FabricRole::active);
+    EXPECT_EQ(role({.ha = true, .local_sm = kB, .master = kA}), FabricRole::standby);
+    // This node's SM not seen yet (its opensm not running): another is master.
+    EXPECT_EQ(role({.ha = true, .local_sm = 0, .master = kA}), FabricRole::standby);
+}
+
+TEST(FabricRole, AFailingMasterHandsItsCopyToTheSuccessorOnlyWhenThereIsOne) {
+    // Master by the evidence (not proved dead) but no longer alive: a live standby will take over.
+    EXPECT_EQ(role({.ha = true, .local_sm = kA, .master = kA, .successor = kB}), FabricRole::standby);
+    // Still answering SMInfo (alive) but its plugin on this host is gone: suspect, the same.
+    EXPECT_EQ(role({.ha = true, .local_sm = kA, .local_is_master = true, .local_suspect = true, .master = kA,
+                    .successor = kB}),
+              FabricRole::standby);
+    EXPECT_EQ(role({.ha = true, .local_sm = kA, .local_is_master = true, .local_suspect = true, .master = kA}),
+              FabricRole::active);
+    // Nobody would: keep the copy (findings never vanish from every daemon).
+    EXPECT_EQ(role({.ha = true, .local_sm = kA, .master = kA}), FabricRole::active);
+}
+
+TEST(FabricRole, NoMasterTheSuccessorsNodeIsActive) {
+    EXPECT_EQ(role({.ha = true, .local_sm = kB, .successor = kB}), FabricRole::active);
+    EXPECT_EQ(role({.ha = true, .local_sm = kA, .successor = kB}), FabricRole::standby);
+}
+
+TEST(FabricRole, NoLiveSmAtAllEveryDaemonIsActive) {
+    EXPECT_EQ(role({.ha = true, .local_sm = kA}), FabricRole::active);
+    EXPECT_EQ(role({.ha = true, .local_sm = kB}), FabricRole::active);
+    EXPECT_EQ(role({.ha = true}), FabricRole::active) << "a daemon that knows no SM yet: no data is not health";
+}
+
+SmInfo sm(Guid g, uint16_t lid, uint8_t prio, SmState st, uint32_t ac) { return {g, lid, prio, st, ac}; }
+
+SmInfoReply answer(Guid g, uint8_t prio, SmState st, uint32_t ac) {
+    SmInfoReply r;
+    r.status = SmpStatus::ok;
+    r.info = sm(g, 0, prio, st, ac);
+    return r;
+}
+
+SmInfoReply lost() {
+    SmInfoReply r;
+    r.status = SmpStatus::timeout;
+    r.error = "timeout";
+    return r;
+}
+
+// One SM node's engine: A (master, priority 15, LID 1) or B (standby, 14, LID 2).
+HaEngine node(Guid local) {
+    HaConfig c;
+    c.mode = Mode::act;
+    c.local_sm = local;
+    HaEngine e(c);
+    LocalPort p;
+    p.ok = true;
+    p.state = 4;
+    p.port_guid = local;
+    p.lid = local == kA ? 1 : 2;
+    e.on_local_port(p, 0);
+    Snapshot s;  // the master's sweep knows the standby: one subnet
+    s.self = sm(kA, 1, 15, SmState::Master, 100);
+    s.other_sms = {sm(kB, 2, 14, SmState::Standby, 100)};
+    e.on_snapshot(s, 0);
+    return e;
+}
+
+struct TwoNodes {
+    HaEngine a = node(kA), b = node(kB);
+    // Both plugins heartbeat to both daemons (A's own over its Unix socket).
+    void heartbeat(Guid g, SmState st, int64_t t) {
+        const uint8_t prio = g == kA ? 15 : 14;
+        a.on_plugin(sm(g, 0, prio, st, uint32_t(100 + t)), g == kA, t);
+        b.on_plugin(sm(g, 0, prio, st, uint32_t(100 + t)), g == kB, t);
+    }
+    void probe_a(const SmInfoReply& r, int64_t t) {
+        a.on_probe(kA, 1, r, t);
+        b.on_probe(kA, 1, r, t);
+    }
+    int active(int64_t t) {
+        a.tick(t);
+        b.tick(t);
+        return (fabric_role(role_view(a, t)).role == FabricRole::active) +
+               (fabric_role(role_view(b, t)).role == FabricRole::active);
+    }
+    FabricRole of(HaEngine& e, int64_t t) { return fabric_role(role_view(e, t)).role; }
+};
+
+TEST(FabricRole, AKillOfTheMasterNeverGivesTwoActiveCopiesAndNoneOnlyUntilTheSuccessorProvesItDead) {
+    TwoNodes n;
+    for (int64_t t = 0; t <= 1000; t += 100) {
+        n.heartbeat(kA, SmState::Master, t);
+        n.heartbeat(kB, SmState::Standby, t);
+        n.probe_a(answer(kA, 15, SmState::Master, uint32_t(100 + t)), t);
+        ASSERT_EQ(n.active(t), 1) << "at " << t;
+        ASSERT_EQ(n.of(n.a, t), FabricRole::active);
+    }
+    // opensm on A killed: its plugin's connections close, its process is gone (one host, as in the lab).
+    for (HaEngine* e : {&n.a, &n.b}) {
+        e->on_plugin_closed(kA, 1010);
+        e->on_process_gone(kA, 1010);
+    }
+    n.heartbeat(kB, SmState::Standby, 1010);
+    // A's plugin is gone: A's daemon hands over at once; B's has no proof yet (SMInfo answered).
+    EXPECT_EQ(n.active(1010), 0);
+    EXPECT_EQ(n.of(n.a, 1010), FabricRole::standby);
+    n.probe_a(lost(), 1100);
+    n.heartbeat(kB, SmState::Standby, 1100);
+    EXPECT_EQ(n.active(1100), 0);
+    EXPECT_EQ(n.of(n.a, 1100), FabricRole::standby);
+    // The second: B's engine proves A dead and promotes; B's daemon publishes before its SM is MASTER.
+    n.probe_a(lost(), 1200);
+    n.heartbeat(kB, SmState::Standby, 1200);
+    EXPECT_EQ(n.active(1200), 1);
+    EXPECT_EQ(n.of(n.b, 1200), FabricRole::active);
+    n.b.on_promote_sent(answer(kB, 14, SmState::Standby, 1300), 1201);
+    for (int64_t t = 1290; t <= 3000; t += 100) {
+        n.heartbeat(kB, SmState::Master, t);
+        n.probe_a(lost(), t);
+        ASSERT_EQ(n.active(t), 1) << "at " << t;
+        ASSERT_EQ(n.of(n.b, t), FabricRole::active) << "at " << t;
+    }
+}
+
+// On ibsim the agent on the killed SM's node may still get SMInfo answers from its own port: its
+// plugin's connection, on this host, decides; the successor still needs its own proof.
+TEST(FabricRole, AKilledMastersNodeHandsOverOnItsPluginEvenWhileItsOwnProbesAnswer) {
+    TwoNodes n;
+    for (int64_t t = 0; t <= 1000; t += 100) {
+        n.heartbeat(kA, SmState::Master, t);
+        n.heartbeat(kB, SmState::Standby, t);
+        n.probe_a(answer(kA, 15, SmState::Master, uint32_t(100 + t)), t);
+    }
+    for (HaEngine* e : {&n.a, &n.b}) {
+        e->on_plugin_closed(kA, 1010);
+        e->on_process_gone(kA, 1010);
+    }
+    for (int64_t t = 1010; t <= 1210; t += 100) {
+        n.a.on_probe(kA, 1, answer(kA, 15, SmState::Master, 1200), t);  // A's node: still answered
+        n.b.on_probe(kA, 1, lost(), t);                                  // B's node: failing
+        n.heartbeat(kB, SmState::Standby, t);
+        EXPECT_LE(n.active(t), 1) << "at " << t;
+        EXPECT_EQ(n.of(n.a, t), FabricRole::standby) << "at " << t;
+    }
+    EXPECT_EQ(n.of(n.b, 1210), FabricRole::active) << "B's engine proved A dead (plugin gone, 2+ failures)";
+}
+
+}  // namespace
+}  // namespace ibf::ha
