@@ -110,6 +110,7 @@ struct Daemon::Impl {
     boost::asio::steady_timer ha_gone_timer{io};
     void ha_watch_gone();
     nlohmann::json set_local_priority(const nlohmann::json& body);
+    nlohmann::json set_priority_through_helper(int priority);
     nlohmann::json set_local_sm_state(const nlohmann::json& body);
 
     // worker thread (daemon.cpp)
