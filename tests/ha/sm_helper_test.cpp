@@ -228,11 +228,12 @@ TEST_F(SmHelperProgram, SetsThePriorityAndSignalsTheOpensmItFindsItself) {
     fs::copy_file("/bin/sh", dir + "/opensm");
     const pid_t sm = ::fork();
     if (sm == 0) {
-        ::execl((dir + "/opensm").c_str(), "opensm", "-c", "trap 'exit 42' HUP; while :; do sleep 0.05; done", "-F", conf.c_str(),
-                static_cast<char*>(nullptr));
+        ::execl((dir + "/opensm").c_str(), "opensm", "-c", "trap 'exit 42' HUP; : >\"$0.ready\"; while :; do sleep 0.05; done",
+                (dir + "/opensm").c_str(), "-F", conf.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the trap is set
+    for (int i = 0; i < 200 && !fs::exists(dir + "/opensm.ready"); ++i)  // its trap is set
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
     const std::vector<std::string> args = {"--opensm-conf", conf, "--guid2lid", dir + "/guid2lid", "--allow-group", "root"};
     auto [a, rc] = run_helper(args, "priority 13\n");
     EXPECT_EQ(a, "ok priority=13 before=15 pid=" + std::to_string(sm) + "\n");

@@ -62,8 +62,10 @@ chmod 0755 "$work"; chmod 0644 "$work/new-guid2lid"
 
 cp /bin/sh "$work/opensm"
 start_opensm() {
-  "$work/opensm" -c 'trap "exit 42" HUP; while :; do sleep 0.05; done' -F /etc/opensm/opensm.conf &
-  opensm_pid=$!; pids+=("$opensm_pid"); sleep 0.2
+  rm -f "$work/opensm.ready"
+  "$work/opensm" -c 'trap "exit 42" HUP; : >"$0.ready"; while :; do sleep 0.05; done' "$work/opensm" -F /etc/opensm/opensm.conf &
+  opensm_pid=$!; pids+=("$opensm_pid")
+  for _ in $(seq 100); do [ -e "$work/opensm.ready" ] && break; sleep 0.05; done  # its trap is set
 }
 
 # ---- the helper behind its socket, as the .socket and @.service units say -------------------
