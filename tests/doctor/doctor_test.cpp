@@ -295,7 +295,9 @@ TEST(DoctorHa, TheShippedUnitsPassWithTheHelper) {
     c = check_guid2lid(closed);
     EXPECT_EQ(c.status, Status::fail);
     EXPECT_EQ(c.fix, "SocketGroup=ibfabric and SocketMode=0660 in ibfabric-sm-helper.socket");
-    EXPECT_TRUE(all_passed(run_checks(f)));
+    f.keepalived_conf = file("/etc/keepalived/keepalived.conf", "notify_master \"/usr/bin/ibfabric ha notify\"\n");
+    const auto all = run_checks(f);
+    EXPECT_TRUE(all_passed(all)) << render_text(all);
 }
 
 // Without ha.sm_helper the daemon would write both files itself: the shipped sandbox forbids it,
@@ -318,7 +320,7 @@ TEST(DoctorHa, WithoutTheHelperTheShippedUnitCannotWriteGuid2LidOrThePriority) {
 TEST(DoctorHa, EachUnitOptionIsNeededByExactlyOneCheck) {
     const std::string shipped = read_text(std::string(IBF_SOURCE_DIR) + "/packaging/ibfabricd.service");
     const Facts base = ha_node({shipped});
-    for (const std::string& undo : {"PrivateDevices=yes\n", "DeviceAllow=\n", "SupplementaryGroups=\n"}) {
+    for (const std::string undo : {"PrivateDevices=yes\n", "DeviceAllow=\n", "SupplementaryGroups=\n"}) {
         const Facts f = ha_node({shipped, "[Service]\n" + undo});
         EXPECT_EQ(check_mad_access(f).status, Status::fail) << undo;
         EXPECT_EQ(check_guid2lid(f).status, check_guid2lid(base).status) << undo;
