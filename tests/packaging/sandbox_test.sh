@@ -34,6 +34,9 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
+if [ ! -d /etc/opensm ]; then  # no opensm package here: a copy of /etc with the directory, in this namespace only
+  cp -a /etc "$work/etc"; mkdir "$work/etc/opensm"; mount --bind "$work/etc" /etc
+fi
 cp /etc/passwd "$work/passwd"; cp /etc/group "$work/group"
 grep -q '^ibfabric:' "$work/passwd" || echo 'ibfabric:x:61990:61990:ibfabric daemon:/var/lib/ibfabric:/usr/sbin/nologin' >>"$work/passwd"
 grep -q '^ibfabric:' "$work/group" || echo 'ibfabric:x:61990:' >>"$work/group"
@@ -51,8 +54,7 @@ chgrp "$rule_group" /dev/infiniband/umad0; chmod "$rule_mode" /dev/infiniband/um
 
 mkdir -p "$work/etc-opensm" "$work/var-cache"
 mount -t tmpfs -o mode=0755 tmpfs /run
-[ -d /etc/opensm ] || mount -t tmpfs -o mode=0755 tmpfs /etc  # keeps the passwd/group binds out; not expected on CI
-mount --bind "$work/etc-opensm" /etc/opensm 2>/dev/null || { mkdir -p /etc/opensm; mount --bind "$work/etc-opensm" /etc/opensm; }
+mount --bind "$work/etc-opensm" /etc/opensm
 mount --bind "$work/var-cache" /var/cache
 mkdir -m 0755 /var/cache/opensm
 printf 'sm_key 0x00000000000000ab\nsm_priority 15\n' >/etc/opensm/opensm.conf; chmod 0600 /etc/opensm/opensm.conf
