@@ -110,6 +110,33 @@ cmp -s /var/cache/opensm/guid2lid "$work/new-guid2lid" || fail "guid2lid not rep
 grep -q "ok priority=13" "$work/helper.log" || fail "the helper logged nothing: $(cat "$work/helper.log")"
 echo "ok: under the shipped units ibfabric opened umad0 (ENXIO), set sm_priority 13 (0600 root kept, opensm SIGHUP'd) and replaced guid2lid (0644 kept) through the helper"
 
+# ---- ibfabricd itself under its unit's sandbox: POST /api/v1/sm/priority goes through the helper --
+mount -t tmpfs -o mode=0755 tmpfs /var/lib  # its StateDirectory= is made here, not on the host
+cfgdir=/run/ibfabric-test
+mkdir -p "$cfgdir"
+printf 't0ken-sandbox\n' >"$cfgdir/token"; chgrp ibfabric "$cfgdir/token"; chmod 0640 "$cfgdir/token"
+printf 'socket: /run/ibfabric/osm.sock\nhttp: 127.0.0.1:0\ntoken_file: %s/token\nha:\n  mode: monitor\n  sm_helper: %s\n' \
+  "$cfgdir" "$sock" >"$cfgdir/ibfabricd.yaml"
+daemon_exec=$(grep -E '^ExecStart=' "$pkg/ibfabricd.service" | tail -1 | cut -d= -f2- |
+              sed "s|/usr/bin/ibfabricd|$build/bin/ibfabricd|; s|/etc/ibfabric/ibfabricd.yaml|$cfgdir/ibfabricd.yaml|")
+start_opensm
+# shellcheck disable=SC2086
+setsid bash "$here/unit_sandbox.sh" --major infiniband_mad=231 "$pkg/ibfabricd.service" -- \
+  $daemon_exec --port-file /run/ibfabric/port >"$work/daemon.log" 2>&1 &
+daemon_pgid=$!; pids+=("-$daemon_pgid")
+for _ in $(seq 100); do [ -s /run/ibfabric/port ] && break; sleep 0.05; done
+[ -s /run/ibfabric/port ] || fail "ibfabricd under its sandbox did not start: $(cat "$work/daemon.log")"
+answer=$(curl -s --max-time 10 -X POST -H 'Authorization: Bearer t0ken-sandbox' -d '{"priority": 12}' \
+         "http://127.0.0.1:$(cat /run/ibfabric/port)/api/v1/sm/priority")
+kill -- "-$daemon_pgid" 2>/dev/null || true; wait "$daemon_pgid" 2>/dev/null || true
+grep -q "\"priority_before\": *13" <<<"$answer" && grep -q "\"opensm_pid\": *$opensm_pid" <<<"$answer" &&
+  grep -q "\"sm_helper\": *\"$sock\"" <<<"$answer" || fail "POST /api/v1/sm/priority: $answer; daemon: $(cat "$work/daemon.log")"
+[ "$(cat /etc/opensm/opensm.conf)" = $'sm_key 0x00000000000000ab\nsm_priority 12' ] || fail "opensm.conf after the daemon: $(cat /etc/opensm/opensm.conf)"
+wait "$opensm_pid" && orc=0 || orc=$?
+[ "$orc" = 42 ] || fail "the daemon's request sent the stand-in opensm no SIGHUP (status $orc)"
+[ "$(stat -c %U /run/ibfabric)" = ibfabric ] || fail "RuntimeDirectory= /run/ibfabric is $(stat -c %U /run/ibfabric)'s"
+echo "ok: ibfabricd (user ibfabric, its unit's sandbox) set sm_priority 13 -> 12 through the helper: $(tr -d ' \n' <<<"$answer")"
+
 # ---- one broken option at a time: exactly its step fails ------------------------------------
 expect() {  # WHAT STATUS REGEX -- probe args
   local what=$1 want=$2 re=$3; shift 4

@@ -8,6 +8,7 @@
 #                  DeviceAllow= (a cgroup-v1 devices cgroup, systemd's "closed" list + the allowed)
 #   file system    ProtectSystem= (strict/full/yes: read-only remounts) ReadWritePaths=
 #                  ProtectHome= PrivateTmp= ProtectProc= (a procfs with hidepid=) UMask=
+#                  RuntimeDirectory= StateDirectory= (+ ...Mode=): made, given to User=, writable
 # Every other [Service] property is listed on stderr as not reproduced (seccomp filters,
 # address families, the Protect* kernel knobs). Lists accumulate, an empty assignment resets
 # them, a later single value wins: the merge systemd does for drop-ins.
@@ -36,6 +37,7 @@ declare -A list=([DeviceAllow]="" [ReadWritePaths]="" [SupplementaryGroups]="" [
 declare -A reproduced=([User]=1 [Group]=1 [SupplementaryGroups]=1 [CapabilityBoundingSet]=1 [AmbientCapabilities]=1
   [NoNewPrivileges]=1 [PrivateDevices]=1 [DevicePolicy]=1 [DeviceAllow]=1 [ProtectSystem]=1 [ReadWritePaths]=1
   [ProtectHome]=1 [PrivateTmp]=1 [ProtectProc]=1 [UMask]=1 [ExecStart]=1 [Type]=1 [ExecReload]=1
+  [RuntimeDirectory]=1 [RuntimeDirectoryMode]=1 [RuntimeDirectoryPreserve]=1 [StateDirectory]=1 [StateDirectoryMode]=1
   [Restart]=1 [RestartSec]=1 [StandardInput]=1 [StandardOutput]=1 [StandardError]=1 [RuntimeMaxSec]=1)
 skipped=()
 
@@ -118,8 +120,18 @@ if [ -n "${one[seen:CapabilityBoundingSet]+x}" ]; then
 fi
 yes_ "${one[NoNewPrivileges]:-no}" && priv+=(--no-new-privs)
 
-# --- the mount namespace (a script run by unshare) ------------------------------------------
+# --- RuntimeDirectory=, StateDirectory=: made for the unit's user, writable under ProtectSystem= ---
 rw=""
+for kind in Runtime:/run State:/var/lib; do
+  for d in ${one[${kind%%:*}Directory]:-}; do
+    mkdir -p "${kind#*:}/$d"
+    chmod "${one[${kind%%:*}DirectoryMode]:-0755}" "${kind#*:}/$d"
+    [ "$user" = root ] || chown "$user:$group" "${kind#*:}/$d"
+    rw+=" ${kind#*:}/$d"
+  done
+done
+
+# --- the mount namespace (a script run by unshare) ------------------------------------------
 for p in ${list[ReadWritePaths]}; do p=${p#-}; rw+=" $p"; done
 inner=$(cat <<EOF
 set -e
