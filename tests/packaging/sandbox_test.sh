@@ -121,14 +121,14 @@ daemon_exec=$(grep -E '^ExecStart=' "$pkg/ibfabricd.service" | tail -1 | cut -d=
               sed "s|/usr/bin/ibfabricd|$build/bin/ibfabricd|; s|/etc/ibfabric/ibfabricd.yaml|$cfgdir/ibfabricd.yaml|")
 start_opensm
 # shellcheck disable=SC2086
-setsid bash "$here/unit_sandbox.sh" --major infiniband_mad=231 "$pkg/ibfabricd.service" -- \
+bash "$here/unit_sandbox.sh" --major infiniband_mad=231 "$pkg/ibfabricd.service" -- \
   $daemon_exec --port-file /run/ibfabric/port >"$work/daemon.log" 2>&1 &
-daemon_pgid=$!; pids+=("-$daemon_pgid")
+daemon_pid=$!; pids+=("$daemon_pid")  # unit_sandbox.sh passes SIGTERM on to ibfabricd
 for _ in $(seq 100); do [ -s /run/ibfabric/port ] && break; sleep 0.05; done
 [ -s /run/ibfabric/port ] || fail "ibfabricd under its sandbox did not start: $(cat "$work/daemon.log")"
 answer=$(curl -s --max-time 10 -X POST -H 'Authorization: Bearer t0ken-sandbox' -d '{"priority": 12}' \
          "http://127.0.0.1:$(cat /run/ibfabric/port)/api/v1/sm/priority")
-kill -- "-$daemon_pgid" 2>/dev/null || true; wait "$daemon_pgid" 2>/dev/null || true
+kill "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true
 grep -q "\"priority_before\": *13" <<<"$answer" && grep -q "\"opensm_pid\": *$opensm_pid" <<<"$answer" &&
   grep -q "\"sm_helper\": *\"$sock\"" <<<"$answer" || fail "POST /api/v1/sm/priority: $answer; daemon: $(cat "$work/daemon.log")"
 [ "$(cat /etc/opensm/opensm.conf)" = $'sm_key 0x00000000000000ab\nsm_priority 12' ] || fail "opensm.conf after the daemon: $(cat /etc/opensm/opensm.conf)"

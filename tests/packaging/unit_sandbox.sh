@@ -172,9 +172,15 @@ exec "\${cmd[@]}"
 EOF
 )
 set +e
+# The command in the background (stdin kept: the helper's connection is its stdin) so that a
+# SIGTERM to this script reaches it (its pid stays the command's through every exec) and the
+# device cgroup is still removed afterwards.
 (
   [ -z "$cg" ] || echo "$BASHPID" >"$cg/cgroup.procs"
   exec unshare --mount --propagation private -- bash -c "$inner" unit-sandbox "${priv[@]}" -- "$@"
-)
-rc=$?
+) <&0 &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null' TERM INT
+wait "$child"; rc=$?
+while kill -0 "$child" 2>/dev/null; do wait "$child"; rc=$?; done
 exit $rc
