@@ -19,7 +19,7 @@ san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBF_FUZZ=ON -DIBF_BUILD_TESTS=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" "${launcher[@]}" >/dev/null
-all=(ibnetdiscover iblinkinfo ibdiagnet_net node_name_map plan_yaml waivers sweep_ref daemon_config wire_decoder http_api)
+all=(ibnetdiscover iblinkinfo ibdiagnet_net node_name_map plan_yaml waivers sweep_ref daemon_config wire_decoder http_api sm_helper)
 targets=()
 for n in "${all[@]}"; do [[ $n =~ $ONLY ]] && targets+=("fuzz_$n"); done
 [ ${#targets[@]} -gt 0 ] || { echo "fuzz: no target matches '$ONLY' (${all[*]})"; exit 2; }

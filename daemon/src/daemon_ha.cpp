@@ -16,6 +16,8 @@
 #include "ibf/ha_findings.h"
 #include "ibf/local_sm.h"
 #include "ibf/report.h"
+#include "ibf/sm_helper.h"
+#include "ibf/sm_helper_client.h"
 
 namespace ibf {
 
@@ -246,6 +248,7 @@ nlohmann::json Daemon::Impl::set_local_priority(const nlohmann::json& body) {
         body["priority"].get<uint64_t>() > 15)
         throw InputError("", 0, 0, "the body must be {\"priority\": 0..15}");
     const int prio = body["priority"].get<int>();
+    if (!hc.sm_helper.empty()) return set_priority_through_helper(prio);
     if (hc.opensm_conf.empty()) throw InputError("", 0, 0, "ha.opensm_conf is not configured on this node");
     const Guid local = ha->local_sm();
     auto rec = state.sms().find(local);
@@ -260,6 +263,21 @@ nlohmann::json Daemon::Impl::set_local_priority(const nlohmann::json& body) {
                           {"priority", prio},
                           {"opensm_pid", pid},
                           {"opensm_conf", hc.opensm_conf}};
+}
+
+// The same through the root helper (ha.sm_helper, the packaged units): it rewrites its own
+// opensm.conf and signals the opensm it finds itself; the daemon names neither file nor pid.
+nlohmann::json Daemon::Impl::set_priority_through_helper(int prio) {
+    const std::string& sock = opt.config.ha.sm_helper;
+    const std::string a = call_sm_helper(sock, priority_request(prio));
+    const int before = answer_field(a, "before"), pid = answer_field(a, "pid");
+    spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} by the helper at {}; opensm (pid {}) re-reads it on SIGHUP",
+                 guid_hex(ha->local_sm()), before, prio, sock, pid);
+    return nlohmann::json{{"sm", guid_hex(ha->local_sm())},
+                          {"priority_before", before < 0 ? nlohmann::json(nullptr) : nlohmann::json(before)},
+                          {"priority", prio},
+                          {"opensm_pid", pid},
+                          {"sm_helper", sock}};
 }
 
 // POST /api/v1/sm/state: {"set": "disable"} or {"set": "standby", "master": GUID}: the HA thread

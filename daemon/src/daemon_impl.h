@@ -112,6 +112,7 @@ struct Daemon::Impl {
     boost::asio::steady_timer ha_gone_timer{io};
     void ha_watch_gone();
     nlohmann::json set_local_priority(const nlohmann::json& body);
+    nlohmann::json set_priority_through_helper(int priority);
     nlohmann::json set_local_sm_state(const nlohmann::json& body);
     int64_t last_disable_ms = 0;             // last DISABLE asked of this node's SM (the stranded rule)
     int64_t local_not_active_ms = 0;         // this node's SM first seen NOT_ACTIVE (0 = it is not)

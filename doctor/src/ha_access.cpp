@@ -1,6 +1,6 @@
 // `ibfabric doctor`'s HA deployment checks: can the unit's user, under the unit's sandbox, open a
 // MAD device, rewrite the guid2lid file and change OpenSM's sm_priority? Pure: the unit's text,
-// the account and the files' stat() come in as Facts (probe.cpp). docs/ha.md "Deployment".
+// the account and the files' stat() come in as Facts (probe.cpp). docs/ha.md "Privileges under the packaged unit".
 #include <algorithm>
 #include <sstream>
 
@@ -107,7 +107,7 @@ Check check_mad_access(const Facts& f) {
     if (!ha_on(f)) return make(name, Status::skip, "ha is off in the daemon config");
     const UnitFact& u = f.unit;
     const std::string fix_unit = "in the unit (systemctl edit " + std::string(u.path.empty() ? "ibfabricd" : u.path.substr(u.path.rfind('/') + 1)) +
-                                 "): PrivateDevices=no, DevicePolicy=closed, DeviceAllow=char-infiniband_mad rw (docs/ha.md \"Deployment\")";
+                                 "): PrivateDevices=no, DevicePolicy=closed, DeviceAllow=char-infiniband_mad rw (docs/ha.md \"Privileges under the packaged unit\")";
     if (!u.path.empty() && yes(u.private_devices))
         return make(name, Status::fail, u.path + ": PrivateDevices=" + u.private_devices + " hides /dev/infiniband/umad*: no SMInfo probes, no failover", fix_unit);
     if (!u.path.empty() && (u.device_policy == "closed" || u.device_policy == "strict")) {
@@ -126,21 +126,40 @@ Check check_mad_access(const Facts& f) {
         if (may_access(d, f.unit_user, u.supplementary_groups, 6))
             return make(name, Status::ok, f.unit_user.name + " can open " + d.path + " (read and write) under " + (u.path.empty() ? "no unit" : u.path));
     return make(name, Status::fail, f.unit_user.name + " cannot read and write " + mode_text(f.umad_devices.front()),
-                "a udev rule giving umad* to a group (KERNEL==\"umad*\", GROUP=\"rdma\", MODE=\"0660\") and SupplementaryGroups=rdma in the unit");
+                "the package's udev rule /usr/lib/udev/rules.d/70-ibfabric-umad.rules (GROUP=\"rdma\", MODE=\"0660\"; "
+                "udevadm trigger --subsystem-match=infiniband_mad) and SupplementaryGroups=rdma in the unit");
 }
 
 namespace {
+
+const char* const kUseTheHelper =
+    "ha.sm_helper: /run/ibfabric-sm-helper.sock in the daemon config and systemctl enable --now "
+    "ibfabric-sm-helper.socket (the root helper), not a wider unit (docs/ha.md \"Privileges under the packaged unit\")";
+
+// With ha.sm_helper the daemon writes neither file itself: the helper's socket must be there and
+// the unit's user must be able to connect to it (write permission on the socket).
+Check helper_check(const std::string& name, const Facts& f, const std::string& what) {
+    const FileFact& s = f.sm_helper;
+    if (!s.exists)
+        return make(name, Status::fail, s.path + " (ha.sm_helper) does not exist: " + what + " fails",
+                    "systemctl enable --now ibfabric-sm-helper.socket");
+    if (!s.is_socket)
+        return make(name, Status::fail, s.path + " (ha.sm_helper) is not a socket", "point ha.sm_helper at ibfabric-sm-helper.socket's ListenStream=");
+    if (!may_access(s, f.unit_user, f.unit.supplementary_groups, 2))
+        return make(name, Status::fail, f.unit_user.name + " cannot connect to " + mode_text(s) + ": " + what + " fails",
+                    "SocketGroup=ibfabric and SocketMode=0660 in ibfabric-sm-helper.socket");
+    return make(name, Status::ok, f.unit_user.name + " reaches the root helper at " + mode_text(s) + ": " + what + " goes through it");
+}
 
 // The HA agent rewrites `file` by writing FILE.tmp beside it and renaming: the directory must be
 // writable and searchable by the user, and the sandbox must leave it writable.
 Check rewrite_check(const std::string& name, const Facts& f, const FileFact& file, const FileFact& dir, const std::string& what) {
     if (const std::string ro = read_only_by_unit(f.unit, file.path); !ro.empty() && !f.unit.path.empty())
-        return make(name, Status::fail, f.unit.path + ": " + ro + ": " + what + " fails",
-                    "ReadWritePaths=" + dir.path + " in the unit (docs/ha.md \"Deployment\")");
+        return make(name, Status::fail, f.unit.path + ": " + ro + ": " + what + " fails", kUseTheHelper);
     if (!dir.exists) return make(name, Status::fail, dir.path + " does not exist", "create it (OpenSM's package does)");
     if (!may_access(dir, f.unit_user, f.unit.supplementary_groups, 3))
         return make(name, Status::fail, f.unit_user.name + " cannot create files in " + mode_text(dir) + ": " + what + " fails",
-                    "give the directory to the HA agent's group (chgrp + chmod g+w) or run the agent as its owner (docs/ha.md \"Deployment\")");
+                    "give the directory to the HA agent's group (chgrp + chmod g+w) or run the agent as its owner (docs/ha.md \"Privileges under the packaged unit\")");
     if (file.exists && !may_access(file, f.unit_user, f.unit.supplementary_groups, 4))
         return make(name, Status::fail, f.unit_user.name + " cannot read " + mode_text(file), "chgrp the file to the agent's group, mode 0640");
     return make(name, Status::ok, f.unit_user.name + " can rewrite " + file.path + (file.exists ? "" : " (not there yet)"));
@@ -152,12 +171,14 @@ Check check_guid2lid(const Facts& f) {
     const std::string name = "guid2lid";
     if (!ha_on(f)) return make(name, Status::skip, "ha is off in the daemon config");
     if (f.config->ha.guid2lid_file.empty()) return make(name, Status::skip, "ha.guid2lid_file is not set: the standby's LIDs are not kept");
+    if (!f.config->ha.sm_helper.empty()) return helper_check(name, f, "keeping the standby's guid2lid current");
     return rewrite_check(name, f, f.guid2lid, f.guid2lid_dir, "keeping the standby's guid2lid current");
 }
 
 Check check_priority_path(const Facts& f) {
     const std::string name = "sm priority";
     if (!ha_on(f)) return make(name, Status::skip, "ha is off in the daemon config");
+    if (!f.config->ha.sm_helper.empty()) return helper_check(name, f, "setting sm_priority");
     if (f.config->ha.opensm_conf.empty()) return make(name, Status::skip, "ha.opensm_conf is not set: no switchover from this node");
     Check c = rewrite_check(name, f, f.ha_opensm_conf, f.ha_opensm_conf_dir, "rewriting sm_priority");
     if (c.status != Status::ok || f.unit_user.name == "root" || f.unit.path.empty()) return c;
@@ -167,10 +188,10 @@ Check check_priority_path(const Facts& f) {
     const bool kill_cap = std::find(amb.begin(), amb.end(), "CAP_KILL") != amb.end();
     if (!kill_cap)
         return make(name, Status::fail, f.unit.path + ": " + f.unit_user.name + " without CAP_KILL cannot SIGHUP a root opensm: sm_priority is written but not applied",
-                    "let a privileged helper apply it, not the network-facing daemon (docs/ha.md \"Deployment\")");
+                    kUseTheHelper);
     if (f.unit.protect_proc == "invisible" || f.unit.protect_proc == "noaccess")
         return make(name, Status::fail, f.unit.path + ": ProtectProc=" + f.unit.protect_proc + " hides the opensm process (/proc/<pid>/exe)",
-                    "ProtectProc=default for the process that signals opensm");
+                    kUseTheHelper);
     return make(name, Status::ok, c.detail + " and signal opensm");
 }
 

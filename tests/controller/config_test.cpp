@@ -202,3 +202,11 @@ TEST(ControllerConfig, HaFailureModelKeys) {
     EXPECT_NE(error_of("ha:\n  flap_window: 5\n", "c.yaml").find("flap_window_ms, sweep_timeout_ms, heal_attempts"),
               std::string::npos);
 }
+
+// ha.sm_helper: the root helper's socket, a path like the others (relative to the config's directory).
+TEST(ControllerConfig, HaSmHelperIsAPath) {
+    EXPECT_TRUE(parse_daemon_config("", "x.yaml").ha.sm_helper.empty());
+    const DaemonConfig c = parse_daemon_config("ha:\n  mode: act\n  sm_helper: /run/ibfabric-sm-helper.sock\n", "/etc/ibfabric/ibfabricd.yaml");
+    EXPECT_EQ(c.ha.sm_helper, "/run/ibfabric-sm-helper.sock");
+    EXPECT_NE(error_of("ha:\n  sm_helpr: /x\n").find("opensm_conf, sm_helper, agents"), std::string::npos) << error_of("ha:\n  sm_helpr: /x\n");
+}

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -882,4 +885,67 @@ TEST_F(AuthDaemon, KeyFileAndBindAddressAreCheckedAtStart) {
     cfg.tcp_bind = "0.0.0.0";
     EXPECT_EQ(start_error(), "ibfabricd: tcp ingest on 0.0.0.0 (not loopback) needs tcp_key_file: refusing "
                              "unauthenticated ingest from the network (docs/daemon.md)");
+}
+
+namespace {
+
+// A stand-in for ibfabric-sm-helper on its socket: takes one connection, reads the request to
+// EOF, answers `answer`.
+struct FakeSmHelper {
+    std::string path, answer, request;
+    int fd = -1;
+    std::thread thread;
+    FakeSmHelper(std::string p, std::string a) : path(std::move(p)), answer(std::move(a)) {
+        fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+        EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+        EXPECT_EQ(::listen(fd, 1), 0);
+        thread = std::thread([this] {
+            const int c = ::accept(fd, nullptr, nullptr);
+            if (c < 0) return;
+            char buf[256];
+            for (ssize_t n; (n = ::read(c, buf, sizeof buf)) > 0;) request.append(buf, static_cast<size_t>(n));
+            (void)!::write(c, answer.data(), answer.size());
+            ::close(c);
+        });
+    }
+    ~FakeSmHelper() {
+        ::shutdown(fd, SHUT_RDWR);
+        if (thread.joinable()) thread.join();
+        ::close(fd);
+    }
+};
+
+}  // namespace
+
+// ha.sm_helper: POST /api/v1/sm/priority becomes one "priority N" request to the helper's socket;
+// the daemon names neither opensm.conf nor a pid, and reports what the helper did; a helper error
+// is a 500 naming the socket and the helper's reason.
+TEST_F(ControllerDaemon, SmPriorityGoesThroughTheHelperWhenConfigured) {
+    write_file(dir.file("token"), "t0ken\n");
+    ::chmod(dir.file("token").c_str(), 0600);
+    cfg.token_file = dir.file("token");
+    cfg.ha.mode = ha::Mode::monitor;
+    cfg.ha.sm_helper = dir.file("helper.sock");
+    start();
+    {
+        FakeSmHelper helper(cfg.ha.sm_helper, "ok priority=13 before=15 pid=4242\n");
+        HttpResult r = http_request(url, "POST", "/api/v1/sm/priority", "{\"priority\": 13}", "Bearer t0ken");
+        ASSERT_EQ(r.status, 200) << r.body;
+        const json j = json::parse(r.body);
+        EXPECT_EQ(j["priority"], 13);
+        EXPECT_EQ(j["priority_before"], 15);
+        EXPECT_EQ(j["opensm_pid"], 4242);
+        EXPECT_EQ(j["sm_helper"], cfg.ha.sm_helper);
+        EXPECT_FALSE(j.contains("opensm_conf"));
+        helper.thread.join();
+        EXPECT_EQ(helper.request, "priority 13\n");
+    }
+    ::unlink(cfg.ha.sm_helper.c_str());
+    FakeSmHelper refusing(cfg.ha.sm_helper, "error: no opensm process runs as root on this node\n");
+    HttpResult r = http_request(url, "POST", "/api/v1/sm/priority", "{\"priority\": 13}", "Bearer t0ken");
+    EXPECT_EQ(r.status, 500);
+    EXPECT_NE(r.body.find("sm helper " + cfg.ha.sm_helper + ": no opensm process runs as root on this node"), std::string::npos) << r.body;
 }

@@ -261,30 +261,74 @@ std::string read_text(const std::string& path) {
     return ss.str();
 }
 
-TEST(DoctorHa, TheShippedUnitHidesTheMadDeviceAndTheFilesTheAgentRewrites) {
+// The shipped unit opens the MAD device; guid2lid and sm_priority go through the root helper
+// (ha.sm_helper, its socket root:ibfabric 0660 as ibfabric-sm-helper.socket makes it).
+TEST(DoctorHa, TheShippedUnitsPassWithTheHelper) {
     const std::string shipped = read_text(std::string(IBF_SOURCE_DIR) + "/packaging/ibfabricd.service");
     ASSERT_NE(shipped.find("[Service]"), std::string::npos);
-    const Facts f = ha_node({shipped});
+    Facts f = ha_node({shipped});
     EXPECT_EQ(f.unit.user, "ibfabric");
-    Check c = check_mad_access(f);
+    f.config->ha.sm_helper = "/run/ibfabric-sm-helper.sock";
+    f.sm_helper = file("/run/ibfabric-sm-helper.sock", "", 0660);
+    f.sm_helper.is_socket = true;
+    f.sm_helper.is_regular = false;
+    f.sm_helper.group = "ibfabric";
+    EXPECT_EQ(check_mad_access(f).detail,
+              "ibfabric can open /dev/infiniband/umad0 (read and write) under /usr/lib/systemd/system/ibfabricd.service");
+    EXPECT_EQ(check_mad_access(f).status, Status::ok);
+    Check c = check_guid2lid(f);
+    EXPECT_EQ(c.status, Status::ok) << c.detail;
+    EXPECT_EQ(c.detail, "ibfabric reaches the root helper at /run/ibfabric-sm-helper.sock (0660 root:ibfabric): "
+                        "keeping the standby's guid2lid current goes through it");
+    c = check_priority_path(f);
+    EXPECT_EQ(c.status, Status::ok) << c.detail;
+    // The socket missing (the .socket unit not enabled), or one ibfabric cannot connect to.
+    Facts off = f;
+    off.sm_helper.exists = false;
+    c = check_priority_path(off);
     EXPECT_EQ(c.status, Status::fail);
-    EXPECT_EQ(c.detail, "/usr/lib/systemd/system/ibfabricd.service: PrivateDevices=yes hides /dev/infiniband/umad*: no SMInfo probes, no failover");
-    EXPECT_NE(c.fix.find("DeviceAllow=char-infiniband_mad rw"), std::string::npos);
-    c = check_guid2lid(f);
+    EXPECT_EQ(c.detail, "/run/ibfabric-sm-helper.sock (ha.sm_helper) does not exist: setting sm_priority fails");
+    EXPECT_EQ(c.fix, "systemctl enable --now ibfabric-sm-helper.socket");
+    EXPECT_EQ(check_guid2lid(off).status, Status::fail);
+    Facts closed = f;
+    closed.sm_helper.group = "root";
+    c = check_guid2lid(closed);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.fix, "SocketGroup=ibfabric and SocketMode=0660 in ibfabric-sm-helper.socket");
+    f.keepalived_conf = file("/etc/keepalived/keepalived.conf", "notify_master \"/usr/bin/ibfabric ha notify\"\n");
+    const auto all = run_checks(f);
+    EXPECT_TRUE(all_passed(all)) << render_text(all);
+}
+
+// Without ha.sm_helper the daemon would write both files itself: the shipped sandbox forbids it,
+// and the fix names the helper, not a wider unit.
+TEST(DoctorHa, WithoutTheHelperTheShippedUnitCannotWriteGuid2LidOrThePriority) {
+    const std::string shipped = read_text(std::string(IBF_SOURCE_DIR) + "/packaging/ibfabricd.service");
+    const Facts f = ha_node({shipped});
+    Check c = check_guid2lid(f);
     EXPECT_EQ(c.status, Status::fail);
     EXPECT_NE(c.detail.find("ProtectSystem=strict makes /var/cache/opensm/guid2lid read-only"), std::string::npos) << c.detail;
-    EXPECT_EQ(c.fix, "ReadWritePaths=/var/cache/opensm in the unit (docs/ha.md \"Deployment\")");
+    EXPECT_EQ(c.fix, "ha.sm_helper: /run/ibfabric-sm-helper.sock in the daemon config and systemctl enable --now "
+                     "ibfabric-sm-helper.socket (the root helper), not a wider unit (docs/ha.md \"Privileges under the packaged unit\")");
     EXPECT_EQ(check_priority_path(f).status, Status::fail);
+    EXPECT_EQ(check_priority_path(f).fix, c.fix);
     EXPECT_FALSE(all_passed(run_checks(f)));
 }
 
-// The unit options that make each HA path work, as a drop-in over the shipped unit; removing any
-// one of them breaks exactly the check that needs it.
+// Each device option of the shipped unit is needed by the MAD check and by nothing else; the
+// direct path (a drop-in that widens the unit, for a lab) still works option by option.
 TEST(DoctorHa, EachUnitOptionIsNeededByExactlyOneCheck) {
     const std::string shipped = read_text(std::string(IBF_SOURCE_DIR) + "/packaging/ibfabricd.service");
+    const Facts base = ha_node({shipped});
+    for (const std::string undo : {"PrivateDevices=yes\n", "DeviceAllow=\n", "SupplementaryGroups=\n"}) {
+        const Facts f = ha_node({shipped, "[Service]\n" + undo});
+        EXPECT_EQ(check_mad_access(f).status, Status::fail) << undo;
+        EXPECT_EQ(check_guid2lid(f).status, check_guid2lid(base).status) << undo;
+        EXPECT_EQ(check_priority_path(f).status, check_priority_path(base).status) << undo;
+    }
+    EXPECT_EQ(check_mad_access(ha_node({shipped, "[Service]\nPrivateDevices=yes\n"})).detail,
+              "/usr/lib/systemd/system/ibfabricd.service: PrivateDevices=yes hides /dev/infiniband/umad*: no SMInfo probes, no failover");
     const std::vector<std::pair<std::string, std::string>> options{
-        {"PrivateDevices=no\nDevicePolicy=closed\nDeviceAllow=char-infiniband_mad rw\n", "MAD access"},
-        {"SupplementaryGroups=rdma\n", "MAD access"},
         {"ReadWritePaths=-/var/cache/opensm\n", "guid2lid"},
         {"ReadWritePaths=/etc/opensm\n", "sm priority"},
         {"AmbientCapabilities=CAP_KILL\nProtectProc=default\n", "sm priority"},
@@ -298,15 +342,13 @@ TEST(DoctorHa, EachUnitOptionIsNeededByExactlyOneCheck) {
     const Facts all = ha_node({shipped, dropin(options.size())});
     for (const auto& c : {check_mad_access(all), check_guid2lid(all), check_priority_path(all)})
         EXPECT_EQ(c.status, Status::ok) << c.name << ": " << c.detail;
-    EXPECT_EQ(check_mad_access(all).detail,
-              "ibfabric can open /dev/infiniband/umad0 (read and write) under /usr/lib/systemd/system/ibfabricd.service");
     for (size_t i = 0; i < options.size(); ++i) {
         const Facts f = ha_node({shipped, dropin(i)});
         for (const auto& c : {check_mad_access(f), check_guid2lid(f), check_priority_path(f)})
             EXPECT_EQ(c.status, c.name == options[i].second ? Status::fail : Status::ok)
                 << "without " << options[i].first << c.name << ": " << c.detail;
     }
-    // An empty assignment resets a list, as in systemd: the drop-in's DeviceAllow= is gone again.
+    // An empty assignment resets a list, as in systemd: the unit's DeviceAllow= is gone again.
     const Facts reset = ha_node({shipped, dropin(options.size()), "[Service]\nDeviceAllow=\n"});
     EXPECT_EQ(check_mad_access(reset).status, Status::fail);
 }

@@ -21,6 +21,7 @@ IBF_FUZZ_DECLARE(daemon_config)
 IBF_FUZZ_DECLARE(wire_decoder)
 IBF_FUZZ_DECLARE(wire_v2)
 IBF_FUZZ_DECLARE(http_api)
+IBF_FUZZ_DECLARE(sm_helper)
 
 namespace {
 
@@ -84,6 +85,11 @@ TEST(FuzzRegression, WireDecoderSeedsAreTheDocumentedMessages) {
 
 TEST(FuzzRegression, HttpApi) {
     EXPECT_EQ(feed_all("http_api", ibf_fuzz_http_api), 9u);
+}
+
+// The root SM helper's requests: good and bad priority and guid2lid requests, an opensm.conf.
+TEST(FuzzRegression, SmHelper) {
+    EXPECT_EQ(feed_all("sm_helper", ibf_fuzz_sm_helper), 6u);
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ IFS=: read -r _ _ gid _ < <(grep '^ibfabric:' "$root/etc/group") || fail "no ibf
 [ "$pw_gid" = "$gid" ] || fail "the ibfabric user's group is $pw_gid, the ibfabric group is $gid"
 [ "$pw_home" = /var/lib/ibfabric ] || fail "ibfabric home $pw_home"
 [ "$pw_shell" = /usr/sbin/nologin ] || fail "ibfabric shell $pw_shell"
+grep -q '^rdma:' "$root/etc/group" || fail "no rdma group (the MAD devices' group, SupplementaryGroups= of the unit) in the root"
 if command -v systemd-sysusers >/dev/null; then
   grep -q "Creating user 'ibfabric'" "$tmp/dpkg.log" || fail "postinst did not create the user with systemd-sysusers: $(cat "$tmp/dpkg.log")"
 fi
@@ -87,6 +88,10 @@ expect_mode usr/share/man/man1/ibfabric.1 644
 expect_mode usr/share/man/man8/ibfabricd.8 644
 expect_mode usr/share/bash-completion/completions/ibfabric 644
 expect_mode usr/share/ibfabric/keepalived.conf 644
+expect_mode usr/libexec/ibfabric/ibfabric-sm-helper 755
+expect_mode usr/lib/systemd/system/ibfabric-sm-helper.socket 644
+expect_mode usr/lib/systemd/system/ibfabric-sm-helper@.service 644
+expect_mode usr/lib/udev/rules.d/70-ibfabric-umad.rules 644
 grep -q '^\.SH "ibfabric doctor"$' "$root/usr/share/man/man1/ibfabric.1" || fail "the man page lacks ibfabric doctor"
 grep -q '" lab fault")' "$root/usr/share/bash-completion/completions/ibfabric" || fail "the completion lacks lab fault"
 bash -n "$root/usr/share/bash-completion/completions/ibfabric" || fail "the bash completion does not parse"
@@ -170,6 +175,11 @@ if command -v systemd-analyze >/dev/null; then
   sed "s|/usr/bin/ibfabricd|$root/usr/bin/ibfabricd|" "$root/usr/lib/systemd/system/ibfabricd.service" >"$tmp/ibfabricd.service"
   out=$(cd "$tmp" && systemd-analyze verify "$tmp/ibfabricd.service" 2>&1) || fail "systemd-analyze verify: $out"
   [ -z "$out" ] || fail "systemd-analyze verify warns: $out"
+  for u in ibfabric-sm-helper.socket ibfabric-sm-helper@.service; do
+    sed "s|/usr/libexec/ibfabric/ibfabric-sm-helper|$root/usr/libexec/ibfabric/ibfabric-sm-helper|" "$root/usr/lib/systemd/system/$u" >"$tmp/$u"
+  done
+  out=$(cd "$tmp" && systemd-analyze verify "$tmp/ibfabric-sm-helper.socket" 2>&1) || fail "systemd-analyze verify of the helper's units: $out"
+  [ -z "$out" ] || fail "systemd-analyze verify of the helper's units warns: $out"
 else
   skipped+=("systemd-analyze is not installed (package systemd): the unit was not verified")
 fi
@@ -187,6 +197,7 @@ done
 PATH=$nosysusers DPKG_ROOT=$alt sh "$tmp/ctl/postinst" configure 2>"$tmp/alt.log" || { cat "$tmp/alt.log"; fail "postinst without systemd-sysusers"; }
 IFS=: read -r _ _ alt_uid alt_gid _ alt_home alt_shell < <(grep '^ibfabric:' "$alt/etc/passwd") || fail "the fallback created no ibfabric user"
 grep -q "^ibfabric:x:$alt_gid:" "$alt/etc/group" || fail "the fallback's ibfabric user has gid $alt_gid, not the ibfabric group's"
+grep -q '^rdma:' "$alt/etc/group" || fail "the fallback created no rdma group"
 if (( alt_uid > 999 )) || [ "$alt_home:$alt_shell" != /var/lib/ibfabric:/usr/sbin/nologin ]; then
   fail "the fallback made uid $alt_uid home $alt_home shell $alt_shell"
 fi

@@ -40,9 +40,13 @@ n=$(rpm_files "$main_rpm" | wc -l)
 list=$(rpm -qpl "$main_rpm")
 grep -qx /usr/lib/systemd/system/ibfabricd.service <<<"$list" || fail "rpm -qpl: no unit"
 grep -qx /usr/lib/sysusers.d/ibfabric.conf <<<"$list" || fail "rpm -qpl: no sysusers entry"
+for f in /usr/libexec/ibfabric/ibfabric-sm-helper /usr/lib/systemd/system/ibfabric-sm-helper.socket \
+         /usr/lib/systemd/system/ibfabric-sm-helper@.service /usr/lib/udev/rules.d/70-ibfabric-umad.rules; do
+  grep -qx "$f" <<<"$list" || fail "rpm -qpl: no $f"
+done
 grep -qx /etc/ibfabric <<<"$list" || fail "rpm -qpl: /etc/ibfabric is not owned by the package"
-! grep -qxE '/usr/lib/systemd(/system)?|/usr/share/man(/man[18])?|/usr/lib/(tmpfiles|sysusers)\.d' <<<"$list" ||
-  fail "the package owns a directory of the system's: $(grep -xE '/usr/lib/systemd(/system)?|/usr/share/man(/man[18])?|/usr/lib/(tmpfiles|sysusers)\.d' <<<"$list")"
+! grep -qxE '/usr/lib/systemd(/system)?|/usr/share/man(/man[18])?|/usr/lib/(tmpfiles|sysusers)\.d|/usr/lib/udev(/rules\.d)?|/usr/libexec' <<<"$list" ||
+  fail "the package owns a directory of the system's: $(grep -xE '/usr/lib/systemd(/system)?|/usr/share/man(/man[18])?|/usr/lib/(tmpfiles|sysusers)\.d|/usr/lib/udev(/rules\.d)?|/usr/libexec' <<<"$list")"
 [ "$(rpm -qp --qf '%{VERSION}' "$main_rpm")" = "$version" ] || fail "rpm version $(rpm -qp --qf '%{VERSION}' "$main_rpm")"
 flags=$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$main_rpm")
 grep -qx 'cn /etc/ibfabric/ibfabricd.yaml' <<<"$flags" || fail "the config is not %config(noreplace): $(grep ibfabricd.yaml <<<"$flags")"
@@ -60,6 +64,7 @@ plugin_req=$(rpm -qpR "$plugin_rpm" | grep -vxE 'rpmlib\(.*|/bin/sh' | sort -u)
 scripts=$(rpm -qp --scripts "$main_rpm")
 grep -qF "systemd-sysusers --replace=/usr/lib/sysusers.d/ibfabric.conf" <<<"$scripts" || fail "no sysusers %pre: $scripts"
 grep -qF "$(grep '^u ' "$(dirname "$0")/../../packaging/ibfabric.sysusers")" <<<"$scripts" || fail "%pre's line is not the sysusers file's"
+grep -qF "$(grep '^g ' "$(dirname "$0")/../../packaging/ibfabric.sysusers")" <<<"$scripts" || fail "%pre lacks the sysusers file's group line"
 grep -q ldconfig <<<"$(rpm -qp --scripts "$plugin_rpm")" || fail "the plugin's scriptlets do not run ldconfig"
 echo "ok: Requires: $(grep -vE "^rpmlib\(|^/bin/sh$|\((GLIBC|GLIBCXX|CXXABI|GCC|OPENSSL|IBMAD|IBUMAD)_" <<<"$req" | tr "\n" " ")| plugin: $plugin_req"
 
@@ -82,6 +87,7 @@ host_untouched "rpm --root -i"
 grep -q 'does not exist - using root' "$tmp/rpm.log" && fail "rpm did not find the ibfabric group for %attr: $(cat "$tmp/rpm.log")"
 IFS=: read -r _ _ uid gid _ home shell < <(grep '^ibfabric:' "$root/etc/passwd") || fail "%pre made no ibfabric user: $(cat "$tmp/rpm.log")"
 grep -q "^ibfabric:x:$gid:" "$root/etc/group" || fail "no ibfabric group with gid $gid"
+grep -q '^rdma:' "$root/etc/group" || fail "%pre made no rdma group (the MAD devices' group)"
 (( uid >= 1 && uid <= 999 )) || fail "uid $uid is not a system uid"
 [ "$home:$shell" = /var/lib/ibfabric:/usr/sbin/nologin ] || fail "home $home shell $shell"
 [ "$(stat -c '%a %u:%g' "$root/etc/ibfabric")" = "750 0:$gid" ] || fail "/etc/ibfabric is $(stat -c '%a %u:%g' "$root/etc/ibfabric")"

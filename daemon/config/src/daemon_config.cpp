@@ -137,6 +137,8 @@ void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
             h.track_file = ctx.path(n, key);
         } else if (k == "opensm_conf") {
             h.opensm_conf = ctx.path(n, key);
+        } else if (k == "sm_helper") {
+            h.sm_helper = ctx.path(n, key);
         } else if (k == "agents") {
             if (!n.IsSequence()) ctx.fail(n, "'ha.agents' must be a list of URLs (http://host:port)");
             for (const auto& a : n) {
@@ -165,7 +167,8 @@ void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
                                    "' (expected mode, local_sm, mad_ca, mad_port, poll_ms, mad_timeout_ms, "
                                    "heartbeat_timeout_ms, fast_failures, slow_failures, slow_min_ms, promote_with, "
                                    "promote_timeout_ms, retry_after_ms, fence, fence_timeout_ms, stall_ms, "
-                                   "flap_window_ms, sweep_timeout_ms, heal_attempts, guid2lid_file, track_file, opensm_conf, agents, expect)");
+                                   "flap_window_ms, sweep_timeout_ms, heal_attempts, guid2lid_file, track_file, opensm_conf, "
+                                   "sm_helper, agents, expect)");
         }
     }
     if (h.slow_failures < h.fast_failures)

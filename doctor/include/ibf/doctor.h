@@ -89,6 +89,7 @@ struct Facts {
     Account unit_user;
     std::vector<FileFact> umad_devices;       // /dev/infiniband/umad*
     FileFact guid2lid, guid2lid_dir, ha_opensm_conf, ha_opensm_conf_dir;
+    FileFact sm_helper;                       // ha.sm_helper's socket (path "" = not configured)
 };
 
 std::vector<Check> run_checks(const Facts& f);
@@ -108,8 +109,8 @@ Check check_history(const Facts& f);
 Check check_keepalived(const Facts& f);
 // HA deployment, for the unit's user under the unit's sandbox (docs/ha.md "Deployment"):
 Check check_mad_access(const Facts& f);     // "MAD access": a umad device the user can open, not hidden by the unit
-Check check_guid2lid(const Facts& f);       // "guid2lid": ha.guid2lid_file's directory writable there
-Check check_priority_path(const Facts& f);  // "sm priority": ha.opensm_conf writable, a root opensm signalable
+Check check_guid2lid(const Facts& f);       // "guid2lid": through ha.sm_helper, else its directory writable there
+Check check_priority_path(const Facts& f);  // "sm priority": through ha.sm_helper, else opensm.conf writable, opensm signalable
 // True when `account` (with `extra_groups`) may access `f` for `bits` (4 read, 2 write, 1 exec/search).
 bool may_access(const FileFact& f, const Account& account, const std::vector<std::string>& extra_groups, unsigned bits);
 

@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "ibf/sm_helper.h"
+#include "ibf/sm_helper_client.h"
+
 namespace ibf {
 
 HaAgent::HaAgent(ha::HaConfig cfg, HaAgentHooks hooks) : cfg_(std::move(cfg)), hooks_(std::move(hooks)) {}
@@ -128,7 +131,14 @@ void HaAgent::do_jobs(ha::SmpPort* port) {
     }
     for (auto& [path, make] : files) {
         try {
-            if (auto text = make()) write_file_atomic(path, *text);
+            auto text = make();
+            if (!text) continue;
+            // Under the packaged unit OpenSM's cache is not the daemon's to write: the root
+            // helper replaces it (docs/ha.md "Privileges under the packaged unit").
+            if (path == cfg_.guid2lid_file && !cfg_.sm_helper.empty())
+                call_sm_helper(cfg_.sm_helper, guid2lid_request(*text));
+            else
+                write_file_atomic(path, *text);
         } catch (const std::exception& e) {
             if (hooks_.log_warn) hooks_.log_warn(e.what());
         }
@@ -263,26 +273,6 @@ bool run_fence_command(const std::vector<std::string>& argv, int timeout_ms, std
                                           : " killed by signal " + std::to_string(WTERMSIG(status))) +
              (first.empty() ? "" : ": " + first);
     return false;
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error(tmp + ": cannot write: " + std::strerror(errno));
-    size_t off = 0;
-    while (off < text.size()) {
-        ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const int e = errno;
-            ::close(fd);
-            throw std::runtime_error(tmp + ": cannot write: " + std::strerror(e));
-        }
-        off += static_cast<size_t>(n);
-    }
-    ::close(fd);
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-        throw std::runtime_error(path + ": cannot replace: " + std::strerror(errno));
 }
 
 }  // namespace ibf

@@ -1,49 +1,31 @@
-// set_opensm_priority(): opensm.conf's sm_priority and SIGHUP (ibf/local_sm.h).
+// set_opensm_priority(): opensm.conf's sm_priority and SIGHUP (ibf/local_sm.h), the direct path
+// (a root daemon, the lab); under the packaged units the root helper does it (ha/priv/).
 #include "ibf/local_sm.h"
 
 #include <signal.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <system_error>
 
+#include "ibf/atomic_file.h"
 #include "ibf/error.h"
-#include "ibf/ha_agent.h"
+#include "ibf/sm_helper.h"
 
 namespace ibf {
-namespace {
-
-// `text` of opensm.conf with its sm_priority line(s) set to `priority` (appended when none);
-// `before` gets the last value replaced.
-std::string with_priority(std::ifstream& in, int priority, int& before) {
-    std::string text, line;
-    bool replaced = false;
-    while (std::getline(in, line)) {
-        if (line.rfind("sm_priority", 0) == 0 && (line.size() == 11 || line[11] == ' ' || line[11] == '\t')) {
-            before = std::atoi(line.c_str() + 11);
-            line = "sm_priority " + std::to_string(priority);
-            replaced = true;
-        }
-        text += line + "\n";
-    }
-    if (!replaced) text += "sm_priority " + std::to_string(priority) + "\n";
-    return text;
-}
-
-}  // namespace
 
 LocalPriority set_opensm_priority(const std::string& opensm_conf, int pid, int priority) {
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
     if (ec || exe.filename() != "opensm")
         throw InputError("", 0, 0, "pid " + std::to_string(pid) + " is not an opensm process");
-    std::ifstream in(opensm_conf);
+    std::ifstream in(opensm_conf, std::ios::binary);
     if (!in) throw std::runtime_error(opensm_conf + ": cannot read");
+    const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     LocalPriority p;
-    const std::string text = with_priority(in, priority, p.before);
-    write_file_atomic(opensm_conf, text);
+    write_file_atomic(opensm_conf, opensm_conf_with_priority(old, priority, p.before), 0600);
     if (::kill(pid, SIGHUP) != 0) throw std::runtime_error("cannot signal opensm (pid " + std::to_string(pid) + ")");
     return p;
 }

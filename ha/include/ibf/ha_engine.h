@@ -82,6 +82,7 @@ struct HaConfig {
     std::string guid2lid_file;    // local OpenSM's guid2lid, kept current while it is STANDBY ("" = off)
     std::string track_file;       // keepalived track_file: "0" while the local SM is MASTER, else "1"
     std::string opensm_conf;      // local opensm.conf (sm_priority is rewritten there for switchover)
+    std::string sm_helper;        // the root helper's socket: sm_priority and guid2lid go through it ("" = direct)
     std::vector<Guid> expected_sms;             // the SMs that belong here (empty = not checked)
     std::map<Guid, int> expected_priorities;    // configured priorities (not checked when absent)
 };

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "ibf/atomic_file.h"
 #include "ibf/ha_engine.h"
 #include "ibf/smp.h"
 
@@ -102,8 +103,5 @@ private:
 // reason, and the first line of its output.
 bool run_fence_command(const std::vector<std::string>& argv, int timeout_ms, std::string& detail);
 
-// Writes `text` to `path` through `path.tmp` + rename (readers never see half a file). Throws
-// std::runtime_error naming the file.
-void write_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace ibf
