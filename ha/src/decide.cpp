@@ -57,7 +57,11 @@ HaEngine::Evidence HaEngine::evidence(const SmView& m, int64_t now_ms) const {
     e.text = plugin + "; " + mad;
     if (!failing) return e;  // answering, never probed, or only stale failures: never dead
     const bool witness = m.process_gone_ms || span >= cfg_.flap_window_ms;
-    e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness;
+    // A plugin message since the failures began (a Hello through a TCP cut it reconnected across)
+    // proves the process alive: the failures are InfiniBand's (an isolated master), not a death.
+    const bool silent_throughout = m.plugin_ms < m.first_failure_ms;
+    if (gone && !silent_throughout) e.text += "; its plugin spoke " + std::to_string(now_ms - m.plugin_ms) + " ms ago, after the failures began";
+    e.fast = gone && silent_throughout && m.probe_failures >= cfg_.fast_failures && witness;
     const bool slow = m.probe_failures >= cfg_.slow_failures && span >= cfg_.slow_min_ms;
     e.dead = e.fast || slow;
     return e;
