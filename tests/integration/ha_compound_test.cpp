@@ -6,18 +6,17 @@
 // after settling, no LID changed. Scenario 3 (switchover) is tested with the daemon-run switchover.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "ibf/dumps.h"
 #include "ibf/lab_ha.h"
 #include "ibf/lab_process.h"
 #include "ibf/lab_runner.h"
 #include "ibf/lab_sminfo.h"
+#include "ibf/lab_tcp_cut.h"
 #include "lab_cli.h"
 
 using namespace ibf;
@@ -79,34 +78,6 @@ std::string sample_text(const SmInfoSample& x) {
     for (const auto& st : x.states) t += (t.empty() ? "" : " ") + (st.empty() ? std::string("-") : st);
     return t;
 }
-
-// Kills every TCP connection to or from `port` on this host every 20 ms (`ss -K`), as a cut of the
-// management network would, until destroyed. kills(): connections it closed.
-class TcpCut {
-public:
-    explicit TcpCut(int port) : port_(port), thread_([this] { run(); }) {}
-    ~TcpCut() {
-        stop_ = true;
-        thread_.join();
-    }
-    int kills() const { return kills_; }
-
-private:
-    void run() {
-        lab_detail::SpawnSpec sp;
-        const std::string p = std::to_string(port_);
-        sp.argv = {"ss", "-K", "-tn", "( dport = :" + p + " or sport = :" + p + " )"};
-        while (!stop_) {
-            std::string out;
-            if (lab_detail::run_capture(sp, 2.0, out) == 0) kills_ += static_cast<int>(count_of(out, "ESTAB"));
-            sleep_s(0.02);
-        }
-    }
-    int port_;
-    std::atomic<bool> stop_{false};
-    std::atomic<int> kills_{0};
-    std::thread thread_;
-};
 
 // A fresh two- (or three-) SM lab with ibfabricd agents, the sampler running, the LIDs before.
 struct Scenario {
@@ -182,7 +153,7 @@ TEST(HaCompound, TcpCutPlusAFlapOfTheMastersCableKeepsTheMaster) {
     const int64_t t0 = unix_ms_now();
     int kills = 0;
     {
-        TcpCut cut(sc.s.sms[1].tcp_port);
+        LabTcpCut cut(sc.s.sms[1].tcp_port);
         sleep_s(1.5);
         ASSERT_EQ(sc.fault("unlink", sc.cable(0)).rc, 0);
         sleep_s(1.0);
