@@ -178,6 +178,7 @@ private:
         o.plugin_dir = fs::weakly_canonical(bin + "/../lib").string();
         o.perfmgr_sweep_s = 0;
         s_ = lab_up(net_, o);
+        lab_arm_watchdog(s_, 60.0 * a_.faults + 300);  // the lab never outlives a killed soak for long
         quiet_ = lab_quiet_host(s_);
         before_ = fabric_lids(s_, quiet_);
         smp_ = std::make_unique<LabSmInfoSampler>(s_, quiet_);
@@ -264,7 +265,8 @@ private:
             }
             case 4: {
                 const size_t i = a_standby(m);
-                lab_restart_sm(s_, i, 30);
+                lab_sm_fault(s_, "kill-sm", sm_name(i));
+                lab_sm_fault(s_, "restart-sm", sm_name(i));
                 return "restart of the standby " + sm_name(i);
             }
             case 5: return switchover(a_standby(m), false);
@@ -302,7 +304,8 @@ private:
             what = inject(kind, *m);
             bad = check();
         } catch (const std::exception& e) {
-            bad = std::string("lab error: ") + e.what();
+            if (what.empty()) what = std::string(kinds[kind]) + " (interrupted)";
+            bad = std::string(" lab error: ") + e.what();
         }
         ++t_.faults;
         ++t_.by_kind[kinds[kind]];
