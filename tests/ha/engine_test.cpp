@@ -898,6 +898,29 @@ TEST(HaEngine, TrackFileText) {
     EXPECT_EQ(track_file_text(false), "1\n");
 }
 
+// A master whose plugin was never heard (not loaded, or its daemon link never came up) has no
+// management-network witness at all: failing SMInfo is one witness, and beyond the flap window it
+// is still the slow path (DISCOVER at 2 s), never the fast path's HANDOVER at 1.5 s.
+TEST(HaScenario, AMasterWithoutAPluginIsNeverTheFastPath) {
+    HaEngine e(act_config());
+    e.on_local_port(active_port(), 0);
+    for (int64_t t = 0; t <= 1000; t += 100) {
+        e.on_plugin(sm(kLocal, 2, 14, SmState::Standby), true, t);
+        e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), t);
+        e.tick(t);
+    }
+    int64_t promoted_at = 0;
+    uint32_t attr = 0;
+    for (int64_t t = 1100; t <= 5000 && !promoted_at; t += 100) {
+        e.on_plugin(sm(kLocal, 2, 14, SmState::Standby), true, t);
+        e.on_probe(kMaster, 1, lost(), t);
+        for (const Action& a : e.tick(t))
+            if (a.kind == Action::Kind::promote) promoted_at = t, attr = a.attr_mod;
+    }
+    EXPECT_EQ(promoted_at, 3100);
+    EXPECT_EQ(attr, kSmInfoDiscover);
+}
+
 // Issue 16, scenario 2, from the isolated master's agent: this node's SM (priority 15) is MASTER;
 // its cable goes out at 1 s, the other SM (14) takes over at 3 s (the slow path on its side).
 // While this node's port is still down, its agent lowers its SM's priority below the new master's
