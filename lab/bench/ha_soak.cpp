@@ -44,11 +44,13 @@ namespace {
 constexpr const char* kHelp =
     "ibf_ha_soak: random compound SM faults on two- and three-SM labs, invariants checked after each.\n"
     "\n"
-    "usage: ibf_ha_soak [--faults N] [--seed S] [--sms 2|3]... [--plan PLAN] [--dir DIR]\n"
+    "usage: ibf_ha_soak [--faults N] [--seed S] [--sms 2|3]... [--without KIND]... [--plan PLAN] [--dir DIR]\n"
     "\n"
     "  --faults N   faults per lab (default 20)\n"
     "  --seed S     seed of the fault generator (default: the time; printed, so a run can be replayed)\n"
     "  --sms K      SMs per lab, repeatable (default: 2, then 3)\n"
+    "  --without KIND  never draw this fault (kill, freeze, flap, tcp-cut, restart, switchover,\n"
+    "               switchover-killed), repeatable\n"
     "  --plan PLAN  plan to simulate (default config/examples/small-plan.yaml)\n"
     "  --dir DIR    lab directory (default /tmp/ibf-ha-soak-<pid>)\n"
     "\n"
@@ -66,8 +68,12 @@ struct Args {
     int faults = 20;
     uint64_t seed = 0;
     std::vector<int> sms;
+    std::vector<std::string> without;  // fault kinds not drawn
     std::string plan, dir;
 };
+
+constexpr const char* kKinds[] = {"kill", "freeze", "flap", "tcp-cut", "restart", "switchover", "switchover-killed"};
+constexpr int kKindCount = 7;
 
 struct Totals {
     int faults = 0, survived = 0, violations = 0, lids_changed = 0;
@@ -108,11 +114,17 @@ Args parse_args(int argc, char** argv) {
         } else if (k == "--faults") a.faults = static_cast<int>(num(1, 100000));
         else if (k == "--seed") a.seed = static_cast<uint64_t>(num(0, 2147483647));
         else if (k == "--sms") a.sms.push_back(static_cast<int>(num(2, 3)));
-        else if (k == "--plan") a.plan = val();
+        else if (k == "--without") {
+            const std::string w = val();
+            if (std::find(std::begin(kKinds), std::end(kKinds), w) == std::end(kKinds))
+                throw InputError("ha_soak", 0, 0, "--without must name a fault kind (kill, freeze, flap, tcp-cut, restart, switchover, switchover-killed), got '" + w + "'");
+            a.without.push_back(w);
+        } else if (k == "--plan") a.plan = val();
         else if (k == "--dir") a.dir = val();
         else throw InputError("ha_soak", 0, 0, "unknown argument '" + k + "' (see --help)");
     }
     if (a.sms.empty()) a.sms = {2, 3};
+    if (a.without.size() >= static_cast<size_t>(kKindCount)) throw InputError("ha_soak", 0, 0, "--without leaves no fault kind");
     return a;
 }
 
@@ -295,8 +307,9 @@ private:
     }
 
     void one(int i) {
-        static const char* kinds[] = {"kill", "freeze", "flap", "tcp-cut", "restart", "switchover", "switchover-killed"};
-        const int kind = pick(7);
+        const char* const* kinds = kKinds;
+        int kind = pick(kKindCount);
+        while (std::find(a_.without.begin(), a_.without.end(), kinds[kind]) != a_.without.end()) kind = pick(kKindCount);
         std::string what, bad;
         try {
             auto m = master();
