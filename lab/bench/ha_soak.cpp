@@ -333,6 +333,15 @@ private:
         ++t_.violations_by_kind[kinds[kind]];
         std::printf("  lab kept at %s.%d\n", a_.dir.c_str(), t_.violations);
         stop();
+        // OpenSM lists the MADs still outstanding when it exits: on ibsim, which never times a MAD
+        // out, one such MAD is a sweep that waits forever (docs/ha-facts.md section 5).
+        for (size_t k = 0; k < s_.sms.size(); ++k) {
+            std::istringstream log(read_all(s_.sms[k].log));
+            for (std::string l; std::getline(log, l);)
+                if (l.find("evicting entry") != std::string::npos)
+                    std::printf("  %s exited with a MAD outstanding (never timed out on ibsim): %s\n", sm_name(k).c_str(),
+                                l.substr(l.find("->") == std::string::npos ? 0 : l.find("->") + 3).c_str());
+        }
         std::error_code ec;
         fs::rename(a_.dir, a_.dir + "." + std::to_string(t_.violations), ec);
         start();
