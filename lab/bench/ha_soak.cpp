@@ -77,6 +77,7 @@ constexpr int kKindCount = 7;
 
 struct Totals {
     int faults = 0, survived = 0, violations = 0, lids_changed = 0;
+    int wedged = 0;  // violations where a master exited with a MAD outstanding (ibsim never times one out)
     double two_masters_s = 0, no_master_s = 0;
     std::vector<double> kill_to_master_ms;
     std::map<std::string, int> by_kind, violations_by_kind;
@@ -333,15 +334,19 @@ private:
         ++t_.violations_by_kind[kinds[kind]];
         std::printf("  lab kept at %s.%d\n", a_.dir.c_str(), t_.violations);
         stop();
+        int outstanding = 0;
         // OpenSM lists the MADs still outstanding when it exits: on ibsim, which never times a MAD
         // out, one such MAD is a sweep that waits forever (docs/ha-facts.md section 5).
         for (size_t k = 0; k < s_.sms.size(); ++k) {
             std::istringstream log(read_all(s_.sms[k].log));
             for (std::string l; std::getline(log, l);)
-                if (l.find("evicting entry") != std::string::npos)
+                if (l.find("evicting entry") != std::string::npos) {
+                    ++outstanding;
                     std::printf("  %s exited with a MAD outstanding (never timed out on ibsim): %s\n", sm_name(k).c_str(),
                                 l.substr(l.find("->") == std::string::npos ? 0 : l.find("->") + 3).c_str());
+                }
         }
+        if (outstanding && bad.find("completes no heavy sweep") != std::string::npos) ++t_.wedged;
         std::error_code ec;
         fs::rename(a_.dir, a_.dir + "." + std::to_string(t_.violations), ec);
         start();
@@ -390,9 +395,9 @@ int main(int argc, char** argv) {
             return 3;
         }
     }
-    std::printf("faults %d, survived %d, violations %d, double-master %.1f s, masterless %.1f s, LIDs changed %d, "
+    std::printf("faults %d, survived %d, violations %d (%d a master wedged by a MAD ibsim never timed out), double-master %.1f s, masterless %.1f s, LIDs changed %d, "
                 "kill -> MASTER median %.1f ms (%zu kills), %.0f s\n",
-                t.faults, t.survived, t.violations, t.two_masters_s, t.no_master_s, t.lids_changed,
+                t.faults, t.survived, t.violations, t.wedged, t.two_masters_s, t.no_master_s, t.lids_changed,
                 median(t.kill_to_master_ms), t.kill_to_master_ms.size(), now_s() - t0);
     for (const auto& [k, n] : t.by_kind)
         std::printf("  %-18s %3d faults, %d violations\n", k.c_str(), n, t.violations_by_kind.count(k) ? t.violations_by_kind.at(k) : 0);
