@@ -88,9 +88,14 @@ plugin-event-queue-bound ::: sm-plugin/src/sender.cpp ::: if (events_.size() >= 
 plugin-queue-depth ::: sm-plugin/src/sender.cpp ::: c.queue_depth = events_.size() + (latest_ && picked_gen_ != latest_gen_ ? 1 : 0); ::: c.queue_depth = events_.size() + (latest_ ? 1 : 0); ::: sm_plugin_test
 plugin-first-connect-not-reconnect ::: sm-plugin/src/sender.cpp ::: if (ever_connected) ++c_.reconnects; ::: if (ever_connected || !ever_connected) ++c_.reconnects; ::: sm_plugin_test
 plugin-option-port-range ::: sm-plugin/src/options.cpp ::: if (!port || *port < 1 || *port > 65535) ::: if (!port || *port < 0 || *port > 65535) ::: sm_plugin_test
-ha-fast-failures-count ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && m.probe_failures > cfg_.fast_failures && witness; ::: ha_engine_test
-ha-fast-needs-plugin-gone ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = m.probe_failures >= cfg_.fast_failures && witness; ::: ha_engine_test
-ha-fast-needs-independent-witness ::: ha/src/decide.cpp ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && m.probe_failures >= cfg_.fast_failures && (witness || true); ::: ha_engine_test
+ha-fast-needs-plugin-silent-throughout ::: ha/src/decide.cpp ::: const bool silent_throughout = m.plugin_ms < m.first_failure_ms; ::: const bool silent_throughout = true; ::: ha_engine_test
+ha-step-aside-only-port-down ::: ha/src/decide.cpp ::: if (local_port_.ok && local_port_.state == 4) return reclaim_priority(me, now_ms); ::: if (false) return reclaim_priority(me, now_ms); ::: ha_engine_test
+ha-step-aside-tie-by-guid ::: ha/src/decide.cpp ::: const int prio = m->info.port_guid < local_ ? m->info.priority : m->info.priority - 1; ::: const int prio = m->info.priority - 1; ::: ha_engine_test
+ha-step-aside-only-below-master ::: ha/src/decide.cpp ::: sm_outranks(me.info.priority, local_, v.info.priority, g)) ::: true) ::: ha_engine_test
+ha-reclaim-after-a-sweep ::: ha/src/decide.cpp ::: me.info.state != SmState::Master || me.subnet_up_ms < me.master_since_ms) return {}; ::: me.info.state != SmState::Master) return {}; ::: ha_engine_test
+ha-fast-failures-count ::: ha/src/decide.cpp ::: e.fast = gone && silent_throughout && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && silent_throughout && m.probe_failures > cfg_.fast_failures && witness; ::: ha_engine_test
+ha-fast-needs-plugin-gone ::: ha/src/decide.cpp ::: e.fast = gone && silent_throughout && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = silent_throughout && m.probe_failures >= cfg_.fast_failures && witness; ::: ha_engine_test
+ha-fast-needs-independent-witness ::: ha/src/decide.cpp ::: e.fast = gone && silent_throughout && m.probe_failures >= cfg_.fast_failures && witness; ::: e.fast = gone && silent_throughout && m.probe_failures >= cfg_.fast_failures && (witness || true); ::: ha_engine_test
 ha-flap-window-boundary ::: ha/src/decide.cpp ::: m.process_gone_ms || span >= cfg_.flap_window_ms; ::: m.process_gone_ms || span > cfg_.flap_window_ms; ::: ha_engine_test
 ha-process-gone-witness ::: ha/src/decide.cpp ::: m.process_gone_ms || span >= cfg_.flap_window_ms; ::: span >= cfg_.flap_window_ms; ::: ha_engine_test
 fabric-role-suspect-ignored ::: ha/src/fabric_role.cpp ::: if (v.local_is_master && !v.local_suspect) return ::: if (v.local_is_master) return ::: ha_engine_test

@@ -210,6 +210,10 @@ void Daemon::Impl::ha_step() {
             spdlog::info("ha: {}", a.text);
             continue;
         }
+        if (a.kind == ha::Action::Kind::set_priority) {
+            ha_set_priority(a.priority);
+            continue;
+        }
         spdlog::warn("ha: {}", a.kind == ha::Action::Kind::fence ? "running the fence command " + a.argv[0] : a.text);
         ha_agent->run_action(a);
     }
@@ -237,6 +241,21 @@ void Daemon::Impl::ha_step() {
     }
     ha_unstrand(now);
     state.set_ha_findings(ha::ha_findings(*ha, state.current().get(), now));
+}
+
+// The engine's set_priority (an SM stepping aside, ha_engine.h): the same edit as POST
+// /api/v1/sm/priority, on the io thread.
+void Daemon::Impl::ha_set_priority(int prio) {
+    auto rec = state.sms().find(ha->local_sm());
+    if (rec == state.sms().end() || rec->second.pid == 0)
+        return spdlog::warn("ha: sm_priority {} not set: this node's OpenSM pid is unknown", prio);
+    try {
+        const int before = set_opensm_priority(opt.config.ha.opensm_conf, static_cast<int>(rec->second.pid), prio).before;
+        spdlog::warn("ha: sm_priority of this node's SM set {} -> {} in {} (SIGHUP to pid {})", before, prio,
+                     opt.config.ha.opensm_conf, rec->second.pid);
+    } catch (const std::exception& e) {
+        spdlog::error("ha: sm_priority {} not set: {}", prio, e.what());
+    }
 }
 
 // POST /api/v1/sm/priority: rewrites `sm_priority` in the local opensm.conf and sends the local

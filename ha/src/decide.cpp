@@ -57,7 +57,11 @@ HaEngine::Evidence HaEngine::evidence(const SmView& m, int64_t now_ms) const {
     e.text = plugin + "; " + mad;
     if (!failing) return e;  // answering, never probed, or only stale failures: never dead
     const bool witness = m.process_gone_ms || span >= cfg_.flap_window_ms;
-    e.fast = gone && m.probe_failures >= cfg_.fast_failures && witness;
+    // A plugin message since the failures began (a Hello through a TCP cut it reconnected across)
+    // proves the process alive: the failures are InfiniBand's (an isolated master), not a death.
+    const bool silent_throughout = m.plugin_ms < m.first_failure_ms;
+    if (gone && !silent_throughout) e.text += "; its plugin spoke " + std::to_string(now_ms - m.plugin_ms) + " ms ago, after the failures began";
+    e.fast = gone && silent_throughout && m.probe_failures >= cfg_.fast_failures && witness;
     const bool slow = m.probe_failures >= cfg_.slow_failures && span >= cfg_.slow_min_ms;
     e.dead = e.fast || slow;
     return e;
@@ -195,6 +199,7 @@ std::vector<Action> HaEngine::step(int64_t now_ms) {
 }
 
 std::vector<Action> HaEngine::watch(int64_t now_ms) {
+    if (auto aside = step_aside(now_ms); !aside.empty()) return aside;
     if (auto heal = heal_split_brain(now_ms); !heal.empty()) return heal;
     if (auto sweep = unwedge(now_ms); !sweep.empty()) return sweep;
     // A dead master is not master(); the last one seen stays the one watched.
@@ -267,6 +272,68 @@ std::vector<Action> HaEngine::wedged_master(Guid m, int64_t now_ms) {
     attempt_.cause = "master not sweeping (fenced)";
     attempt_.detected_ms = v.sweep_owed_ms;
     return out;
+}
+
+// This node's port is down (its SM re-sweeps an island, DISCOVERING) and another SM of the subnet
+// became MASTER meanwhile (its plugin heartbeats over the management network). When the port comes
+// back, OpenSM finds that master and goes STANDBY; outranking it, it then sends trap 144 on every
+// poll to claim the mastership back (a failback; on ibsim, which drops every TrapRepress, the
+// outstanding trap wedges that SM's every later sweep: docs/ha-facts.md section 5). So, while the
+// port is still down, its sm_priority goes just below the new master's (lowering sends no trap).
+std::vector<Action> HaEngine::step_aside(int64_t now_ms) {
+    auto lit = sms_.find(local_);
+    if (lit == sms_.end() || !local_port_known_) return {};
+    const SmView& me = lit->second;
+    if (local_port_.ok && local_port_.state == 4) return reclaim_priority(me, now_ms);
+    const SmView* m = nullptr;
+    for (const auto& [g, v] : sms_) {
+        const bool heard = v.plugin_connected && now_ms - v.plugin_ms <= cfg_.heartbeat_timeout_ms;
+        if (g != local_ && v.info.state == SmState::Master && heard && group_of(g) == group_of(local_) &&
+            sm_outranks(me.info.priority, local_, v.info.priority, g))
+            m = &v;
+    }
+    if (!m) return {};
+    // The highest priority the new master still outranks (a tie goes to the lower GUID).
+    const int prio = m->info.port_guid < local_ ? m->info.priority : m->info.priority - 1;
+    const std::string why = "this node's port is down and " + guid_hex(m->info.port_guid) + " (priority " +
+                            std::to_string(m->info.priority) + ") became MASTER; this node's SM (priority " +
+                            std::to_string(me.info.priority) + ") would come back outranking it";
+    if (prio < 0 || cfg_.opensm_conf.empty()) {
+        say("aside " + guid_hex(m->info.port_guid), why + (prio < 0 ? ", and no priority ranks below it" : ", and ha.opensm_conf is not set") +
+                                                        ": it will claim the mastership back (trap 144)");
+        return {};
+    }
+    if (step_aside_ms_ && now_ms - step_aside_ms_ < cfg_.retry_after_ms) return {};
+    step_aside_ms_ = now_ms;
+    if (aside_from_ < 0) aside_from_ = me.info.priority;
+    Action a;
+    a.kind = Action::Kind::set_priority;
+    a.target = local_;
+    a.priority = prio;
+    a.text = why + ": sm_priority " + std::to_string(prio) + " before the port comes back (no failback, no trap 144)";
+    return {log_action(a.text), a};
+}
+
+// After step_aside(): this node's SM is MASTER again (taken over, its port Active, one sweep done,
+// no other master): its priority back to what it stepped aside from, so the SM it took over from,
+// restarted with its own (lower) priority, does not outrank it and preempt.
+std::vector<Action> HaEngine::reclaim_priority(const SmView& me, int64_t now_ms) {
+    if (aside_from_ < 0 || me.info.state != SmState::Master || me.subnet_up_ms < me.master_since_ms) return {};
+    if (me.info.priority >= aside_from_) {  // restored (or raised by a switchover meanwhile)
+        aside_from_ = -1;
+        return {};
+    }
+    for (const auto& [g, v] : sms_)
+        if (g != local_ && v.info.state == SmState::Master && alive(v, now_ms)) return {};
+    if (step_aside_ms_ && now_ms - step_aside_ms_ < cfg_.retry_after_ms) return {};
+    step_aside_ms_ = now_ms;
+    Action a;
+    a.kind = Action::Kind::set_priority;
+    a.target = local_;
+    a.priority = aside_from_;
+    a.text = "this node's SM is MASTER again and swept: sm_priority back " + std::to_string(me.info.priority) + " -> " +
+             std::to_string(aside_from_) + " (it stepped aside while its port was down; a MASTER sends no trap)";
+    return {log_action(a.text), a};
 }
 
 // This node's SM is MASTER and does not sweep: force a heavy sweep (SubnSet(SMInfo) HANDOVER in

@@ -519,12 +519,14 @@ TEST(HaScenario, TcpCutPlusAFlapOfTheMastersCableIsNoFailover) {
         EXPECT_TRUE(said(all, "suspect")) << "the master was suspect during the flap";
         EXPECT_EQ(p.e.master(), kMaster);
     }
-    // A 3 s cable-out behind the same cut outlasts the flap window: the Hellos that get through
-    // between the cuts (700 ms apart: the plugin's reconnect backoff) do not reset the count as a
-    // thawed freeze would (the connection did not stay open), so it is taken over 1.5 s after the
-    // first failure.
+    // A 3 s cable-out behind the same cut outlasts the flap window, but the Hellos that get through
+    // between the cuts (700 ms apart: the plugin's reconnect backoff) prove the process alive
+    // after the failures began: the master is isolated on InfiniBand, not dead. So no fast path
+    // (no HANDOVER beside a live master); the slow path's DISCOVER, 2 s after the first failure,
+    // lets the standby's own election check that no master answers.
     Pair p;
     int64_t promoted_at = 0;
+    uint32_t attr = 0;
     for (int64_t t = 1010; t <= 15000 && !promoted_at; t += 10) {
         if (t % 100 == 10) p.e.on_plugin_closed(kMaster, t);
         if (t % 700 == 50) p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, t);
@@ -533,9 +535,35 @@ TEST(HaScenario, TcpCutPlusAFlapOfTheMastersCableIsNoFailover) {
             p.e.on_probe(kMaster, 1, t >= 3000 && t < 6000 ? lost() : answer(kMaster, 15, SmState::Master), t);
             p.local_alive(t);
         }
-        if (promotes(p.e.tick(t))) promoted_at = t;
+        for (const Action& a : p.e.tick(t))
+            if (a.kind == Action::Kind::promote) promoted_at = t, attr = a.attr_mod;
     }
-    EXPECT_EQ(promoted_at, 4500);
+    EXPECT_EQ(promoted_at, 5000);
+    EXPECT_EQ(attr, kSmInfoDiscover);
+}
+
+// Issue 16, scenario 1 as measured on ibsim: the cut every 20 ms with the plugin reconnecting
+// every ~250 ms, and a 1 s flap of the master's cable after which its port stays down until the
+// master's next sweep re-activates it (1.5-2 s of SMInfo failures in all). The failures outlast
+// the flap window, but a Hello came after they began: the process lives, no HANDOVER.
+TEST(HaScenario, AHelloAfterTheFailuresBeganVetoesTheFastPath) {
+    Pair p;
+    std::vector<Action> all;
+    for (int64_t t = 1010; t <= 8000; t += 10) {
+        if (t % 20 == 10) p.e.on_plugin_closed(kMaster, t);
+        if (t % 250 == 0) p.e.on_plugin(sm(kMaster, 1, 15, SmState::Master), false, t);
+        if (t % 250 == 5) p.e.on_plugin_closed(kMaster, t);
+        if (t % 100 == 0) {
+            const bool failing = t >= 3000 && t < 4900;  // 1 s flap + 0.9 s until the master re-sweeps
+            p.e.on_probe(kMaster, 1, failing ? lost() : answer(kMaster, 15, SmState::Master), t);
+            p.local_alive(t);
+        }
+        auto acts = p.e.tick(t);
+        ASSERT_EQ(promotes(acts), 0u) << "at " << t;
+        all.insert(all.end(), acts.begin(), acts.end());
+    }
+    EXPECT_TRUE(said(all, "suspect")) << "the master was suspect during the flap";
+    EXPECT_EQ(p.e.master(), kMaster);
 }
 
 // The same witnesses for longer than the flap window: a master whose process may live on but which
@@ -868,6 +896,104 @@ TEST(HaScenario, ADeadMasterThatComesBackIsLearntAfresh) {
 TEST(HaEngine, TrackFileText) {
     EXPECT_EQ(track_file_text(true), "0\n");
     EXPECT_EQ(track_file_text(false), "1\n");
+}
+
+// A master whose plugin was never heard (not loaded, or its daemon link never came up) has no
+// management-network witness at all: failing SMInfo is one witness, and beyond the flap window it
+// is still the slow path (DISCOVER at 2 s), never the fast path's HANDOVER at 1.5 s.
+TEST(HaScenario, AMasterWithoutAPluginIsNeverTheFastPath) {
+    HaEngine e(act_config());
+    e.on_local_port(active_port(), 0);
+    for (int64_t t = 0; t <= 1000; t += 100) {
+        e.on_plugin(sm(kLocal, 2, 14, SmState::Standby), true, t);
+        e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master), t);
+        e.tick(t);
+    }
+    int64_t promoted_at = 0;
+    uint32_t attr = 0;
+    for (int64_t t = 1100; t <= 5000 && !promoted_at; t += 100) {
+        e.on_plugin(sm(kLocal, 2, 14, SmState::Standby), true, t);
+        e.on_probe(kMaster, 1, lost(), t);
+        for (const Action& a : e.tick(t))
+            if (a.kind == Action::Kind::promote) promoted_at = t, attr = a.attr_mod;
+    }
+    EXPECT_EQ(promoted_at, 3100);
+    EXPECT_EQ(attr, kSmInfoDiscover);
+}
+
+// Issue 16, scenario 2, from the isolated master's agent: this node's SM (priority 15) is MASTER;
+// its cable goes out at 1 s, the other SM (14) takes over at 3 s (the slow path on its side).
+// While this node's port is still down, its agent lowers its SM's priority below the new master's
+// (it comes back as a STANDBY that does not outrank its master, so no trap 144, no failback).
+// The new master is killed at 7 s: this SM takes over, sweeps, and gets 15 back (as MASTER: no
+// trap), so the other SM, restarted with 14, does not outrank it.
+TEST(HaScenario, AMasterThatLostTheMastershipWhileIsolatedStepsAsideAndReclaimsAsMaster) {
+    HaConfig c = act_config();
+    c.opensm_conf = "/etc/opensm/opensm.conf";
+    HaEngine e(c);
+    e.on_local_port(active_port(), 0);
+    Snapshot s;
+    s.self = sm(kLocal, 2, 15, SmState::Master);
+    s.other_sms = {sm(kMaster, 1, 14, SmState::Standby)};
+    e.on_snapshot(s, 0);
+    for (int64_t t = 0; t <= 1000; t += 100) {
+        e.on_plugin(sm(kLocal, 2, 15, SmState::Master), true, t);
+        e.on_plugin(sm(kMaster, 1, 14, SmState::Standby), false, t);
+        e.on_probe(kMaster, 1, answer(kMaster, 14, SmState::Standby), t);
+        ASSERT_TRUE(of_kind(e.tick(t), Action::Kind::set_priority).empty());
+    }
+    LocalPort down = active_port();
+    down.state = 1;
+    int prio = 15;
+    std::vector<std::pair<int64_t, int>> sets;
+    for (int64_t t = 1100; t <= 6500; t += 100) {
+        const bool port_up = t >= 6000;
+        e.on_local_port(port_up ? active_port() : down, t);
+        e.on_plugin(sm(kLocal, 2, prio, port_up ? SmState::Standby : SmState::Discovering), true, t);
+        e.on_plugin(sm(kMaster, 1, 14, t >= 3000 ? SmState::Master : SmState::Standby), false, t);
+        if (port_up) e.on_probe(kMaster, 1, answer(kMaster, 14, SmState::Master), t);
+        auto acts = e.tick(t);
+        ASSERT_EQ(promotes(acts), 0u) << "at " << t;
+        for (const Action& a : of_kind(acts, Action::Kind::set_priority)) sets.push_back({t, a.priority}), prio = a.priority;
+    }
+    ASSERT_EQ(sets.size(), 1u) << "once: the plugin reports the lowered priority";
+    // 14: a tie goes to the lower GUID, the new master's (with a higher GUID it would be 13).
+    EXPECT_EQ(sets[0], std::make_pair(int64_t{3000}, 14));
+    // The new master killed: this SM (13, the only STANDBY) takes over, then sweeps.
+    e.on_plugin_closed(kMaster, 7000);
+    e.on_process_gone(kMaster, 7000);
+    bool promoted = false;
+    for (int64_t t = 7000; t <= 9000; t += 10) {
+        if (t % 100 == 0) e.on_local_port(active_port(), t);
+        e.on_probe(kMaster, 1, lost(), t);
+        e.on_plugin(sm(kLocal, 2, prio, promoted ? SmState::Master : SmState::Standby), true, t);
+        if (promoted && t == 7200) {
+            Snapshot up;
+            up.self = sm(kLocal, 2, prio, SmState::Master);
+            e.on_snapshot(up, t);
+        }
+        auto acts = e.tick(t);
+        promoted = promoted || promotes(acts) > 0;
+        for (const Action& a : of_kind(acts, Action::Kind::set_priority)) sets.push_back({t, a.priority}), prio = a.priority;
+    }
+    EXPECT_TRUE(promoted);
+    ASSERT_EQ(sets.size(), 2u);
+    EXPECT_EQ(sets[1], std::make_pair(int64_t{7200}, 15)) << "back to 15 after its first sweep as MASTER";
+}
+
+// The same loss of mastership while the port is up (a switchover lowers this MASTER's priority, or
+// the other SM outranks it by configuration) is no step aside, and a MASTER that never stepped
+// aside is never raised.
+TEST(HaScenario, OnlyAnSmWhosePortIsDownStepsAside) {
+    HaConfig c = act_config();
+    c.opensm_conf = "/etc/opensm/opensm.conf";
+    Pair p(c);  // kMaster 15 master, kLocal 14 standby, this node's port Active
+    for (int64_t t = 1100; t <= 5000; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 13, SmState::Master), false, t);  // lowered by a switchover
+        p.e.on_probe(kMaster, 1, answer(kMaster, 13, SmState::Master), t);
+        p.local_alive(t);
+        EXPECT_TRUE(of_kind(p.e.tick(t), Action::Kind::set_priority).empty()) << "at " << t;
+    }
 }
 
 }  // namespace

@@ -34,7 +34,12 @@
 // - every decision is a FailoverRecord with its evidence;
 // - a split brain that heals (two masters of one subnet answering each other over InfiniBand) is
 //   resolved by forcing a heavy sweep of each master (each agent its own), in which OpenSM's
-//   arbitration leaves one; after `heal_attempts` such sweeps it is escalated, not retried.
+//   arbitration leaves one; after `heal_attempts` such sweeps it is escalated, not retried;
+// - an SM that lost the mastership while its own port was down steps aside before the port comes
+//   back: its agent lowers its sm_priority below the new master's, so it returns as a STANDBY that
+//   does not outrank its master (a STANDBY that does sends trap 144, and a failback); once it is
+//   MASTER again and swept, its priority is restored (a MASTER sends no trap), so a restarted
+//   former master does not outrank it.
 #pragma once
 
 #include <algorithm>
@@ -140,11 +145,13 @@ enum class Phase : uint8_t { watching, suspecting, fencing, promoting, cooldown 
 std::string_view to_string(Phase p);
 
 struct Action {
-    enum class Kind : uint8_t { fence, promote, log } kind = Kind::log;
+    // set_priority: rewrite this node's sm_priority (ha.opensm_conf) and SIGHUP its opensm.
+    enum class Kind : uint8_t { fence, promote, log, set_priority } kind = Kind::log;
     std::vector<std::string> argv;  // fence: the command, placeholders filled
     uint16_t lid = 0;               // promote: the LID to send SubnSet(SMInfo) to (the local SM)
     uint32_t attr_mod = 0;          // promote: HANDOVER or DISCOVER
     Guid target = 0;                // the SM acted on (fence: the old master; promote: local)
+    int priority = 0;               // set_priority: the new sm_priority (0..15)
     std::string text;               // log: one line with the evidence
     static Action log(std::string line) {
         Action x;
@@ -252,6 +259,8 @@ private:
     std::vector<Action> step(int64_t now_ms);
     std::vector<Action> watch(int64_t now_ms);
     std::vector<Action> heal_split_brain(int64_t now_ms);
+    std::vector<Action> step_aside(int64_t now_ms);
+    std::vector<Action> reclaim_priority(const SmView& me, int64_t now_ms);
     std::vector<Action> start_attempt(Guid master, const Evidence& ev, int64_t now_ms);
     std::vector<Action> promote_now(int64_t now_ms);
     void complete(int64_t now_ms);
@@ -276,6 +285,8 @@ private:
     std::vector<Action> pending_;             // log actions produced by on_*(), returned by tick()
     std::string said_;                        // key of the last repeated log line (no repeats)
     int64_t heal_ms_ = 0;                     // last split-brain healing Set (rate limit)
+    int64_t step_aside_ms_ = 0;               // last set_priority of step_aside() (rate limit)
+    int aside_from_ = -1;                     // the priority it stepped aside from (-1 = none), restored as MASTER
     int heal_count_ = 0;                      // healing Sets of the current episode
     int64_t heal_first_ms_ = 0;
     std::optional<SplitBrain> split_brain_;   // escalated episode
