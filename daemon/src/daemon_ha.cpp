@@ -246,13 +246,8 @@ void Daemon::Impl::ha_step() {
 // The engine's set_priority (an SM stepping aside, ha_engine.h): the same edit as POST
 // /api/v1/sm/priority, on the io thread.
 void Daemon::Impl::ha_set_priority(int prio) {
-    auto rec = state.sms().find(ha->local_sm());
-    if (rec == state.sms().end() || rec->second.pid == 0)
-        return spdlog::warn("ha: sm_priority {} not set: this node's OpenSM pid is unknown", prio);
-    try {
-        const int before = set_opensm_priority(opt.config.ha.opensm_conf, static_cast<int>(rec->second.pid), prio).before;
-        spdlog::warn("ha: sm_priority of this node's SM set {} -> {} in {} (SIGHUP to pid {})", before, prio,
-                     opt.config.ha.opensm_conf, rec->second.pid);
+    try {  // the same path as POST /api/v1/sm/priority: through ha.sm_helper when configured
+        set_local_priority(nlohmann::json{{"priority", static_cast<unsigned>(prio)}});
     } catch (const std::exception& e) {
         spdlog::error("ha: sm_priority {} not set: {}", prio, e.what());
     }
