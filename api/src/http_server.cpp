@@ -19,6 +19,14 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using steady = std::chrono::steady_clock;
 
+// The request head's limit: min(limits.max_request_bytes, 64 KiB), as docs/daemon.md states.
+size_t header_limit(const DaemonConfig& c) { return std::min<size_t>(c.max_request_bytes, 64 * 1024); }
+
+// The read buffer holds a whole head plus one read beyond it (a pipelined request's start), so a
+// head under the limit always fits and one over it is refused by the parser ("header limit
+// exceeded"), not by the buffer.
+size_t read_buffer_limit(const DaemonConfig& c) { return header_limit(c) + 16 * 1024; }
+
 }  // namespace
 
 // One HTTP client connection (keep-alive), requests answered by the server's handler.
@@ -38,7 +46,7 @@ private:
     void read() {
         parser_.emplace();
         parser_->body_limit(d_->cfg_.max_request_bytes);
-        parser_->header_limit(static_cast<uint32_t>(std::min<size_t>(d_->cfg_.max_request_bytes, 64 * 1024)));
+        parser_->header_limit(static_cast<uint32_t>(header_limit(d_->cfg_)));
         d_->idle_[id_] = steady::now();
         stream_.expires_after(std::chrono::milliseconds(d_->cfg_.http_header_timeout_ms));
         http::async_read_header(stream_, buf_, *parser_, [self = shared_from_this()](const boost::system::error_code& ec,
@@ -111,7 +119,7 @@ private:
     HttpServer* d_;
     beast::tcp_stream stream_;
     uint64_t id_;
-    beast::flat_buffer buf_{8192};
+    beast::flat_buffer buf_{read_buffer_limit(d_->cfg_)};
     std::optional<http::request_parser<http::string_body>> parser_;
     http::response<http::string_body> res_;
     bool done_ = false;
