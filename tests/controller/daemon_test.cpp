@@ -378,6 +378,46 @@ TEST_F(ControllerDaemon, RequestHeadsUpTo64KiBAreRead) {
     EXPECT_EQ(request("GET", "/healthz").status, 200);
 }
 
+// Issue 19 item 1's probe, shrunk: every session held by a `POST /api/v1/reload` announcing a
+// 1 MB body it never sends, each reopened as soon as it is closed. Body-waiting sessions were
+// never evicted, so /healthz was refused for the 30 s body timeout; it must answer every poll.
+TEST_F(ControllerDaemon, HealthzAnswersEveryPollWhileSessionsWaitForBodiesThatNeverCome) {
+    cfg.max_http_connections = 4;
+    start();
+    const std::string head =
+        "POST /api/v1/reload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n";
+    std::atomic<bool> stop{false};
+    std::thread flood([&] {
+        std::vector<int> fds(cfg.max_http_connections, -1);
+        while (!stop) {
+            for (int& fd : fds) {
+                char b[256];
+                if (fd >= 0 && ::recv(fd, b, sizeof b, MSG_DONTWAIT) == 0) {  // closed by the daemon
+                    ::close(fd);
+                    fd = -1;
+                }
+                if (fd < 0 && (fd = connect_http(daemon->http_port())) >= 0)
+                    ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        for (int fd : fds)
+            if (fd >= 0) ::close(fd);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every session waits for a body
+    int polls = 0, answered = 0;
+    for (; polls < 15; ++polls) {
+        try {
+            answered += request("GET", "/healthz").status == 200;
+        } catch (const std::exception&) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    stop = true;
+    flood.join();
+    EXPECT_EQ(answered, polls);
+}
+
 // A request's headers must arrive within limits.http_header_timeout_ms (slowloris).
 TEST_F(ControllerDaemon, HeadersMustArriveWithinTheHeaderTimeout) {
     cfg.http_header_timeout_ms = 300;
