@@ -60,6 +60,7 @@ struct Daemon::Impl {
     std::unique_ptr<HttpServer> http;
     std::unique_ptr<IngestServer> ingest;    // owns the decode thread
     LogLimit queue_full_log;
+    LogLimit history_error_log;  // worker thread: a full disk fails every sweep's write
     bool stopping = false;
     bool ran = false;
 

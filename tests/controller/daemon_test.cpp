@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -523,6 +524,43 @@ TEST_F(ControllerDaemon, HistoryRowPerMasterSweep) {
 }
 
 // A restarted daemon gets the plugin's latest snapshot again: it is not a second history row.
+// Issue 19 item 6: a history database that stopped taking writes (a full disk) was only in the
+// log, one line per sweep. Here another connection holds the write lock, so every write fails
+// ("database is locked" after the 2 s busy timeout): the API and the gauge say so, the log line
+// is rate-limited, and the next write that succeeds clears it.
+TEST_F(ControllerDaemon, AHistoryDatabaseThatTakesNoWritesIsReportedNotJustLogged) {
+    cfg.history_db = dir.file("history.db");
+    capture_log();
+    start();
+    UnixClient plugin(cfg.socket_path);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 1)));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/history")["rows"] == 1; }));
+    EXPECT_EQ(get("/api/v1/history")["writable"], true);
+    EXPECT_TRUE(get("/api/v1/history")["last_error"].is_null());
+    EXPECT_NE(request("GET", "/metrics").body.find("\nibfabric_history_writable 1\n"), std::string::npos);
+
+    sqlite3* blocker = nullptr;
+    ASSERT_EQ(sqlite3_open(cfg.history_db.c_str(), &blocker), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(blocker, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    for (uint64_t seq = 2; seq <= 3; ++seq)
+        ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, seq)));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/history")["failed_writes"] == 2; }, std::chrono::seconds(10)));
+    json h = get("/api/v1/history");
+    EXPECT_EQ(h["writable"], false);
+    EXPECT_NE(h["last_error"].get<std::string>().find("locked"), std::string::npos) << h["last_error"];
+    EXPECT_EQ(h["rows"], 1);
+    EXPECT_NE(request("GET", "/metrics").body.find("\nibfabric_history_writable 0\n"), std::string::npos);
+    EXPECT_EQ(lines_with("history: not recorded").size(), 1u) << "one line per 10 s, not one per sweep";
+
+    sqlite3_exec(blocker, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(blocker);
+    ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 4)));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/history")["rows"] == 2; }));
+    EXPECT_EQ(get("/api/v1/history")["writable"], true);
+    EXPECT_NE(request("GET", "/metrics").body.find("\nibfabric_history_writable 1\n"), std::string::npos);
+}
+
 TEST_F(ControllerDaemon, ResentSnapshotAfterRestartIsNotASecondHistoryRow) {
     cfg.history_db = dir.file("history.db");
     for (int run = 0; run < 2; ++run) {
