@@ -228,7 +228,7 @@ const Route kRoutes[] = {
     {"GET", "/api/v1/history/changes", Auth::read, history_changes, true},
     {"GET", "/api/v1/history/diff", Auth::read, history_diff, true},
     {"POST", "/api/v1/accept", Auth::token, accept},
-    {"POST", "/api/v1/reload", Auth::token, reload, false, 422, "topology not reloaded (the previous one stays): "},
+    {"POST", "/api/v1/reload", Auth::token, reload, false, 422, "not reloaded (the previous configuration and topology stay): "},
 };
 
 const Route* find_route(std::string_view path) {

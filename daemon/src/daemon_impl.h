@@ -90,6 +90,7 @@ struct Daemon::Impl {
     void on_result(CheckResult r, steady::time_point received, double wait_ms, double decode_ms);
     // daemon_api.cpp
     nlohmann::json reload();
+    std::vector<std::string> apply_config(DaemonConfig next);
     nlohmann::json accept(const nlohmann::json& body);  // POST /api/v1/accept (docs/api.md)
     ApiContext api_context();
     // HA (io thread, daemon_ha.cpp)

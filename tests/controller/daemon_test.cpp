@@ -47,8 +47,10 @@ protected:
         cfg.http_port = 0;
         cfg.topology = topology;
     }
+    std::function<DaemonConfig()> reread_config;  // DaemonOptions::reread_config
     void start() {
-        daemon = std::make_unique<Daemon>(DaemonOptions{.config = cfg, .port_file = dir.file("port")});
+        daemon = std::make_unique<Daemon>(
+            DaemonOptions{.config = cfg, .port_file = dir.file("port"), .reread_config = reread_config});
         thread = std::thread([this] { daemon->run(); });
         url = HttpUrl{"127.0.0.1", daemon->http_port(), ""};
     }
@@ -487,6 +489,51 @@ TEST_F(ControllerDaemon, ReloadNeedsTheTokenAndRechecks) {
     EXPECT_NE(json::parse(bad.body)["error"].get<std::string>().find("golden.ibnetdiscover:"), std::string::npos)
         << bad.body;
     EXPECT_EQ(get("/api/v1/fabric")["plan_nodes"], actual.size());
+}
+
+// Issue 19 item 5: a reload ignored ibfabricd.yaml, so `token_for_reads: true` plus an unknown
+// key was "topology reloaded", reads kept answering without the token, and the next start
+// failed. Now a reload re-reads the config: a bad one is refused (422, file:line in the answer
+// and the log) and the old one stays; a good one applies token_for_reads at once and names the
+// changed keys that need a restart.
+TEST_F(ControllerDaemon, ReloadRereadsTheConfigRefusingABadOneAndNamingWhatNeedsARestart) {
+    write_file(dir.file("token"), "t0ken-123\n");
+    ::chmod(dir.file("token").c_str(), 0600);
+    const std::string file = dir.file("ibfabricd.yaml");
+    const std::string base = "topology: " + topology + "\ntoken_file: " + dir.file("token") + "\n";
+    write_file(file, base);
+    reread_config = [file, sock = cfg.socket_path] {  // as ibfabricd does: the file, then its flags
+        DaemonConfig c = parse_daemon_config(read_file(file), file);
+        c.socket_path = sock;
+        c.http_bind = "127.0.0.1";
+        c.http_port = 0;
+        return c;
+    };
+    cfg = reread_config();
+    capture_log();
+    start();
+    const std::string auth = "Bearer t0ken-123";
+    EXPECT_EQ(request("GET", "/api/v1/fabric").status, 200);
+
+    write_file(file, base + "token_for_reads: true\nno_such_key: 1\n");
+    HttpResult bad = request("POST", "/api/v1/reload", auth);
+    EXPECT_EQ(bad.status, 422) << bad.body;
+    EXPECT_NE(json::parse(bad.body)["error"].get<std::string>().find("ibfabricd.yaml:4:"), std::string::npos) << bad.body;
+    EXPECT_EQ(lines_with("reload refused").size(), 1u);
+    EXPECT_NE(lines_with("reload refused").at(0).find("ibfabricd.yaml:4:"), std::string::npos);
+    EXPECT_EQ(request("GET", "/api/v1/fabric").status, 200) << "the refused config must not apply";
+    EXPECT_TRUE(lines_with("topology reloaded").empty());
+
+    write_file(file, base + "token_for_reads: true\nlimits:\n  max_http_connections: 8\n");
+    HttpResult ok = request("POST", "/api/v1/reload", auth);
+    ASSERT_EQ(ok.status, 200) << ok.body;
+    EXPECT_EQ(json::parse(ok.body)["needs_restart"], json({"limits.max_http_connections"}));
+    EXPECT_EQ(json::parse(ok.body)["config"], file);
+    ASSERT_EQ(lines_with("take effect only at the next start").size(), 1u);
+    EXPECT_NE(lines_with("take effect only at the next start")[0].find("limits.max_http_connections"), std::string::npos);
+    EXPECT_EQ(request("GET", "/api/v1/fabric").status, 401) << "token_for_reads applies at once";
+    EXPECT_EQ(request("GET", "/api/v1/fabric", auth).status, 200);
+    EXPECT_EQ(request("GET", "/healthz").status, 200);
 }
 
 TEST_F(ControllerDaemon, ReloadRefusedWithoutConfiguredToken) {
