@@ -73,7 +73,8 @@ void parse_host_port(std::string_view s, std::string& host, uint16_t& port, cons
 std::string http_exposure_warning(const DaemonConfig& c);
 
 // The config keys ("socket", "limits.max_http_connections", "ha", ...) whose values differ between
-// the running config and `next` and that ibfabricd reads only at start, in file order; a reload
+// the running config and `next` and that ibfabricd reads only at start, each once, in the order
+// of docs/daemon.md's table; a reload
 // applies the others (topology, node_name_map, waivers, token_file, token_for_reads, log_level,
 // checks) and names these as needing a restart. Pure.
 //   keys_needing_restart(running, parse_daemon_config(text, file))  // {"limits.max_http_connections"}
