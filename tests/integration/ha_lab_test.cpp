@@ -442,6 +442,7 @@ TEST(HaLab, SwitchoverToAFrozenStandbyRollsBackAndLeavesItStandby) {
     EXPECT_EQ(lab_wait_one_master(s, 10, 1.0), std::optional<size_t>(0)) << read_all(s.sms[0].daemon_log);
     EXPECT_TRUE(wait_state(s, 1, "STANDBY", 20.0)) << "the target is not left NOT_ACTIVE\n" << read_all(s.sms[1].log);
     EXPECT_EQ(fabric_lids(s, 1), before);
+}
 
 // Issue 17 item 3: both SM nodes' daemons see the crossed pair, exactly one publishes it as
 // active (the master's node); after a kill of the master the successor's daemon takes it over,
