@@ -19,6 +19,14 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using steady = std::chrono::steady_clock;
 
+// The request head's limit: min(limits.max_request_bytes, 64 KiB), as docs/daemon.md states.
+size_t header_limit(const DaemonConfig& c) { return std::min<size_t>(c.max_request_bytes, 64 * 1024); }
+
+// The read buffer holds a whole head plus one read beyond it (a pipelined request's start), so a
+// head under the limit always fits and one over it is refused by the parser ("header limit
+// exceeded"), not by the buffer.
+size_t read_buffer_limit(const DaemonConfig& c) { return header_limit(c) + 16 * 1024; }
+
 }  // namespace
 
 // One HTTP client connection (keep-alive), requests answered by the server's handler.
@@ -34,11 +42,11 @@ public:
 
 private:
     // Headers within limits.http_header_timeout_ms (idle keep-alive time included), then the body
-    // within 30 s; while waiting for the headers the session is idle and may be evicted.
+    // within 30 s; while waiting for the headers (idle) or the body the session may be evicted.
     void read() {
         parser_.emplace();
         parser_->body_limit(d_->cfg_.max_request_bytes);
-        parser_->header_limit(static_cast<uint32_t>(std::min<size_t>(d_->cfg_.max_request_bytes, 64 * 1024)));
+        parser_->header_limit(static_cast<uint32_t>(header_limit(d_->cfg_)));
         d_->idle_[id_] = steady::now();
         stream_.expires_after(std::chrono::milliseconds(d_->cfg_.http_header_timeout_ms));
         http::async_read_header(stream_, buf_, *parser_, [self = shared_from_this()](const boost::system::error_code& ec,
@@ -51,12 +59,14 @@ private:
             on_read(ec);
             return;
         }
+        d_->body_wait_[id_] = steady::now();
         stream_.expires_after(std::chrono::seconds(30));
         http::async_read(stream_, buf_, *parser_,
                          [self = shared_from_this()](const boost::system::error_code& ec, size_t) { self->on_read(ec); });
     }
 
     void on_read(const boost::system::error_code& ec) {
+        d_->body_wait_.erase(id_);
         if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::operation_aborted ||
             ec == beast::error::timeout || ec == asio::error::connection_reset) {
             finish();
@@ -104,6 +114,7 @@ private:
         if (done_) return;
         done_ = true;
         d_->idle_.erase(id_);
+        d_->body_wait_.erase(id_);
         d_->sessions_.erase(id_);
         --d_->open_;
     }
@@ -111,7 +122,7 @@ private:
     HttpServer* d_;
     beast::tcp_stream stream_;
     uint64_t id_;
-    beast::flat_buffer buf_{8192};
+    beast::flat_buffer buf_{read_buffer_limit(d_->cfg_)};
     std::optional<http::request_parser<http::string_body>> parser_;
     http::response<http::string_body> res_;
     bool done_ = false;
@@ -152,21 +163,27 @@ void HttpServer::accept() {
     });
 }
 
-// Closes the session that has waited longest for a request; false when every session is busy.
-// Its slot frees when its aborted read completes (open_ may pass the limit until then).
+// Closes the session that has waited longest, for a request or for its body (a client announcing a
+// body it never sends must not hold a slot for 30 s); false when every session is answering. Its
+// slot frees when its aborted read completes (open_ may pass the limit until then).
 bool HttpServer::evict_idle() {
-    auto oldest = idle_.end();
-    for (auto it = idle_.begin(); it != idle_.end(); ++it)
-        if (oldest == idle_.end() || it->second < oldest->second) oldest = it;
-    if (oldest == idle_.end()) return false;
+    auto oldest_of = [](WaitingSince& m) {
+        return std::min_element(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    };
+    const auto idle = oldest_of(idle_), body = oldest_of(body_wait_);
+    const bool for_body = body != body_wait_.end() && (idle == idle_.end() || body->second < idle->second);
+    WaitingSince& from = for_body ? body_wait_ : idle_;
+    const auto oldest = for_body ? body : idle;
+    if (oldest == from.end()) return false;
     const uint64_t id = oldest->first;
-    const double idle_ms = ms_since(oldest->second);
-    idle_.erase(oldest);
+    const double waited_ms = ms_since(oldest->second);
+    from.erase(oldest);
     if (auto it = sessions_.find(id); it != sessions_.end())
         if (auto p = it->second.lock()) p->close();
-    if (auto held = evicted_log_.allow(steady_clock_ms()))
-        spdlog::info("http: all {} sessions taken: closed the one idle longest ({:.0f} ms) for a new connection{}",
-                     open_, idle_ms, LogLimit::suffix(*held));
+    LogLimit& log = for_body ? evicted_body_log_ : evicted_log_;
+    if (auto held = log.allow(steady_clock_ms()))
+        spdlog::info("http: all {} sessions taken: closed the one {} longest ({:.0f} ms) for a new connection{}", open_,
+                     for_body ? "waiting for a request body" : "idle", waited_ms, LogLimit::suffix(*held));
     return true;
 }
 

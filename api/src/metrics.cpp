@@ -185,6 +185,12 @@ const Family kFamilies[] = {
      [](const MetricsInput& in, Out& o) { o.time("", S(in).data_status(in.now_ms).as_of_ms); }, kRole},
     {"ibfabric_stale_after_seconds", "gauge", "The staleness bound health.stale_after_s.",
      [](const MetricsInput& in, Out& o) { o.value("", S(in).health().stale_after_ms / 1000.0); }},
+    {"ibfabric_history_writable", "gauge",
+     "1 while the history database takes writes; 0 after a write failed (a full disk: GET /api/v1/history's "
+     "last_error says why) until one succeeds again. No sample without history:.",
+     [](const MetricsInput& in, Out& o) {
+         if (in.history) o.count("", in.history->writable);
+     }},
 
     // --- findings ---
     {"ibfabric_findings", "gauge",

@@ -62,7 +62,9 @@ std::optional<int64_t> int_param(const std::string& v, int64_t lo, int64_t hi) {
 ApiResponse healthz(const ApiRequest&, const std::string&, const ApiContext&) { return text("text/plain", "ok\n"); }
 
 ApiResponse metrics(const ApiRequest&, const std::string&, const ApiContext& ctx) {
-    std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha});
+    std::optional<HistoryWriteStatus> hist;
+    if (ctx.history_store) hist = ctx.history_store->write_status();
+    std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha, .history = hist ? &*hist : nullptr});
     if (ctx.ha) body += ha_metrics_text(*ctx.ha, ctx.now_ms);
     return text("text/plain; version=0.0.4", std::move(body));
 }
@@ -173,6 +175,12 @@ ApiResponse history(const ApiRequest&, const std::string& query, const ApiContex
               {"next", page.next_before ? json("/api/v1/history?limit=" + std::to_string(limit) +
                                                "&before=" + std::to_string(page.next_before))
                                         : json(nullptr)}};
+    if (ctx.history_store) {  // a full disk: the newest row above is old, and says nothing of it
+        const HistoryWriteStatus w = ctx.history_store->write_status();
+        head["writable"] = w.writable;
+        head["last_error"] = w.last_error.empty() ? json(nullptr) : json(w.last_error);
+        head["failed_writes"] = w.failed_writes;
+    }
     ApiResponse r;
     r.body = json_text(head);
     r.body.pop_back();  // '}'
@@ -220,7 +228,7 @@ const Route kRoutes[] = {
     {"GET", "/api/v1/history/changes", Auth::read, history_changes, true},
     {"GET", "/api/v1/history/diff", Auth::read, history_diff, true},
     {"POST", "/api/v1/accept", Auth::token, accept},
-    {"POST", "/api/v1/reload", Auth::token, reload, false, 422, "topology not reloaded (the previous one stays): "},
+    {"POST", "/api/v1/reload", Auth::token, reload, false, 422, "not reloaded (the previous configuration and topology stay): "},
 };
 
 const Route* find_route(std::string_view path) {

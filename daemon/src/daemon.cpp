@@ -125,11 +125,10 @@ void Daemon::Impl::wait_signal() {
     signals.async_wait([this](const boost::system::error_code& ec, int sig) {
         if (ec) return;
         if (sig == SIGHUP) {
-            spdlog::info("SIGHUP: reloading the topology");
+            spdlog::info("SIGHUP: reloading the configuration and the topology");
             try {
                 reload();
-            } catch (const std::exception& e) {
-                spdlog::error("reload failed, the previous topology stays: {}", e.what());
+            } catch (const std::exception&) {  // reload() logged it
             }
             wait_signal();
             return;
@@ -247,8 +246,9 @@ void Daemon::Impl::record_history(HistoryRecord& h) {
         if (!history->record(h.row, h.fabric, h.findings))
             spdlog::debug("history: sweep {} of SM {} is already recorded (resent after a restart)", h.row.sweep_seq,
                           guid_hex(h.row.sm_guid));
-    } catch (const std::exception& e) {
-        spdlog::error("history: {}", e.what());
+    } catch (const std::exception& e) {  // GET /api/v1/history and ibfabric_history_writable say so too
+        if (auto held = history_error_log.allow(steady_clock_ms()))
+            spdlog::error("history: not recorded: {}{}", e.what(), LogLimit::suffix(*held));
     }
 }
 

@@ -1,5 +1,6 @@
 // ibfabricd's side of the HTTP API: the context handle_api() reads (api.h), and the two calls
 // that change the daemon, POST /api/v1/reload and /api/v1/accept. io thread.
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "daemon_impl.h"
@@ -13,30 +14,60 @@
 
 namespace ibf {
 
+// Re-reads the configuration (opt.reread_config) and every file it names; all of it or nothing:
+// a bad config, topology, waiver or token file leaves the running ones (InputError: 422).
 nlohmann::json Daemon::Impl::reload() {
+    DaemonConfig next = opt.config;
     Topology t;
     std::optional<std::string> new_token;
     try {
-        t = load_topology(opt.config);  // throws: the old topology stays
-        new_token = load_token(opt.config);
-    } catch (...) {
+        if (opt.reread_config) next = opt.reread_config();
+        t = load_topology(next);
+        new_token = load_token(next);
+    } catch (const std::exception& e) {
         state.note_reload(false, wall_clock_ms());
+        spdlog::error("reload refused, the previous configuration and topology stay: {}", e.what());
         throw;
     }
     state.note_reload(true, wall_clock_ms());
+    const std::vector<std::string> restart = apply_config(std::move(next));
     topo = std::move(t);
     state.set_waivers(topo.waivers);
     token = std::move(new_token);
     spdlog::info("topology reloaded: {} planned nodes, {} planned links, {} waivers",
                  topo.plan ? topo.plan->nodes.size() : 0, topo.plan ? topo.plan->links.size() : 0,
                  topo.waivers ? topo.waivers->waivers.size() : 0);
+    if (!restart.empty())
+        spdlog::warn("reload: {} changed in {} but take effect only at the next start (restart ibfabricd)",
+                     fmt::join(restart, ", "), opt.config.source);
     auto job = state.recheck(wall_clock_ms());
     if (job) submit(std::move(*job), steady::now(), 0);
     return nlohmann::json{{"reloaded", true},
+                          {"config", opt.config.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.config.source)},
+                          {"needs_restart", restart},
                           {"topology", opt.config.topology.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.config.topology)},
                           {"plan_nodes", topo.plan ? topo.plan->nodes.size() : 0},
                           {"plan_links", topo.plan ? topo.plan->links.size() : 0},
                           {"rechecking", job.has_value()}};
+}
+
+// Takes from `next` what applies at run time (the files a reload re-reads, the token's reach, the
+// log level, check options); returns the changed keys that need a restart (they keep their value).
+std::vector<std::string> Daemon::Impl::apply_config(DaemonConfig next) {
+    std::vector<std::string> restart = keys_needing_restart(opt.config, next);
+    DaemonConfig& c = opt.config;
+    c.source = next.source;
+    c.topology = next.topology;
+    c.node_name_map = next.node_name_map;
+    c.waivers = next.waivers;
+    c.token_file = next.token_file;
+    c.token_for_reads = next.token_for_reads;
+    c.check_rate_below_capability = next.check_rate_below_capability;
+    if (c.log_level != next.log_level) {
+        c.log_level = next.log_level;
+        spdlog::set_level(spdlog::level::from_str(c.log_level));
+    }
+    return restart;
 }
 
 // POST /api/v1/accept: the current fabric (node-name-map applied) becomes the plan; the previous

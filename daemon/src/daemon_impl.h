@@ -60,6 +60,7 @@ struct Daemon::Impl {
     std::unique_ptr<HttpServer> http;
     std::unique_ptr<IngestServer> ingest;    // owns the decode thread
     LogLimit queue_full_log;
+    LogLimit history_error_log;  // worker thread: a full disk fails every sweep's write
     bool stopping = false;
     bool ran = false;
 
@@ -89,6 +90,7 @@ struct Daemon::Impl {
     void on_result(CheckResult r, steady::time_point received, double wait_ms, double decode_ms);
     // daemon_api.cpp
     nlohmann::json reload();
+    std::vector<std::string> apply_config(DaemonConfig next);
     nlohmann::json accept(const nlohmann::json& body);  // POST /api/v1/accept (docs/api.md)
     ApiContext api_context();
     // HA (io thread, daemon_ha.cpp)

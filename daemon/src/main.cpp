@@ -41,24 +41,29 @@ int main(int argc, char** argv) {
     spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] %v");
 
     try {
-        ibf::DaemonConfig cfg;
-        if (!config_file.empty()) {
-            cfg = ibf::parse_daemon_config(ibf::read_text_file(config_file, "config file", ibf::kMaxConfigFileBytes),
-                                           config_file);
-        }
-        if (!socket.empty()) cfg.socket_path = socket;
-        if (!http.empty()) ibf::parse_host_port(http, cfg.http_bind, cfg.http_port, "--http");
-        if (!tcp.empty()) {
-            cfg.tcp_bind = "0.0.0.0";
-            ibf::parse_host_port(tcp, cfg.tcp_bind, cfg.tcp_port, "--tcp");
-        }
-        if (!tcp_key_file.empty()) cfg.tcp_key_file = tcp_key_file;
-        if (!topology.empty()) cfg.topology = topology;
-        if (!history.empty()) cfg.history_db = history;
-        if (!log_level.empty()) cfg.log_level = log_level;
+        // The config file, then the command line over it: at start and again on every reload.
+        auto load_config = [&] {
+            ibf::DaemonConfig cfg;
+            if (!config_file.empty()) {
+                cfg = ibf::parse_daemon_config(ibf::read_text_file(config_file, "config file", ibf::kMaxConfigFileBytes),
+                                               config_file);
+            }
+            if (!socket.empty()) cfg.socket_path = socket;
+            if (!http.empty()) ibf::parse_host_port(http, cfg.http_bind, cfg.http_port, "--http");
+            if (!tcp.empty()) {
+                cfg.tcp_bind = "0.0.0.0";
+                ibf::parse_host_port(tcp, cfg.tcp_bind, cfg.tcp_port, "--tcp");
+            }
+            if (!tcp_key_file.empty()) cfg.tcp_key_file = tcp_key_file;
+            if (!topology.empty()) cfg.topology = topology;
+            if (!history.empty()) cfg.history_db = history;
+            if (!log_level.empty()) cfg.log_level = log_level;
+            return cfg;
+        };
+        const ibf::DaemonConfig cfg = load_config();
         spdlog::set_level(spdlog::level::from_str(cfg.log_level));
 
-        ibf::Daemon d({.config = cfg, .port_file = port_file, .handle_signals = true});
+        ibf::Daemon d({.config = cfg, .port_file = port_file, .handle_signals = true, .reread_config = load_config});
         d.run();
         return 0;
     } catch (const ibf::InputError& e) {

@@ -45,6 +45,19 @@ TEST(ControllerConfig, IngestLimitsAreRangeChecked) {
     EXPECT_EQ(error_of("tcp_key_file: [a]\n", "c.yaml"), "c.yaml:1:15: 'tcp_key_file' must be a scalar");
 }
 
+// A reload names the changed keys that only a restart applies (issue 19 item 5), each once, and
+// none of those it applies (topology, log_level, token_for_reads).
+TEST(ControllerConfig, KeysNeedingARestartAreNamedOnce) {
+    const DaemonConfig running = parse_daemon_config("topology: a.yaml\n", "/etc/ibfabric/ibfabricd.yaml");
+    EXPECT_TRUE(keys_needing_restart(running, running).empty());
+    const DaemonConfig next = parse_daemon_config(
+        "topology: b.yaml\nlog_level: debug\nhttp: \"127.0.0.1:9000\"\nlimits:\n  max_http_connections: 8\n"
+        "health:\n  stale_after_s: 60\n  flap_threshold: 5\n",
+        "/etc/ibfabric/ibfabricd.yaml");
+    EXPECT_EQ(keys_needing_restart(running, next),
+              (std::vector<std::string>{"http", "limits.max_http_connections", "health"}));
+}
+
 TEST(ControllerConfig, HealthDefaults) {
     DaemonConfig c = parse_daemon_config("", "x.yaml");
     EXPECT_EQ(c.stale_after_s, 30u);

@@ -41,6 +41,32 @@ Finding miswired(const char* a, int pa) {
     return Finding{.kind = FindingKind::miswired, .a = {a, 0, pa}, .b = {"spine0001", 0, 3}, .message = "m"};
 }
 
+// Issue 19 item 6: a write that fails (a full disk; here another connection holds the write lock)
+// is noted, not only thrown, and the next write that succeeds clears it.
+TEST(HistoryStore, AFailedWriteIsNotedUntilAWriteSucceeds) {
+    TempDir dir;
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 8, .hosts = 8});
+    HistoryStore h(dir.file("h.db"));
+    EXPECT_TRUE(h.write_status().writable);
+    ASSERT_GT(h.record(row(1), state_of(f), {}), 0);
+    sqlite3* blocker = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file("h.db").c_str(), &blocker), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(blocker, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    EXPECT_THROW(h.record(row(2), state_of(f), {}), std::runtime_error);
+    HistoryWriteStatus w = h.write_status();
+    EXPECT_FALSE(w.writable);
+    EXPECT_EQ(w.failed_writes, 1u);
+    EXPECT_NE(w.last_error.find(dir.file("h.db") + ": "), std::string::npos) << w.last_error;
+    EXPECT_NE(w.last_error.find("locked"), std::string::npos) << w.last_error;
+    sqlite3_exec(blocker, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(blocker);
+    ASSERT_GT(h.record(row(2), state_of(f), {}), 0);
+    w = h.write_status();
+    EXPECT_TRUE(w.writable);
+    EXPECT_EQ(w.failed_writes, 1u);
+    EXPECT_EQ(h.count(), 2u);
+}
+
 TEST(HistoryStore, RecordsChangesVersusThePreviousSweepAndStatesReadBack) {
     TempDir dir;
     const Fabric f = synth_fat_tree({.levels = 2, .radix = 8, .hosts = 8});

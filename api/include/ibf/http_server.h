@@ -2,7 +2,8 @@
 // daemon bound, each request handed whole to `handler` (handle_api() with the daemon's context)
 // on the io thread and its answer written back. Limits (docs/daemon.md): limits.max_request_bytes,
 // the headers within limits.http_header_timeout_ms, and at most limits.max_http_connections
-// sessions: when all are taken the one idle longest gives way, so /healthz always gets one.
+// sessions: when all are taken the one waiting longest (for a request, or for the body of one)
+// gives way, so /healthz always gets one.
 //
 //   ibf::HttpServer http(std::move(bound_acceptor), cfg, [&](const ibf::ApiRequest& r) {
 //       return ibf::handle_api(r, context()); }, next_id);
@@ -51,9 +52,10 @@ private:
     size_t open_ = 0;  // sessions open (limits.max_http_connections)
     std::map<uint64_t, std::weak_ptr<Session>> sessions_;
     // Sessions waiting for (the headers of) a request, and since when: the oldest gives way when
-    // every session is taken.
-    std::map<uint64_t, std::chrono::steady_clock::time_point> idle_;
-    LogLimit refused_log_, evicted_log_;
+    // every session is taken; sessions waiting for a body (since their headers) likewise.
+    using WaitingSince = std::map<uint64_t, std::chrono::steady_clock::time_point>;
+    WaitingSince idle_, body_wait_;
+    LogLimit refused_log_, evicted_log_, evicted_body_log_;
 };
 
 }  // namespace ibf

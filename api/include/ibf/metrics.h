@@ -18,6 +18,7 @@
 #include <string>
 
 #include "ibf/controller_state.h"
+#include "ibf/history.h"
 
 namespace ibf {
 namespace ha {
@@ -30,6 +31,8 @@ struct MetricsInput {
     // The HA engine (null without `ha:`): decides the role label of the fabric gauges, "active" on
     // one daemon of an HA pair and "standby" on the others (ha/fabric_role.h).
     const ha::HaEngine* ha = nullptr;
+    // Whether the history database takes writes; null without `history:` (no sample then).
+    const HistoryWriteStatus* history = nullptr;
 };
 
 std::string metrics_text(const MetricsInput& in);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <filesystem>
 #include <limits>
+#include <tuple>
 
 #include "ibf/error.h"
 
@@ -280,6 +281,70 @@ void parse_history(Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
         else ctx.fail(hk.first, "unknown key 'history." + k + "' (expected path, retention_days, max_sweeps)");
     }
     if (c.history_db.empty()) ctx.fail(v, "'history' needs 'path' (the SQLite file)");
+}
+
+namespace {
+
+template <auto Member>
+bool same(const DaemonConfig& a, const DaemonConfig& b) {
+    return a.*Member == b.*Member;
+}
+
+bool same_ha(const DaemonConfig& a, const DaemonConfig& b) {
+    auto tie = [](const ha::HaConfig& h) {
+        return std::tie(h.mode, h.local_sm, h.mad_ca, h.mad_port, h.poll_ms, h.mad_timeout_ms, h.heartbeat_timeout_ms,
+                        h.fast_failures, h.flap_window_ms, h.slow_failures, h.slow_min_ms, h.promote_with,
+                        h.promote_timeout_ms, h.retry_after_ms, h.fence, h.fence_timeout_ms, h.stall_ms,
+                        h.sweep_timeout_ms, h.heal_attempts, h.guid2lid_file, h.track_file, h.opensm_conf,
+                        h.expected_sms, h.expected_priorities);
+    };
+    return tie(a.ha) == tie(b.ha) && a.ha_agents == b.ha_agents;
+}
+
+bool same_counters(const DaemonConfig& a, const DaemonConfig& b) {
+    return a.port_errors.window_ms == b.port_errors.window_ms &&
+           a.port_errors.max_per_window == b.port_errors.max_per_window;
+}
+
+// What ibfabricd reads only at start: sockets, listeners, limits, history, HA, health, counters.
+struct StartOnlyKey {
+    const char* name;
+    bool (*same)(const DaemonConfig&, const DaemonConfig&);
+};
+const StartOnlyKey kStartOnly[] = {
+    {"socket", same<&DaemonConfig::socket_path>},
+    {"socket_mode", same<&DaemonConfig::socket_mode>},
+    {"tcp", same<&DaemonConfig::tcp_bind>},
+    {"tcp", same<&DaemonConfig::tcp_port>},
+    {"tcp_key_file", same<&DaemonConfig::tcp_key_file>},
+    {"http", same<&DaemonConfig::http_bind>},
+    {"http", same<&DaemonConfig::http_port>},
+    {"history", same<&DaemonConfig::history_db>},
+    {"history", same<&DaemonConfig::history_retention_days>},
+    {"history", same<&DaemonConfig::history_max_sweeps>},
+    {"limits.max_message_bytes", same<&DaemonConfig::max_message_bytes>},
+    {"limits.max_request_bytes", same<&DaemonConfig::max_request_bytes>},
+    {"limits.max_plugin_connections", same<&DaemonConfig::max_plugin_connections>},
+    {"limits.max_http_connections", same<&DaemonConfig::max_http_connections>},
+    {"limits.hello_timeout_ms", same<&DaemonConfig::hello_timeout_ms>},
+    {"limits.stale_connection_ms", same<&DaemonConfig::stale_connection_ms>},
+    {"limits.http_header_timeout_ms", same<&DaemonConfig::http_header_timeout_ms>},
+    {"limits.max_history_bytes", same<&DaemonConfig::max_history_bytes>},
+    {"ha", same_ha},
+    {"health", same<&DaemonConfig::stale_after_s>},
+    {"health", same<&DaemonConfig::flap_threshold>},
+    {"health", same<&DaemonConfig::flap_window_s>},
+    {"health", same<&DaemonConfig::flap_quiet_s>},
+    {"counters", same_counters},
+};
+
+}  // namespace
+
+std::vector<std::string> keys_needing_restart(const DaemonConfig& running, const DaemonConfig& next) {
+    std::vector<std::string> out;
+    for (const StartOnlyKey& k : kStartOnly)
+        if (!k.same(running, next) && (out.empty() || out.back() != k.name)) out.push_back(k.name);
+    return out;
 }
 
 DaemonConfig parse_daemon_config(std::string_view text, const std::string& file) {

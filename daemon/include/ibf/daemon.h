@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,10 @@ struct DaemonOptions {
     DaemonConfig config;
     std::string port_file;        // write the bound HTTP port here (atomically), "" = don't
     bool handle_signals = false;  // SIGTERM/SIGINT stop, SIGHUP reloads the topology
+    // A reload (SIGHUP, POST /api/v1/reload) re-reads the configuration with this (the config file
+    // and the command line's overrides, as at start; InputError naming file:line refuses the
+    // reload); null = the configuration stays, only the files it names are re-read.
+    std::function<DaemonConfig()> reread_config;
 };
 
 class Daemon {

@@ -207,12 +207,35 @@ bool insert_sweep(sqlite3* db, const std::string& path, const HistoryRow& r) {
 
 }  // namespace
 
-bool HistoryStore::append(const HistoryRow& r) {
+template <class F>
+auto HistoryStore::noted_write(F&& write) {
     std::lock_guard lk(wmu_);
-    Tx tx(writer_, path_);
-    if (!insert_sweep(writer_, path_, r)) return false;
-    tx.commit();
-    return true;
+    try {
+        auto out = write();
+        std::lock_guard sl(smu_);
+        status_.writable = true;
+        return out;
+    } catch (const std::exception& e) {
+        std::lock_guard sl(smu_);
+        status_.writable = false;
+        status_.last_error = e.what();
+        ++status_.failed_writes;
+        throw;
+    }
+}
+
+HistoryWriteStatus HistoryStore::write_status() const {
+    std::lock_guard sl(smu_);
+    return status_;
+}
+
+bool HistoryStore::append(const HistoryRow& r) {
+    return noted_write([&] {
+        Tx tx(writer_, path_);
+        if (!insert_sweep(writer_, path_, r)) return false;
+        tx.commit();
+        return true;
+    });
 }
 
 nlohmann::json HistoryStore::recent(int limit) const {
@@ -286,11 +309,13 @@ size_t HistoryStore::count() const {
 }
 
 void HistoryStore::append_ha_event(int64_t unix_ms, const std::string& record_json) {
-    std::lock_guard lk(wmu_);
-    Stmt st(writer_, path_, "INSERT INTO ha_events (unix_ms, record_json) VALUES (?,?)");
-    sqlite3_bind_int64(st.s, 1, unix_ms);
-    sqlite3_bind_text(st.s, 2, record_json.c_str(), -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st.s) != SQLITE_DONE) fail(writer_, path_, "insert");
+    noted_write([&] {
+        Stmt st(writer_, path_, "INSERT INTO ha_events (unix_ms, record_json) VALUES (?,?)");
+        sqlite3_bind_int64(st.s, 1, unix_ms);
+        sqlite3_bind_text(st.s, 2, record_json.c_str(), -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(st.s) != SQLITE_DONE) fail(writer_, path_, "insert");
+        return true;
+    });
 }
 
 nlohmann::json HistoryStore::recent_ha_events(int limit) const {
@@ -333,7 +358,10 @@ void HistoryStore::load_writer_state() {
 }
 
 int64_t HistoryStore::record(const HistoryRow& r, const FabricState& state, const std::vector<Finding>& findings) {
-    std::lock_guard lk(wmu_);
+    return noted_write([&] { return record_locked(r, state, findings); });
+}
+
+int64_t HistoryStore::record_locked(const HistoryRow& r, const FabricState& state, const std::vector<Finding>& findings) {
     Tx tx(writer_, path_);
     if (!insert_sweep(writer_, path_, r)) return 0;
     const int64_t id = sqlite3_last_insert_rowid(writer_);

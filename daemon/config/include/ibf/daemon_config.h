@@ -72,6 +72,14 @@ void parse_host_port(std::string_view s, std::string& host, uint16_t& port, cons
 // can reach the port reads the fabric); "" when it binds to loopback or a token is configured.
 std::string http_exposure_warning(const DaemonConfig& c);
 
+// The config keys ("socket", "limits.max_http_connections", "ha", ...) whose values differ between
+// the running config and `next` and that ibfabricd reads only at start, each once, in the order
+// of docs/daemon.md's table; a reload
+// applies the others (topology, node_name_map, waivers, token_file, token_for_reads, log_level,
+// checks) and names these as needing a restart. Pure.
+//   keys_needing_restart(running, parse_daemon_config(text, file))  // {"limits.max_http_connections"}
+std::vector<std::string> keys_needing_restart(const DaemonConfig& running, const DaemonConfig& next);
+
 // Throws InputError when `mode` has any world bit set or bits outside 0777.
 void validate_socket_mode(unsigned mode, const std::string& file, int line, int column);
 

@@ -73,6 +73,15 @@ struct SweepRow {
     std::string sm_guid;
 };
 
+// Whether the history database takes writes: a full disk (SQLITE_FULL) or any other write error
+// makes writable false with that error until a write succeeds again (GET /api/v1/history's
+// "writable", the gauge ibfabric_history_writable).
+struct HistoryWriteStatus {
+    bool writable = true;
+    std::string last_error;      // the latest write error ("" = none since the start)
+    uint64_t failed_writes = 0;  // since the start
+};
+
 class HistoryStore {
 public:
     static constexpr int kSchemaVersion = 2;
@@ -115,6 +124,8 @@ public:
     HistoryPage page(int limit, int64_t before, size_t max_bytes) const;
     size_t count() const;
     const std::string& path() const { return path_; }
+    // Any thread: the outcome of the latest record(), append() or append_ha_event().
+    HistoryWriteStatus write_status() const;
 
     // SM master changes and failover attempts (docs/ha.md), one JSON object each (the shape of
     // GET /api/v1/ha/history's records), so they outlive a daemon restart. Newest first.
@@ -126,6 +137,10 @@ private:
     void load_writer_state();
     std::optional<FabricState> state_at_locked(sqlite3* db, int64_t id) const;
     void prune_locked(int64_t now_ms);
+    int64_t record_locked(const HistoryRow& r, const FabricState& state, const std::vector<Finding>& findings);
+    // Runs a write (under wmu_), noting its success or its error in status_ (the error rethrown).
+    template <class F>
+    auto noted_write(F&& write);
 
     std::string path_;
     HistoryRetention retention_;
@@ -136,7 +151,8 @@ private:
     int since_prune_ = 0;
     sqlite3* writer_ = nullptr;
     sqlite3* reader_ = nullptr;
-    mutable std::mutex wmu_, rmu_;
+    HistoryWriteStatus status_;  // under smu_
+    mutable std::mutex wmu_, rmu_, smu_;
 };
 
 }  // namespace ibf
