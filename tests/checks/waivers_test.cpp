@@ -78,7 +78,7 @@ TEST(Waivers, ErrorsNameFileLineAndColumn) {
               "miswired, missing_node, unexpected_node, identity_changed, rate_mismatch, rate_below_capability, mtu_mismatch, "
               "missing_uplink, uneven_bundle, tier_skip, intra_tier_link, host_misplaced, rate_outlier, "
               "host_on_uplink_port, routing_fallback, lft_imbalance, sm_split_brain, sm_master_lid_mismatch, "
-              "sm_stalled, sm_unknown, sm_config_mismatch, sm_no_standby, sm_standby_not_polling, sm_conf_drift, "
+              "sm_stalled, sm_not_sweeping, sm_unknown, sm_config_mismatch, sm_no_standby, sm_standby_not_polling, sm_conf_drift, "
               "lid_changed, link_flapping, port_errors, waiver_expired, route_unreachable, route_loop, credit_loop, "
               "route_non_minimal, route_via_degraded_link)");
     EXPECT_EQ(err("waivers:\n  - kind: miswired\n"),
