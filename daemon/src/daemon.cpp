@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "daemon_impl.h"
+#include "ibf/text.h"
 #include "ibf/check_queue.h"
 #include "ibf/clock.h"
 #include "ibf/error.h"
@@ -162,7 +163,7 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
                 if (ha && msg.conf) ha->on_conf(msg.sm.port_guid, *msg.conf, now);
                 spdlog::info("ingest: connection {}: SM {} (LID {}, priority {}, {}) says hello: {}, plugin {}, pid {}",
                              id, guid_hex(msg.sm.port_guid), msg.sm.lid, msg.sm.priority, to_string(msg.sm.state),
-                             msg.osm_version, msg.plugin_version, msg.pid);
+                             terminal_safe(msg.osm_version), terminal_safe(msg.plugin_version), msg.pid);
                 return true;
             } else if constexpr (std::is_same_v<T, wire::Heartbeat>) {
                 if (!state.on_heartbeat(id, msg, now)) return false;

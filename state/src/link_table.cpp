@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ibf/analysis.h"
+#include "ibf/text.h"
 
 namespace ibf {
 namespace {
@@ -30,18 +31,22 @@ bool b_is_local(const Fabric& f, int la, int lb, const Link& l) {
 
 }  // namespace
 
+// Prometheus's escapes (\\, \", \n) over terminal_safe(): a NodeDescription with an ESC
+// sequence must not reach a terminal that `curl /metrics` prints to (issue 19 item 9).
 std::string escape_label_value(const std::string& s) {
     std::string o;
     o.reserve(s.size());
-    for (char ch : s) {
-        if (ch == '\n') {
-            o += "\\n";
-            continue;
+    size_t from = 0;
+    for (;;) {
+        const size_t nl = s.find('\n', from);
+        for (char ch : terminal_safe(std::string_view(s).substr(from, nl == std::string::npos ? std::string::npos : nl - from))) {
+            if (ch == '\\' || ch == '"') o += '\\';
+            o += ch;
         }
-        if (ch == '\\' || ch == '"') o += '\\';
-        o += ch;
+        if (nl == std::string::npos) return o;
+        o += "\\n";
+        from = nl + 1;
     }
-    return o;
 }
 
 LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Plan* plan,

@@ -485,3 +485,12 @@ TEST(LinkTable, LocalIsTheSwitchOrLowerTierEndAndTierNamesBothEnds) {
 TEST(LinkTable, LabelValuesAreEscaped) {
     EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }
+
+// Issue 19 item 9: a NodeDescription "spine\e[2J\e]0;PWN\a" reached /metrics with its raw ESC and
+// BEL bytes; the label shows them as text (\x1b, escaped for the exposition format) instead.
+TEST(LinkTable, LabelValuesCarryNoTerminalEscapes) {
+    const std::string v = escape_label_value("spine\x1b[2J\x1b]0;PWN\a\n2");
+    EXPECT_EQ(v, "spine\\\\x1b[2J\\\\x1b]0;PWN\\\\x07\\n2");  // \\x1b as text, its backslash escaped
+    EXPECT_EQ(v.find('\x1b'), std::string::npos);
+    EXPECT_EQ(v.find('\a'), std::string::npos);
+}
