@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "ibf/api.h"
+#include "ibf/fabric_role.h"
 #include "ibf/ha_engine.h"
 
 namespace ibf {
@@ -94,7 +95,10 @@ json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::strin
             break;
         }
     const ha::HaConfig& c = e.config();
+    const ha::RoleDecision role = ha::fabric_role(ha::role_view(e, now_ms));
     return json{{"mode", std::string(ha::to_string(c.mode))},
+                {"role", std::string(ha::to_string(role.role))},
+                {"role_why", std::string(role.why)},
                 {"local_sm", e.local_sm() ? json(guid_hex(e.local_sm())) : json(nullptr)},
                 {"local_is_master", e.local_is_master(now_ms)},
                 {"phase", std::string(ha::to_string(e.phase()))},

@@ -240,6 +240,11 @@ void Daemon::Impl::ha_step() {
         }
     }
     ha_unstrand(now);
+    const ha::RoleDecision role = ha::fabric_role(ha::role_view(*ha, now));
+    if (role.role != ha_role) {
+        spdlog::warn("ha: this daemon now publishes the fabric's findings as {} ({})", ha::to_string(role.role), role.why);
+        ha_role = role.role;
+    }
     state.set_ha_findings(ha::ha_findings(*ha, state.current().get(), now));
 }
 

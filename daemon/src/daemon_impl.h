@@ -25,6 +25,7 @@
 #include "ibf/http_server.h"
 #include "ibf/ingest_server.h"
 #include "ibf/log_limit.h"
+#include "ibf/fabric_role.h"
 #include "ibf/ha_switchover.h"
 #include "ibf/pipeline.h"
 #include "serial_tasks.h"
@@ -120,6 +121,7 @@ struct Daemon::Impl {
     int64_t last_disable_ms = 0;             // last DISABLE asked of this node's SM (the stranded rule)
     int64_t local_not_active_ms = 0;         // this node's SM first seen NOT_ACTIVE (0 = it is not)
     int64_t unstrand_sent_ms = 0;
+    std::optional<ha::FabricRole> ha_role;   // as last logged (the role label of /metrics)
     void ha_unstrand(int64_t now);
 
     // A graceful switchover run by this daemon (daemon_switchover.cpp, docs/ha.md "Graceful

@@ -13,6 +13,7 @@
 #include "ibf/check.h"
 #include "ibf/controller_state.h"
 #include "ibf/dumps.h"
+#include "ibf/fabric_role.h"
 #include "ibf/ha_engine.h"
 #include "ibf/live_analysis.h"
 #include "ibf/metrics.h"
@@ -493,4 +494,19 @@ TEST(LinkTable, LabelValuesCarryNoTerminalEscapes) {
     EXPECT_EQ(v, "spine\\\\x1b[2J\\\\x1b]0;PWN\\\\x07\\n2");  // \\x1b as text, its backslash escaped
     EXPECT_EQ(v.find('\x1b'), std::string::npos);
     EXPECT_EQ(v.find('\a'), std::string::npos);
+}
+
+// GET /api/v1/sm's ha.role: the same decision as the role label of /metrics (ha/fabric_role.h),
+// with the rule that made it: this node's SM a STANDBY under a remote master is standby.
+TEST(HaApi, TheRoleOfThisDaemonIsInTheSmView) {
+    ha::HaConfig c;
+    c.mode = ha::Mode::monitor;
+    c.local_sm = 0x2;
+    ha::HaEngine e(c);
+    e.on_plugin({0x2, 2, 14, SmState::Standby, 1}, true, 100);
+    e.on_plugin({0x1, 1, 15, SmState::Master, 1}, false, 100);
+    const json j = ha_json(e, 150, {});
+    EXPECT_EQ(j.value("role", ""), "standby") << j.dump();
+    EXPECT_FALSE(j.value("role_why", "").empty()) << j.dump();
+    EXPECT_EQ(ha::to_string(ha::fabric_role(ha::role_view(e, 150)).role), j.value("role", ""));
 }
