@@ -42,6 +42,12 @@ struct SmOptions {
 
 std::string resolve(const SmOptions& o) { return daemon_url(o.url, o.lab); }
 
+// An agent that answered, but not 200: its status kept, so a refusal (409) is told from a failure.
+struct AgentAnswered : std::runtime_error {
+    int status;
+    AgentAnswered(int s, const std::string& what) : std::runtime_error(what), status(s) {}
+};
+
 // One request; throws std::runtime_error with a one-line reason (exit 3 for the caller).
 json call(const std::string& base, const std::string& method, const std::string& path, const std::string& body = "",
           const std::string& token = "") {
@@ -55,7 +61,7 @@ json call(const std::string& base, const std::string& method, const std::string&
     }
     json j = json::parse(r.body, nullptr, false);
     if (r.status != 200)
-        throw std::runtime_error(base + path + " answered " + std::to_string(r.status) + ": " +
+        throw AgentAnswered(r.status, base + path + " answered " + std::to_string(r.status) + ": " +
                                  (j.is_object() && j.contains("error") ? j["error"].get<std::string>() : r.body));
     if (j.is_discarded()) throw std::runtime_error(base + path + " did not answer with JSON");
     return j;
@@ -189,8 +195,8 @@ int run_switchover(const SmOptions& o) {
     json sw;
     try {
         sw = call(base, "POST", "/api/v1/sm/switchover", ask.dump(), token);
-    } catch (const std::runtime_error& e) {
-        if (std::string(e.what()).find(" answered 409: ") == std::string::npos) throw;
+    } catch (const AgentAnswered& e) {
+        if (e.status != 409) throw;
         std::fprintf(stderr, "ibfabric: %s\n", terminal_safe(e.what()).c_str());  // refused: nothing changed
         return kExitFindings;
     }
