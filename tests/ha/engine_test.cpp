@@ -3,27 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "ibf/ha_engine.h"
+#include "ha_events.h"
 
 namespace ibf::ha {
 namespace {
+using namespace ibf::ha::test;
 
 constexpr Guid kMaster = 0x0002c90300000001, kLocal = 0x0002c90300000002, kThird = 0x0002c90300000003;
-
-SmInfo sm(Guid g, uint16_t lid, uint8_t prio, SmState st, uint32_t ac = 100) { return {g, lid, prio, st, ac}; }
-
-SmInfoReply answer(Guid g, uint8_t prio, SmState st, uint32_t ac = 100) {
-    SmInfoReply r;
-    r.status = SmpStatus::ok;
-    r.info = sm(g, 0, prio, st, ac);
-    return r;
-}
-
-SmInfoReply lost() {
-    SmInfoReply r;
-    r.status = SmpStatus::timeout;
-    r.error = "timeout";
-    return r;
-}
 
 LocalPort active_port() {
     LocalPort p;

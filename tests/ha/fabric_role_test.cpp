@@ -4,9 +4,11 @@
 
 #include "ibf/fabric_role.h"
 #include "ibf/ha_engine.h"
+#include "ha_events.h"
 
 namespace ibf::ha {
 namespace {
+using namespace ibf::ha::test;
 
 constexpr Guid kA = 0x0002c90300000001, kB = 0x0002c90300000002;
 
@@ -51,22 +53,6 @@ TEST(FabricRole, NoLiveSmAtAllEveryDaemonIsActive) {
     EXPECT_EQ(role({.ha = true, .local_sm = kA}), FabricRole::active);
     EXPECT_EQ(role({.ha = true, .local_sm = kB}), FabricRole::active);
     EXPECT_EQ(role({.ha = true}), FabricRole::active) << "a daemon that knows no SM yet: no data is not health";
-}
-
-SmInfo sm(Guid g, uint16_t lid, uint8_t prio, SmState st, uint32_t ac) { return {g, lid, prio, st, ac}; }
-
-SmInfoReply answer(Guid g, uint8_t prio, SmState st, uint32_t ac) {
-    SmInfoReply r;
-    r.status = SmpStatus::ok;
-    r.info = sm(g, 0, prio, st, ac);
-    return r;
-}
-
-SmInfoReply lost() {
-    SmInfoReply r;
-    r.status = SmpStatus::timeout;
-    r.error = "timeout";
-    return r;
 }
 
 // One SM node's engine: A (master, priority 15, LID 1) or B (standby, 14, LID 2).

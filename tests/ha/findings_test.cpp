@@ -2,13 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "ibf/ha_findings.h"
+#include "ha_events.h"
 
 namespace ibf::ha {
 namespace {
+using namespace ibf::ha::test;
 
 constexpr Guid kA = 0x0002c90300000001, kB = 0x0002c90300000002, kC = 0x0002c90300000009;
-
-SmInfo sm(Guid g, uint16_t lid, uint8_t prio, SmState st, uint32_t ac) { return {g, lid, prio, st, ac}; }
 
 size_t count(const std::vector<Finding>& f, FindingKind k) {
     size_t n = 0;
@@ -126,6 +126,7 @@ TEST(HaFindings, UnknownSmAndPriorityMismatch) {
 
 namespace ibf::ha {
 namespace {
+using namespace ibf::ha::test;
 
 TEST(HaFindings, OpensmConfDriftBetweenTheSmNodes) {
     HaEngine e(HaConfig{});
@@ -180,6 +181,7 @@ TEST(HaFindings, PortsPointingAtAnotherMasterLid) {
 
 namespace ibf::ha {
 namespace {
+using namespace ibf::ha::test;
 
 // After `sm switchover` the configured priorities are exchanged between the SMs (15/14 -> 14/15):
 // no sm_config_mismatch of the switchover's own making; a priority that is not one of the
