@@ -347,6 +347,13 @@ const Family kFamilies[] = {
      [](const MetricsInput& in, Out& o) { o.count("", S(in).ingest().connections_total); }},
     {"ibfabric_ingest_errors_total", "counter", "Plugin connections dropped for malformed or oversized input.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).ingest().ingest_errors); }},
+    {"ibfabric_ingest_refused_total", "counter",
+     "Plugin connections refused by admission: a Unix peer not in socket_users (peer_uid), every Hello slot held "
+     "by a live plugin (slots_full).",
+     [](const MetricsInput& in, Out& o) {
+         o.count("reason=\"peer_uid\"", S(in).ingest().refused_peer_uid);
+         o.count("reason=\"slots_full\"", S(in).ingest().refused_slots_full);
+     }},
     {"ibfabric_ingest_messages_total", "counter", "Wire messages received, by type.",
      [](const MetricsInput& in, Out& o) {
          for (int t = 1; t <= 6; ++t)

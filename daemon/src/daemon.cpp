@@ -114,6 +114,7 @@ void Daemon::Impl::start_ingest() {
         return dispatch(id, std::move(m), decode_ms, arrived);
     };
     h.on_error = [this](uint64_t id) { state.on_ingest_error(id); };
+    h.on_refused = [this](const std::string& reason) { state.on_ingest_refused(reason); };
     h.on_close = [this](uint64_t id) {
         const auto sm = state.sm_of_conn(id);
         state.on_disconnect(id, wall_clock_ms());

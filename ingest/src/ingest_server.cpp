@@ -1,12 +1,16 @@
 // IngestServer: listeners, one Conn per plugin connection, the decode thread (ibf/ingest_server.h).
 #include "ibf/ingest_server.h"
 
+#include <pwd.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
@@ -21,9 +25,31 @@ namespace asio = boost::asio;
 using unix_proto = asio::local::stream_protocol;
 using tcp = asio::ip::tcp;
 using steady = std::chrono::steady_clock;
-constexpr int64_t kHelloGraceMs = 1000;  // a connection this young is not pushed out for lacking a Hello
 
 }  // namespace
+
+std::vector<uid_t> resolve_socket_users(const std::vector<std::string>& users, const std::string& file) {
+    std::vector<uid_t> out;
+    if (users.empty()) {
+        out.push_back(0);
+        if (::geteuid() != 0) out.push_back(::geteuid());
+        return out;
+    }
+    for (const std::string& u : users) {
+        unsigned long n = 0;
+        auto [end, ec] = std::from_chars(u.data(), u.data() + u.size(), n);
+        if (ec == std::errc() && end == u.data() + u.size() && n < 0xffffffffUL) {
+            out.push_back(static_cast<uid_t>(n));
+            continue;
+        }
+        passwd pw{}, *found = nullptr;
+        std::array<char, 4096> buf{};
+        if (::getpwnam_r(u.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
+            throw InputError(file, 0, 0, "socket_users: no user '" + u + "' on this host");
+        out.push_back(found->pw_uid);
+    }
+    return out;
+}
 
 std::string endpoint_string(const tcp::endpoint& e) {
     boost::system::error_code ec;
@@ -33,16 +59,16 @@ std::string endpoint_string(const tcp::endpoint& e) {
 }
 
 // One plugin connection: its own Decoder; malformed input closes only this connection. Until its
-// Hello: frames are limited to 64 KiB, a timer closes it after limits.hello_timeout_ms, and on TCP
-// with a tcp_key_file the Hello must carry a valid MAC (docs/daemon.md, "Ingest limits and
-// authentication").
+// Hello: frames are limited to 64 KiB, a timer closes it after limits.hello_timeout_ms, on TCP
+// with a tcp_key_file the Hello must carry a valid MAC, and the Hello must find a Hello slot
+// (docs/daemon.md, "Ingest limits and authentication").
 template <class Sock>
 class IngestServer::Conn : public IngestServer::ConnBase, public std::enable_shared_from_this<IngestServer::Conn<Sock>> {
 public:
     static constexpr bool kTcp = std::is_same_v<Sock, tcp::socket>;
 
-    Conn(IngestServer* d, Sock s, uint64_t id, std::string peer)
-        : d_(d), sock_(std::move(s)), id_(id), peer_(std::move(peer)),
+    Conn(IngestServer* d, Sock s, uint64_t id, std::string peer, std::string source)
+        : d_(d), sock_(std::move(s)), id_(id), peer_(std::move(peer)), source_(std::move(source)),
           dec_(d->cfg_.max_message_bytes, wire::kMaxSmallPayload), hello_timer_(d->io_),
           opened_ms_(steady_clock_ms()), last_rx_ms_(opened_ms_) {}
 
@@ -61,7 +87,8 @@ public:
         boost::system::error_code ec;
         sock_.close(ec);
     }
-    IngestSlot slot() const override { return {id_, hello_, opened_ms_, last_rx_ms_}; }
+    IngestSlot slot() const override { return {id_, hello_, opened_ms_, last_rx_ms_, source_}; }
+    bool is_tcp() const override { return kTcp; }
     void evict(const std::string& why) override { refuse(why); }
 
 private:
@@ -133,8 +160,13 @@ private:
                     refuse(why + " (SM " + guid_hex(h.sm.port_guid) + ")");
                     return;
                 }
+                if (std::string why = d_->admit_hello(kTcp, id_, peer_); !why.empty()) {
+                    refuse(why + " (SM " + guid_hex(h.sm.port_guid) + ")");
+                    return;
+                }
                 hello_ = true;
                 hello_timer_.cancel();
+                d_->close_pre_hello_if_no_room(kTcp);
             }
             if (!d_->hooks_.on_message(id_, std::move(m), decode_ms, arrived)) {
                 error = std::string(wire::to_string(type)) + " before Hello";
@@ -171,6 +203,7 @@ private:
     Sock sock_;
     uint64_t id_;
     std::string peer_;
+    std::string source_;  // the per-source limit's key: the TCP address, "uid N" on the Unix socket
     wire::Decoder dec_;
     uint64_t skipped_seen_ = 0;  // decode thread: frames of unknown types skipped so far (logged once)
     asio::steady_timer hello_timer_;
@@ -182,6 +215,11 @@ private:
 
 IngestServer::IngestServer(asio::io_context& io, const DaemonConfig& c, IngestHooks hooks)
     : io_(io), cfg_(c), hooks_(std::move(hooks)), unix_acc_(io), tcp_acc_(io) {
+    limits_ = {.max_connections = c.max_plugin_connections,
+               .max_pre_hello = c.max_plugin_connections,
+               .max_pre_hello_per_source = c.max_pre_hello_per_source,
+               .stale_ms = c.stale_connection_ms};
+    unix_uids_ = resolve_socket_users(c.socket_users, c.source.empty() ? "ibfabricd" : c.source);
     if (!c.tcp_bind.empty()) open_tcp();
     bind_unix();
     decode_guard_.emplace(decode_io_.get_executor());
@@ -278,39 +316,66 @@ void IngestServer::close() {
 }
 
 template <class Sock>
-void IngestServer::start_conn(Sock sock, std::string peer) {
-    if (conns_.size() >= cfg_.max_plugin_connections && !make_room(peer)) {
-        refusal("ingest: refusing a connection from " + peer + ": " + std::to_string(conns_.size()) +
-                " plugin connections open, all live (limits.max_plugin_connections)");
+void IngestServer::start_conn(Sock sock, std::string peer, std::string source) {
+    constexpr bool is_tcp = std::is_same_v<Sock, tcp::socket>;
+    const int64_t now = steady_clock_ms();
+    const Admission a = admit_connection(slots(is_tcp), source, limits_, now);
+    if (a.refuse) {
+        refusal("ingest: refusing a " + std::string(is_tcp ? "tcp" : "unix") + " connection from " + peer + ": " +
+                a.why);
+        if (hooks_.on_refused) hooks_.on_refused("slots_full");
         boost::system::error_code ec;
         sock.close(ec);
         return;
     }
+    if (a.evict) {
+        if (auto c = conns_[*a.evict].lock()) {
+            const IngestSlot s = c->slot();
+            c->evict("no Hello after " + std::to_string(now - s.opened_ms) + " ms, its slot goes to " + peer + ": " +
+                     a.why);
+        }
+    }
     const uint64_t id = hooks_.next_id();
-    auto conn = std::make_shared<Conn<Sock>>(this, std::move(sock), id, std::move(peer));
+    auto conn = std::make_shared<Conn<Sock>>(this, std::move(sock), id, std::move(peer), std::move(source));
     conns_[id] = conn;
     conn->start();
 }
 
-// Every slot is taken: a connection that has not said Hello (open over a second), or one silent for
-// limits.stale_connection_ms, gives way to the newcomer (ingest_victim). False: all are live.
-bool IngestServer::make_room(const std::string& peer) {
-    std::vector<IngestSlot> slots;
-    for (auto& [id, w] : conns_)
-        if (auto c = w.lock()) slots.push_back(c->slot());
+std::vector<IngestSlot> IngestServer::slots(bool is_tcp, uint64_t except) const {
+    std::vector<IngestSlot> out;
+    for (const auto& [id, w] : conns_)
+        if (auto c = w.lock(); c && id != except && c->is_tcp() == is_tcp) out.push_back(c->slot());
+    return out;
+}
+
+// A Hello was accepted on connection `id`: it needs one of its transport's Hello slots; a stale
+// connection gives way (ingest_policy.h). "" = it has one, else why not.
+std::string IngestServer::admit_hello(bool is_tcp, uint64_t id, const std::string& peer) {
     const int64_t now = steady_clock_ms();
-    const auto victim = ingest_victim(slots, now, cfg_.stale_connection_ms, kHelloGraceMs);
-    if (!victim) return false;
-    auto c = conns_[*victim].lock();
-    if (!c) return false;
-    const IngestSlot s = c->slot();
-    c->evict(s.said_hello ? "silent for " + std::to_string(now - s.last_rx_ms) + " ms, its slot goes to " + peer
-                          : "no Hello after " + std::to_string(now - s.opened_ms) + " ms, its slot goes to " + peer);
-    return true;
+    const Admission a = ibf::admit_hello(slots(is_tcp, id), limits_, now);
+    if (a.refuse) {
+        if (hooks_.on_refused) hooks_.on_refused("slots_full");
+        return a.why;
+    }
+    if (a.evict)
+        if (auto c = conns_[*a.evict].lock())
+            c->evict("silent for " + std::to_string(now - c->slot().last_rx_ms) + " ms, its slot goes to " + peer);
+    return "";
+}
+
+// Every Hello slot of the transport is held by a live plugin: the connections still without Hello
+// could not get one, so they are closed now rather than at their Hello deadline.
+void IngestServer::close_pre_hello_if_no_room(bool is_tcp) {
+    const std::vector<IngestSlot> open = slots(is_tcp);
+    if (!hello_slots_all_live(open, limits_, steady_clock_ms())) return;
+    for (const IngestSlot& s : open)
+        if (!s.said_hello)
+            if (auto c = conns_[s.id].lock())
+                c->evict("every Hello slot is held by a live plugin (limits.max_plugin_connections)");
 }
 
 std::string IngestServer::check_hello(bool is_tcp, const wire::Hello& h) {
-    if (!is_tcp || tcp_key_.empty()) return "";  // Unix sockets: the file mode is the access control
+    if (!is_tcp || tcp_key_.empty()) return "";  // Unix sockets: the file mode and the peer's uid (at accept)
     wire::AuthVerdict v = wire::verify_hello(h, tcp_key_, wall_clock_ms(), nonces_);
     return v.ok ? "" : "unauthenticated: " + v.reason;
 }
@@ -322,8 +387,24 @@ void IngestServer::refusal(const std::string& line) {
 void IngestServer::accept_unix() {
     unix_acc_.async_accept([this](const boost::system::error_code& ec, unix_proto::socket s) {
         if (ec == asio::error::operation_aborted || stopping_) return;
-        if (!ec) start_conn(std::move(s), "unix");
-        else spdlog::warn("ingest: accept failed: {}", ec.message());
+        if (!ec) {
+            ucred cr{};
+            socklen_t len = sizeof cr;
+            const bool known = ::getsockopt(s.native_handle(), SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0;
+            if (known && std::find(unix_uids_.begin(), unix_uids_.end(), cr.uid) != unix_uids_.end()) {
+                start_conn(std::move(s), "unix", "uid " + std::to_string(cr.uid));
+            } else {
+                refusal(known ? "ingest: refusing a unix connection from pid " + std::to_string(cr.pid) + " uid " +
+                                    std::to_string(cr.uid) + ": not one of socket_users (docs/daemon.md)"
+                              : std::string("ingest: refusing a unix connection: its peer's uid is unknown (SO_PEERCRED: ") +
+                                    std::strerror(errno) + ")");
+                if (hooks_.on_refused) hooks_.on_refused("peer_uid");
+                boost::system::error_code e2;
+                s.close(e2);
+            }
+        } else {
+            spdlog::warn("ingest: accept failed: {}", ec.message());
+        }
         accept_unix();
     });
 }
@@ -334,7 +415,9 @@ void IngestServer::accept_tcp() {
         if (!ec) {
             boost::system::error_code e2;
             auto ep = s.remote_endpoint(e2);
-            start_conn(std::move(s), e2 ? std::string("tcp") : endpoint_string(ep));
+            boost::system::error_code e3;
+            std::string source = e2 ? std::string("tcp") : ep.address().to_string(e3);
+            start_conn(std::move(s), e2 ? std::string("tcp") : endpoint_string(ep), std::move(source));
         } else {
             spdlog::warn("ingest: tcp accept failed: {}", ec.message());
         }

@@ -19,6 +19,9 @@ void ControllerState::on_disconnect(ConnId c, int64_t) {
 }
 
 void ControllerState::on_ingest_error(ConnId) { ++ingest_.ingest_errors; }
+void ControllerState::on_ingest_refused(const std::string& reason) {
+    ++(reason == "peer_uid" ? ingest_.refused_peer_uid : ingest_.refused_slots_full);
+}
 
 std::optional<Guid> ControllerState::sm_of_conn(ConnId c) const {
     auto it = conn_sm_.find(c);

@@ -45,6 +45,29 @@ TEST(ControllerConfig, IngestLimitsAreRangeChecked) {
     EXPECT_EQ(error_of("tcp_key_file: [a]\n", "c.yaml"), "c.yaml:1:15: 'tcp_key_file' must be a scalar");
 }
 
+// issue 19 Deliver 3 and item 2: who may connect to the Unix socket, and the pre-Hello pool's
+// per-source limit; both read only at start.
+TEST(ControllerConfig, SocketUsersAndThePreHelloPerSourceLimit) {
+    const DaemonConfig d = parse_daemon_config("", "c.yaml");
+    EXPECT_TRUE(d.socket_users.empty());  // root and the daemon's own user
+    EXPECT_EQ(d.max_pre_hello_per_source, 8u);
+    DaemonConfig c = parse_daemon_config("socket_users: [root, opensm, 1001]\nlimits:\n  max_pre_hello_per_source: 3\n",
+                                         "c.yaml");
+    EXPECT_EQ(c.socket_users, (std::vector<std::string>{"root", "opensm", "1001"}));
+    EXPECT_EQ(c.max_pre_hello_per_source, 3u);
+    EXPECT_EQ(parse_daemon_config("socket_users: ibfabric\n", "c.yaml").socket_users,
+              (std::vector<std::string>{"ibfabric"}));
+    EXPECT_EQ(error_of("socket_users: []\n", "c.yaml"), "c.yaml:1:15: 'socket_users' must name 1 to 64 users (names or uids)");
+    EXPECT_EQ(error_of("socket_users: [root, \"a b\"]\n", "c.yaml"),
+              "c.yaml:1:22: 'socket_users': 'a b' is not a user name or uid");
+    EXPECT_EQ(error_of("socket_users: [-1]\n", "c.yaml"), "c.yaml:1:16: 'socket_users': '-1' is not a user name or uid");
+    EXPECT_EQ(error_of("socket_users: [[root]]\n", "c.yaml"), "c.yaml:1:16: 'socket_users' must be a scalar");
+    EXPECT_EQ(error_of("limits:\n  max_pre_hello_per_source: 0\n", "c.yaml"),
+              "c.yaml:2:29: 'limits.max_pre_hello_per_source' must be at least 1");
+    EXPECT_EQ(keys_needing_restart(d, c),
+              (std::vector<std::string>{"socket_users", "limits.max_pre_hello_per_source"}));
+}
+
 // A reload names the changed keys that only a restart applies (issue 19 item 5), each once, and
 // none of those it applies (topology, log_level, token_for_reads).
 TEST(ControllerConfig, KeysNeedingARestartAreNamedOnce) {

@@ -6,11 +6,15 @@
 #include <sqlite3.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <grp.h>
+#include <poll.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <thread>
 
@@ -948,6 +952,79 @@ TEST_F(ControllerDaemon, StaleConnectionsGiveTheirSlotToALiveOne) {
     EXPECT_FALSE(live.closed_by_peer(std::chrono::milliseconds(50)));
 }
 
+namespace {
+
+// Connects to `path` as uid 65534 (nobody; a forked child that setuid()s, group root kept so the
+// 0660 socket's mode lets it in), sends `frame` and reports 0 when the daemon closed the
+// connection within 3 s, 1 when it kept it open, 10+ when the child could not get that far.
+int connect_as_nobody(const std::string& path, const std::string& frame) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {  // the child: system calls only (the parent has threads)
+        if (::setgroups(0, nullptr) != 0 || ::setuid(65534) != 0) ::_exit(10);
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        path.copy(a.sun_path, sizeof a.sun_path - 1);
+        if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) ::_exit(11);
+        (void)::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL);
+        pollfd p{fd, POLLIN, 0};
+        char c;
+        ::_exit(::poll(&p, 1, 3000) > 0 && ::recv(fd, &c, 1, MSG_DONTWAIT) <= 0 ? 0 : 1);
+    }
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return 20;
+    return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+// issue 19 Deliver 3: any local peer that could connect to the Unix socket could claim the master's
+// GUID. Now only socket_users' uids (default: root and the daemon's own uid) get past accept; any
+// other is closed at once, counted and logged with its pid and uid.
+TEST_F(ControllerDaemon, AUnixPeerOfAnotherUidIsRefusedAtAccept) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to fork a child of another uid";
+    capture_log();
+    ::chmod(dir.path.c_str(), 0750);  // group root may reach the socket (0660 root:root)
+    start();
+    EXPECT_EQ(connect_as_nobody(cfg.socket_path, wire::encode(hello(kStandbyGuid, SmState::Master))), 0)
+        << "uid 65534 was not refused";
+    ASSERT_TRUE(wait_until([&] { return !lines_with("uid 65534: not one of socket_users").empty(); }));
+    EXPECT_NE(lines_with("uid 65534: not one of socket_users")[0].find("refusing a unix connection from pid "),
+              std::string::npos);
+    EXPECT_NE(request("GET", "/metrics").body.find("ibfabric_ingest_refused_total{reason=\"peer_uid\"} 1\n"),
+              std::string::npos);
+    EXPECT_TRUE(get("/api/v1/sm")["sms"].empty());  // its Hello never made it an SM
+    UnixClient root(cfg.socket_path);                // the allowed uid gets in
+    ASSERT_TRUE(root.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(root.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 3)));
+    ASSERT_TRUE(wait_findings_seq(3));
+    EXPECT_FALSE(root.closed_by_peer(std::chrono::milliseconds(50)));
+}
+
+TEST_F(ControllerDaemon, SocketUsersNamesWhoMayConnect) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to fork a child of another uid";
+    capture_log();
+    ::chmod(dir.path.c_str(), 0750);
+    cfg.socket_users = {"nobody"};
+    start();
+    EXPECT_EQ(connect_as_nobody(cfg.socket_path, wire::encode(hello(kStandbyGuid, SmState::Standby))), 1)
+        << "uid 65534 (socket_users: [nobody]) was refused";
+    UnixClient root(cfg.socket_path);  // root is no longer one of them
+    EXPECT_TRUE(root.closed_by_peer(std::chrono::seconds(3)));
+    ASSERT_TRUE(wait_until([&] { return !lines_with("uid 0: not one of socket_users").empty(); }));
+    // A user that does not exist stops start-up in one line.
+    cfg.socket_users = {"no-such-user-ibf"};
+    cfg.socket_path = dir.file("other.sock");
+    try {
+        Daemon d(DaemonOptions{.config = cfg});
+        ADD_FAILURE() << "started with an unknown socket user";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("socket_users: no user 'no-such-user-ibf' on this host"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 class AuthDaemon : public ControllerDaemon {
 protected:
     void SetUp() override {
@@ -1017,6 +1094,53 @@ TEST_F(AuthDaemon, RepeatedRefusalsAreCountedNotLoggedEach) {
     ASSERT_TRUE(wait_until([&] { return request("GET", "/metrics").body.find("ibfabric_ingest_errors_total 30\n") !=
                                         std::string::npos; }));
     EXPECT_EQ(lines_with("\"au\" missing").size(), 5u);  // a burst of 5 per 10 s, the rest counted
+}
+
+// issue 19 item 2, the probe as written: 50 connects/s that send nothing (each held 6 s, longer than
+// limits.hello_timeout_ms); a plugin with the key got in 1 of 16 attempts. Now every attempt's data
+// is in within 1 s: silent connections wait in their own pool, where the oldest gives way.
+TEST_F(AuthDaemon, AKeyedPluginGetsInWithinASecondDuringAFloodOfSilentConnections) {
+    start();
+    const uint16_t port = daemon->tcp_port();
+    std::atomic<bool> stop{false};
+    std::atomic<int> flood_connects{0};
+    std::thread flood([&] {
+        using clock = std::chrono::steady_clock;
+        std::deque<std::pair<clock::time_point, std::unique_ptr<TcpClient>>> held;
+        auto next = clock::now();
+        while (!stop) {
+            try {
+                held.emplace_back(clock::now(), std::make_unique<TcpClient>(port));
+                ++flood_connects;
+            } catch (const std::exception&) {  // a full backlog: the next one tries again
+            }
+            while (!held.empty() && clock::now() - held.front().first > std::chrono::seconds(6)) held.pop_front();
+            next += std::chrono::milliseconds(20);
+            std::this_thread::sleep_until(next);
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // every slot taken by the flood first
+    int in_time = 0;
+    std::string late;
+    for (int i = 0; i < 16; ++i) {
+        const uint64_t seq = 100 + static_cast<uint64_t>(i);
+        const auto t0 = std::chrono::steady_clock::now();
+        TcpClient plugin(port);
+        char n[33];
+        std::snprintf(n, sizeof n, "%032x", i);
+        plugin.send(signed_hello(kMasterGuid, kIngestKey, n));
+        plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, seq));
+        if (wait_until([&] { return get("/api/v1/findings")["sweep_seq"] == seq; }, std::chrono::milliseconds(1000)))
+            ++in_time;
+        else
+            late += " " + std::to_string(i);
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+        if (ms < std::chrono::milliseconds(250)) std::this_thread::sleep_for(std::chrono::milliseconds(250) - ms);
+    }
+    stop = true;
+    flood.join();
+    EXPECT_GE(flood_connects.load(), 50 * 5);  // the flood really ran at ~50/s throughout
+    EXPECT_EQ(in_time, 16) << "attempts not in within 1 s:" << late;
 }
 
 TEST_F(AuthDaemon, KeyFileAndBindAddressAreCheckedAtStart) {

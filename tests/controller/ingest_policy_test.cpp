@@ -1,4 +1,4 @@
-// ibf/ingest_policy.h: which connection gives way when the plugin slots are full; log limiting.
+// ibf/ingest_policy.h: admission of plugin connections (Hello slots, the pre-Hello pool); log limiting.
 #include "ibf/ingest_policy.h"
 #include "ibf/log_limit.h"
 
@@ -6,37 +6,87 @@
 
 using namespace ibf;
 
-TEST(IngestVictim, OldestWithoutHelloGivesWayFirst) {
-    const std::vector<IngestSlot> open = {
-        {.id = 1, .said_hello = true, .opened_ms = 0, .last_rx_ms = 0},        // silent 100 s, but...
-        {.id = 2, .said_hello = false, .opened_ms = 500, .last_rx_ms = 500},
-        {.id = 3, .said_hello = false, .opened_ms = 200, .last_rx_ms = 99000},  // oldest pre-Hello
-        {.id = 4, .said_hello = true, .opened_ms = 10, .last_rx_ms = 99999},
-    };
-    EXPECT_EQ(ingest_victim(open, 100000, 30000), 3u);  // ...a connection without Hello goes first
+namespace {
+
+IngestSlot hello_slot(uint64_t id, int64_t last_rx_ms, std::string source = "10.0.0.1") {
+    return {.id = id, .said_hello = true, .opened_ms = 0, .last_rx_ms = last_rx_ms, .source = std::move(source)};
+}
+IngestSlot pre_hello(uint64_t id, int64_t opened_ms, std::string source = "10.0.0.9") {
+    return {.id = id, .said_hello = false, .opened_ms = opened_ms, .last_rx_ms = opened_ms, .source = std::move(source)};
+}
+const IngestLimits kLim{.max_connections = 2, .max_pre_hello = 4, .max_pre_hello_per_source = 3, .stale_ms = 30000};
+
+}  // namespace
+
+TEST(IngestAdmission, ThereIsRoomUntilAPoolIsFull) {
+    const Admission a = admit_connection({hello_slot(1, 99000), pre_hello(2, 99500)}, "10.0.0.9", kLim, 100000);
+    EXPECT_FALSE(a.refuse);
+    EXPECT_EQ(a.evict, std::nullopt);
+    EXPECT_EQ(admit_hello({hello_slot(1, 99000)}, kLim, 100000).evict, std::nullopt);
+    EXPECT_FALSE(admit_hello({hello_slot(1, 99000)}, kLim, 100000).refuse);
 }
 
-TEST(IngestVictim, AYoungConnectionWithoutHelloIsNotPushedOut) {
-    // Its Hello may be on the way: within grace_ms it is left alone (then a stale one goes, or nobody).
-    const std::vector<IngestSlot> open = {
-        {.id = 1, .said_hello = false, .opened_ms = 99500, .last_rx_ms = 99500},
-        {.id = 2, .said_hello = true, .opened_ms = 0, .last_rx_ms = 99900},
-    };
-    EXPECT_EQ(ingest_victim(open, 100000, 30000, 1000), std::nullopt);
-    EXPECT_EQ(ingest_victim(open, 100500, 30000, 1000), 1u);
-    EXPECT_EQ(ingest_victim(open, 100000, 100, 1000), 2u);
+// Issue 19 item 2: connections that have not said Hello never hold a Hello slot; however many and
+// however young, a newcomer gets a place in their pool, so an authenticated Hello gets in.
+TEST(IngestAdmission, SilentConnectionsGiveWayToANewcomerWhateverTheirAge) {
+    const std::vector<IngestSlot> open = {pre_hello(1, 99990, "10.0.0.9"), pre_hello(2, 99980, "10.0.0.8"),
+                                          pre_hello(3, 99995, "10.0.0.9"), pre_hello(4, 99999, "10.0.0.7")};
+    const Admission a = admit_connection(open, "10.0.0.1", kLim, 100000);  // all of them younger than 20 ms
+    EXPECT_FALSE(a.refuse);
+    EXPECT_EQ(a.evict, 1u);  // the oldest of the source holding most (10.0.0.9: 2), not the oldest overall
+    EXPECT_NE(a.why.find("4 connections without Hello"), std::string::npos) << a.why;
 }
 
-TEST(IngestVictim, ThenTheLongestSilentIfStale) {
-    std::vector<IngestSlot> open = {
-        {.id = 1, .said_hello = true, .opened_ms = 0, .last_rx_ms = 60000},
-        {.id = 2, .said_hello = true, .opened_ms = 0, .last_rx_ms = 50000},
-        {.id = 3, .said_hello = true, .opened_ms = 0, .last_rx_ms = 99000},
-    };
-    EXPECT_EQ(ingest_victim(open, 100000, 30000), 2u);
-    EXPECT_EQ(ingest_victim(open, 100000, 50000), 2u);  // exactly stale_ms silent counts as stale
-    EXPECT_EQ(ingest_victim(open, 100000, 50001), std::nullopt);  // everyone live: refuse the newcomer
-    EXPECT_EQ(ingest_victim({}, 100000, 30000), std::nullopt);
+TEST(IngestAdmission, OneSourceOnlyPushesOutItsOwnConnections) {
+    std::vector<IngestSlot> open = {pre_hello(1, 10, "10.0.0.1"), pre_hello(2, 20, "10.0.0.9"),
+                                    pre_hello(3, 30, "10.0.0.9"), pre_hello(4, 40, "10.0.0.9")};
+    // 10.0.0.9 is at its limit of 3: its own oldest goes, the plugin at 10.0.0.1 (older) stays.
+    Admission a = admit_connection(open, "10.0.0.9", kLim, 100);
+    EXPECT_EQ(a.evict, 2u);
+    EXPECT_NE(a.why.find("3 connections from 10.0.0.9 without Hello (limits.max_pre_hello_per_source)"),
+              std::string::npos)
+        << a.why;
+    // A tie in count: the source whose oldest is older gives way.
+    open = {pre_hello(1, 50, "a"), pre_hello(2, 10, "b"), pre_hello(3, 60, "a"), pre_hello(4, 20, "b")};
+    EXPECT_EQ(admit_connection(open, "c", kLim, 100).evict, 2u);
+    // A per-source limit of 0 counts as 1.
+    IngestLimits one = kLim;
+    one.max_pre_hello_per_source = 0;
+    EXPECT_EQ(admit_connection({pre_hello(7, 10, "a")}, "a", one, 100).evict, 7u);
+}
+
+TEST(IngestAdmission, LivePluginsAreNeverPushedOut) {
+    // Every Hello slot live: the newcomer is refused at once, whatever waits in the pre-Hello pool...
+    const std::vector<IngestSlot> full = {hello_slot(1, 99000), hello_slot(2, 99900), pre_hello(3, 10)};
+    Admission a = admit_connection(full, "10.0.0.1", kLim, 100000);
+    EXPECT_TRUE(a.refuse);
+    EXPECT_EQ(a.evict, std::nullopt);
+    EXPECT_NE(a.why.find("2 plugin connections open, all live"), std::string::npos) << a.why;
+    EXPECT_TRUE(hello_slots_all_live(full, kLim, 100000));
+    // ...and so is a Hello.
+    a = admit_hello({hello_slot(1, 99000), hello_slot(2, 99900)}, kLim, 100000);
+    EXPECT_TRUE(a.refuse);
+    EXPECT_NE(a.why.find("2 plugin connections said Hello, all live"), std::string::npos) << a.why;
+}
+
+TEST(IngestAdmission, AStaleSlotGoesToAHelloNotToASilentNewcomer) {
+    const std::vector<IngestSlot> open = {hello_slot(1, 60000), hello_slot(2, 50000)};
+    const Admission c = admit_connection(open, "10.0.0.1", kLim, 100000);
+    EXPECT_FALSE(c.refuse);
+    EXPECT_EQ(c.evict, std::nullopt);  // it may wait for its Hello; nobody gives way yet
+    EXPECT_FALSE(hello_slots_all_live(open, kLim, 100000));
+    const Admission h = admit_hello(open, kLim, 100000);
+    EXPECT_FALSE(h.refuse);
+    EXPECT_EQ(h.evict, 2u);  // its Hello: the one silent longest makes room
+}
+
+TEST(IngestAdmission, StaleVictimIsTheLongestSilentAmongThoseThatSaidHello) {
+    const std::vector<IngestSlot> open = {hello_slot(1, 60000), hello_slot(2, 50000), hello_slot(3, 99000),
+                                          pre_hello(4, 0)};
+    EXPECT_EQ(stale_victim(open, 100000, 30000), 2u);
+    EXPECT_EQ(stale_victim(open, 100000, 50000), 2u);             // exactly stale_ms silent counts as stale
+    EXPECT_EQ(stale_victim(open, 100000, 50001), std::nullopt);   // everyone live (the pre-Hello one is not a candidate)
+    EXPECT_EQ(stale_victim({}, 100000, 30000), std::nullopt);
 }
 
 TEST(LogLimit, BurstThenCountThenReportTheCount) {

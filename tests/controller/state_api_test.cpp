@@ -217,6 +217,18 @@ TEST(ControllerApi, StatusCodes) {
     EXPECT_TRUE(f["sweep_seq"].is_null());
 }
 
+// Every mutating route (docs/api.md's POST rows), not only reload: 403 without a configured token,
+// 401 without or with a wrong one, before its handler runs (none is set in this context).
+TEST(ControllerApi, EveryPostNeedsTheToken) {
+    ControllerState st;
+    for (const char* p : {"/api/v1/reload", "/api/v1/accept", "/api/v1/sm/priority", "/api/v1/sm/state",
+                          "/api/v1/sm/switchover", "/api/v1/sm/switchover/abort"}) {
+        EXPECT_EQ(call(st, "POST", p).status, 403) << p;
+        EXPECT_EQ(call(st, "POST", p, "s3cret", "").status, 401) << p;
+        EXPECT_EQ(call(st, "POST", p, "s3cret", "Bearer s3cre").status, 401) << p;
+    }
+}
+
 TEST(ControllerApi, ReloadNeedsTheToken) {
     ControllerState st;
     EXPECT_EQ(call(st, "POST", "/api/v1/reload").status, 403);  // no token configured

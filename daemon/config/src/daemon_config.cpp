@@ -3,6 +3,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <limits>
@@ -72,6 +74,27 @@ struct Ctx {
         return g;
     }
 };
+
+// `socket_users`: one user (name or uid) or a list of them; names are looked up at start.
+std::vector<std::string> parse_socket_users(const Ctx& ctx, const YAML::Node& v) {
+    std::vector<YAML::Node> items;
+    if (v.IsSequence())
+        for (const auto& n : v) items.push_back(n);
+    else
+        items.push_back(v);
+    if (items.empty() || items.size() > 64) ctx.fail(v, "'socket_users' must name 1 to 64 users (names or uids)");
+    std::vector<std::string> out;
+    for (const YAML::Node& n : items) {
+        std::string u = ctx.scalar(n, "socket_users");
+        const bool ok = !u.empty() && u.size() <= 32 && u[0] != '-' &&
+                        std::all_of(u.begin(), u.end(), [](unsigned char ch) {
+                            return std::isalnum(ch) || ch == '_' || ch == '-' || ch == '.';
+                        });
+        if (!ok) ctx.fail(n, "'socket_users': '" + u + "' is not a user name or uid");
+        out.push_back(std::move(u));
+    }
+    return out;
+}
 
 // The `ha:` section (docs/daemon.md, "ha"; docs/ha.md explains each default).
 void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
@@ -314,6 +337,7 @@ struct StartOnlyKey {
 const StartOnlyKey kStartOnly[] = {
     {"socket", same<&DaemonConfig::socket_path>},
     {"socket_mode", same<&DaemonConfig::socket_mode>},
+    {"socket_users", same<&DaemonConfig::socket_users>},
     {"tcp", same<&DaemonConfig::tcp_bind>},
     {"tcp", same<&DaemonConfig::tcp_port>},
     {"tcp_key_file", same<&DaemonConfig::tcp_key_file>},
@@ -325,6 +349,7 @@ const StartOnlyKey kStartOnly[] = {
     {"limits.max_message_bytes", same<&DaemonConfig::max_message_bytes>},
     {"limits.max_request_bytes", same<&DaemonConfig::max_request_bytes>},
     {"limits.max_plugin_connections", same<&DaemonConfig::max_plugin_connections>},
+    {"limits.max_pre_hello_per_source", same<&DaemonConfig::max_pre_hello_per_source>},
     {"limits.max_http_connections", same<&DaemonConfig::max_http_connections>},
     {"limits.hello_timeout_ms", same<&DaemonConfig::hello_timeout_ms>},
     {"limits.stale_connection_ms", same<&DaemonConfig::stale_connection_ms>},
@@ -372,6 +397,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 c.socket_mode = static_cast<unsigned>(ctx.unsigned_value(v, key, 07777, 8));
                 const YAML::Mark m = v.Mark();
                 validate_socket_mode(c.socket_mode, file, m.line + 1, m.column + 1);
+            } else if (key == "socket_users") {
+                c.socket_users = parse_socket_users(ctx, v);
             } else if (key == "tcp") {
                 std::string s = ctx.scalar(v, key);
                 if (s.empty() || s == "~" || s == "null") {
@@ -407,10 +434,13 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 if (!v.IsMap()) ctx.fail(v, "'limits' must be a mapping");
                 for (const auto& lk : v) {
                     const std::string k = lk.first.Scalar();
-                    if (k == "max_plugin_connections" || k == "max_http_connections") {
+                    if (k == "max_plugin_connections" || k == "max_http_connections" ||
+                        k == "max_pre_hello_per_source") {
                         size_t n = ctx.unsigned_value(lk.second, k, 100000);
                         if (n < 1) ctx.fail(lk.second, "'limits." + k + "' must be at least 1");
-                        (k == "max_plugin_connections" ? c.max_plugin_connections : c.max_http_connections) = n;
+                        (k == "max_plugin_connections" ? c.max_plugin_connections
+                         : k == "max_http_connections" ? c.max_http_connections
+                                                       : c.max_pre_hello_per_source) = n;
                         continue;
                     }
                     if (k == "http_header_timeout_ms") {
@@ -438,7 +468,8 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                     else
                         ctx.fail(lk.first, "unknown key 'limits." + k +
                                                "' (expected max_message_bytes, max_request_bytes, "
-                                               "max_plugin_connections, max_http_connections, hello_timeout_ms, "
+                                               "max_plugin_connections, max_pre_hello_per_source, "
+                                               "max_http_connections, hello_timeout_ms, "
                                                "stale_connection_ms, http_header_timeout_ms, max_history_bytes)");
                     if ((k == "max_message_bytes" ? c.max_message_bytes : c.max_request_bytes) < 1024)
                         ctx.fail(lk.second, "'limits." + k + "' must be at least 1024");
@@ -460,7 +491,7 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 parse_counters(ctx, v, c);
             } else {
                 ctx.fail(kv.first, "unknown key '" + key +
-                                       "' (expected socket, socket_mode, tcp, tcp_key_file, http, topology, "
+                                       "' (expected socket, socket_mode, socket_users, tcp, tcp_key_file, http, topology, "
                                        "node_name_map, waivers, history, token_file, token_for_reads, log_level, limits, checks, "
                                        "health, counters, ha)");
             }

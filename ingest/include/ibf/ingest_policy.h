@@ -1,13 +1,25 @@
-// Ingest decisions of ibfabricd that need no sockets (docs/daemon.md, "Ingest limits and
-// authentication"): which open plugin connection gives way when every slot is taken. Pure: times
-// are passed in (milliseconds of one steady clock). How often a refusal is logged: log_limit.h.
+// Ingest admission of ibfabricd that needs no sockets (docs/daemon.md, "Ingest limits and
+// authentication"): which plugin connection gives way, or whether a newcomer is refused. Pure:
+// times are passed in (milliseconds of one steady clock). How often a refusal is logged: log_limit.h.
 //
-//   std::optional<uint64_t> v = ibf::ingest_victim(slots, now_ms, cfg.stale_connection_ms, 1000);
-//   if (v) close(*v); else refuse(newcomer);
+// Each transport (the Unix socket, TCP) has two budgets of its own:
+//  - connections that said Hello: `max_connections` (limits.max_plugin_connections); when all are
+//    live (none silent for `stale_ms`), a newcomer is refused at once; a stale one gives way only to
+//    a connection whose Hello was accepted, never to one that has not spoken;
+//  - connections that have not said Hello yet: a pool of `max_pre_hello` (the same number), at most
+//    `max_pre_hello_per_source` of them from one source (an address, a uid). A newcomer always gets
+//    a place there: the oldest one of its own source gives way when that source is at its limit,
+//    else, when the pool is full, the oldest one of the source holding most. So silent connections
+//    only ever push out silent connections, and an authenticated Hello gets in whatever they do.
+//
+//   ibf::Admission a = ibf::admit_connection(open, "10.0.0.5", limits, now_ms);
+//   if (a.refuse) close(newcomer); else { if (a.evict) close(*a.evict); keep(newcomer); }
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace ibf {
@@ -17,14 +29,35 @@ struct IngestSlot {
     bool said_hello = false;
     int64_t opened_ms = 0;   // accepted at
     int64_t last_rx_ms = 0;  // last byte received (opened_ms when none yet)
+    std::string source;      // for the per-source limit: "10.0.0.5", "uid 0"
 };
 
-// When a new connection finds every slot taken: the oldest connection that has not said Hello
-// and has been open for at least `grace_ms` (its Hello may be in flight); else the one silent
-// longest, if silent for at least `stale_ms`; else nullopt (refuse the newcomer: live plugins are
-// never pushed out by new connections).
-std::optional<uint64_t> ingest_victim(const std::vector<IngestSlot>& open, int64_t now_ms, int64_t stale_ms,
-                                      int64_t grace_ms = 1000);
+struct IngestLimits {
+    size_t max_connections = 16;          // said Hello (limits.max_plugin_connections)
+    size_t max_pre_hello = 16;            // not yet: their own pool
+    size_t max_pre_hello_per_source = 8;  // limits.max_pre_hello_per_source
+    int64_t stale_ms = 30000;             // limits.stale_connection_ms
+};
 
+struct Admission {
+    bool refuse = false;             // close the newcomer (every Hello slot is held by a live plugin)
+    std::optional<uint64_t> evict;   // else: close this connection first
+    std::string why;                 // for the log line: why refused, or why `evict` gave way
+};
+
+// A new connection from `source`; `open` holds the open connections of its transport.
+Admission admit_connection(const std::vector<IngestSlot>& open, const std::string& source,
+                           const IngestLimits& lim, int64_t now_ms);
+
+// A connection's Hello was accepted; `open` holds the other open connections of its transport.
+// Refused when every Hello slot is live; else `evict` is the stale one that makes room, if needed.
+Admission admit_hello(const std::vector<IngestSlot>& open, const IngestLimits& lim, int64_t now_ms);
+
+// Of the connections that said Hello, the one silent longest, if silent for at least `stale_ms`.
+std::optional<uint64_t> stale_victim(const std::vector<IngestSlot>& open, int64_t now_ms, int64_t stale_ms);
+
+// True when every Hello slot is held by a live plugin: no connection that has not said Hello can
+// get one, so they are closed rather than left waiting (and newcomers refused at once).
+bool hello_slots_all_live(const std::vector<IngestSlot>& open, const IngestLimits& lim, int64_t now_ms);
 
 }  // namespace ibf

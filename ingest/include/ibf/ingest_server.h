@@ -1,7 +1,8 @@
 // ibfabricd's plugin ingest, the Asio half: the Unix socket (and the optional TCP listener), one
-// connection object per plugin with its own wire::Decoder, the decode thread, admission
-// (limits.max_plugin_connections, ingest_victim), the Hello deadline and, on TCP with a
-// tcp_key_file, the Hello MAC (docs/daemon.md "Ingest limits and authentication"). It decides
+// connection object per plugin with its own wire::Decoder, the decode thread, admission (each
+// transport's Hello slots and pre-Hello pool: ingest_policy.h), the Hello deadline, on TCP with a
+// tcp_key_file the Hello MAC, and on the Unix socket the peer's uid (SO_PEERCRED against
+// socket_users) (docs/daemon.md "Ingest limits and authentication"). It decides
 // nothing about SMs: every decoded message goes to the daemon through IngestHooks, on the io
 // thread (docs/threading.md).
 //
@@ -18,6 +19,7 @@
 #include <string>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -44,7 +46,15 @@ struct IngestHooks {
                        std::chrono::steady_clock::time_point arrived)> on_message;
     std::function<void(uint64_t id)> on_error;   // dropped for its input or its Hello (then on_close)
     std::function<void(uint64_t id)> on_close;   // gone, for whatever reason
+    // A connection closed at accept, before it had an id: "peer_uid" (a Unix peer not in
+    // socket_users) or "slots_full" (every Hello slot held by a live plugin).
+    std::function<void(const std::string& reason)> on_refused;
 };
+
+// The uids that may connect to the Unix socket: each of `users` (a user name, or a number),
+// looked up in the user database; with none, root and this process's effective uid. InputError
+// (naming `file`) for a user that does not exist.
+std::vector<uid_t> resolve_socket_users(const std::vector<std::string>& users, const std::string& file);
 
 class IngestServer {
 public:
@@ -66,6 +76,7 @@ public:
         virtual ~ConnBase() = default;
         virtual void close() = 0;
         virtual IngestSlot slot() const = 0;
+        virtual bool is_tcp() const = 0;
         virtual void evict(const std::string& why) = 0;  // closes it now, with one (rate-limited) log line
     };
     template <class Sock>
@@ -77,8 +88,11 @@ private:
     void accept_unix();
     void accept_tcp();
     template <class Sock>
-    void start_conn(Sock sock, std::string peer);
-    bool make_room(const std::string& peer);
+    void start_conn(Sock sock, std::string peer, std::string source);
+    std::vector<IngestSlot> slots(bool tcp, uint64_t except = 0) const;  // open connections of one transport
+    std::string admit_hello(bool tcp, uint64_t id, const std::string& peer);  // "" = a Hello slot is its
+    void close_pre_hello_if_no_room(bool tcp);
+    bool unix_peer_allowed(const boost::asio::local::stream_protocol::socket& s);
     std::string check_hello(bool tcp, const wire::Hello& h);  // "" = accepted, else why not
     void refusal(const std::string& line);                      // rate-limited warning
 
@@ -91,6 +105,8 @@ private:
     ino_t socket_ino_ = 0;
     bool socket_created_ = false;
     bool stopping_ = false;
+    IngestLimits limits_;          // from cfg_ (per transport)
+    std::vector<uid_t> unix_uids_;  // socket_users, resolved at start
     std::string tcp_key_;          // tcp_key_file's key; "" = TCP Hellos need no MAC
     wire::NonceWindow nonces_;     // authenticated Hellos seen within the window (replays)
     LogLimit refusal_log_{10000, 5};  // refusals and drops: a few lines, then a count

@@ -95,6 +95,8 @@ struct IngestCounters {
     uint64_t connections_total = 0;
     uint64_t connections_open = 0;
     uint64_t ingest_errors = 0;      // connections dropped for malformed/oversized input
+    uint64_t refused_peer_uid = 0;   // Unix peers not in socket_users, closed at accept
+    uint64_t refused_slots_full = 0; // newcomers or Hellos refused: every Hello slot held by a live plugin
     uint64_t snapshots_ignored = 0;  // snapshots from a non-master while a master is known
     std::array<uint64_t, 7> messages{};  // by wire::MsgType (index 1..6)
 };
@@ -109,6 +111,8 @@ public:
     void on_disconnect(ConnId c, int64_t now_ms);
     // A connection closed because its input was malformed (counts an ingest error).
     void on_ingest_error(ConnId c);
+    // A connection refused by admission: "peer_uid" or "slots_full" (ibf/ingest_server.h).
+    void on_ingest_refused(const std::string& reason);
 
     // Messages. Hello must come first on a connection: the other on_* return false (protocol
     // error: drop the connection) when the connection has not said Hello.

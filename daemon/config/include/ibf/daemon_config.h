@@ -24,6 +24,7 @@ struct DaemonConfig {
     std::string source;                                      // the config file, "" = defaults
     std::string socket_path = "/run/ibfabric/osm.sock"; // plugin ingest (Unix socket)
     unsigned socket_mode = 0660;                              // never world-writable
+    std::vector<std::string> socket_users;                    // who may connect to it; none = root + our euid
     std::string tcp_bind;                                     // optional TCP ingest, "" = off
     uint16_t tcp_port = 0;                                    // 0 = ephemeral (when tcp_bind set)
     std::string tcp_key_file;                                 // shared key: TCP Hellos must carry its MAC
@@ -40,7 +41,8 @@ struct DaemonConfig {
     std::string log_level = "info";                           // trace debug info warn error off
     size_t max_message_bytes = 256u << 20;                    // largest wire payload accepted
     size_t max_request_bytes = 1u << 20;                      // largest HTTP request accepted
-    size_t max_plugin_connections = 16;                       // open ingest connections (an SM has one)
+    size_t max_plugin_connections = 16;                       // per transport: said Hello, and a pool without
+    size_t max_pre_hello_per_source = 8;                      // of that pool, from one address / uid
     size_t max_http_connections = 64;                         // open HTTP sessions
     int64_t hello_timeout_ms = 5000;                          // a connection without Hello is closed after this
     int64_t stale_connection_ms = 30000;                      // silent this long: its slot may go to a newcomer
