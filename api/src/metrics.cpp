@@ -116,11 +116,11 @@ void per_tier_cached(const MetricsInput& in, Out& o, double (*value)(const LinkR
     const auto& t = S(in).links();
     if (!t) return;
     auto [it, fresh] = t->rendered.try_emplace(std::string(o.name) + (o.role ? o.role : ""));
-    if (fresh) {
-        std::map<std::string, double> by;
-        for (const LinkRow& r : t->rows) by[r.tier] += value(r);
+    if (fresh && t->tier_of_row.size() == t->rows.size()) {
+        std::vector<double> by(t->tiers.size());
+        for (size_t i = 0; i < t->rows.size(); ++i) by[t->tier_of_row[i]] += value(t->rows[i]);
         Out x{it->second, o.name, o.role};
-        for (const auto& [tier, v] : by) x.value("tier=\"" + escape_label_value(tier) + "\"", v);
+        for (size_t i = 0; i < by.size(); ++i) x.value("tier=\"" + escape_label_value(t->tiers[i]) + "\"", by[i]);
     }
     o.s += it->second;
 }
@@ -187,13 +187,15 @@ const std::string& counter_text(const MetricsInput& in, const std::string& key) 
         version = t.version();
         stamp = mode;
         std::string fam[kCounterFamilies];
-        std::map<std::string, std::array<uint64_t, kCounterFamilies>> tier;
+        std::vector<std::array<uint64_t, kCounterFamilies>> tier(links->tiers.size());
         struct Sw {
-            std::string labels;
             uint64_t errors = 0, xmit = 0, rcv = 0;
+            bool seen = false;
         };
-        std::map<Guid, Sw> sw;
-        for (const LinkRow& r : links->rows) {
+        std::vector<Sw> sw(links->local_node_labels.size());
+        const bool indexed = links->tier_of_row.size() == links->rows.size();  // link_table() made it
+        for (size_t ri = 0; ri < links->rows.size() && indexed; ++ri) {
+            const LinkRow& r = links->rows[ri];
             const PortCounterState* l = t.find(r.local_guid, r.local_port);
             const PortCounterState* m = t.find(r.remote_guid, r.remote_port);
             if (!l && !m) continue;
@@ -205,15 +207,14 @@ const std::string& counter_text(const MetricsInput& in, const std::string& key) 
                 v[i] = ((l ? l->total[c] : 0) + (f.both_ends && m ? m->total[c] : 0)) * f.scale;
                 if (f.both_ends && v[i]) any_error = true;
             }
-            auto& tv = tier.try_emplace(r.tier).first->second;
-            Sw& s = sw[r.local_guid];
-            if (s.labels.empty())
-                s.labels = "switch_guid=\"" + guid_hex(r.local_guid) + "\",switch_name=\"" + escape_label_value(r.local_name) + "\"";
+            auto& tv = tier[links->tier_of_row[ri]];
+            Sw& s = sw[links->local_node_of_row[ri]];
+            s.seen = true;
+            const bool per_link = in.all_links || r.deviates || any_error;
             for (size_t i = 0; i < kCounterFamilies; ++i) {
                 tv[i] += v[i];
                 if (kCounterFamily[i].both_ends) s.errors += v[i];
-                if (!in.all_links && !r.deviates && !any_error) continue;
-                if (!l && !kCounterFamily[i].both_ends) continue;  // a data counter of a local end never counted
+                if (!per_link || (!l && !kCounterFamily[i].both_ends)) continue;  // a local end never counted
                 Out x{fam[i], kCounterFamily[i].name};
                 x.count(r.labels, v[i]);
             }
@@ -222,19 +223,21 @@ const std::string& counter_text(const MetricsInput& in, const std::string& key) 
         }
         for (size_t i = 0; i < kCounterFamilies; ++i) all[std::to_string(i)] = {version, std::move(fam[i])};
         std::string tt;
-        for (const auto& [tname, tv] : tier)
+        for (size_t ti = 0; ti < tier.size(); ++ti)
             for (size_t i = 0; i < kCounterFamilies; ++i) {
                 Out x{tt, "ibfabric_tier_perfmgr_total"};
-                x.count("tier=\"" + escape_label_value(tname) + "\",counter=\"" +
+                x.count("tier=\"" + escape_label_value(links->tiers[ti]) + "\",counter=\"" +
                             std::string(wire::to_string(kCounterFamily[i].c)) + "\"",
-                        tv[i]);
+                        tier[ti][i]);
             }
         all["tier"] = {version, std::move(tt)};
         std::string se, sx, sr;
-        for (const auto& [g, s] : sw) {
-            Out{se, "ibfabric_switch_link_errors_total"}.count(s.labels, s.errors);
-            Out{sx, "ibfabric_switch_xmit_bytes_total"}.count(s.labels, s.xmit);
-            Out{sr, "ibfabric_switch_rcv_bytes_total"}.count(s.labels, s.rcv);
+        for (size_t n = 0; n < sw.size(); ++n) {
+            if (!sw[n].seen) continue;
+            const std::string& labels = links->local_node_labels[n];
+            Out{se, "ibfabric_switch_link_errors_total"}.count(labels, sw[n].errors);
+            Out{sx, "ibfabric_switch_xmit_bytes_total"}.count(labels, sw[n].xmit);
+            Out{sr, "ibfabric_switch_rcv_bytes_total"}.count(labels, sw[n].rcv);
         }
         all["switch_errors"] = {version, std::move(se)};
         all["switch_xmit"] = {version, std::move(sx)};

@@ -51,6 +51,12 @@ struct LinkTable {
     mutable std::map<std::string, std::string> rendered;
     // (local GUID, port) and (remote GUID, port) -> row index (the flapping links' rows).
     std::map<std::pair<Guid, int>, size_t> row_of;
+    // For the per-tier and per-switch aggregates, summed in one pass over the rows without a
+    // lookup: each row's tier (index into `tiers`, sorted) and local node (into `local_nodes`).
+    std::vector<std::string> tiers;
+    std::vector<uint32_t> tier_of_row;
+    std::vector<std::string> local_node_labels;  // switch_guid="0x..",switch_name="leaf01", by GUID
+    std::vector<uint32_t> local_node_of_row;
     // The same for the port counter families, which also change with each PortCounters batch:
     // by family name, (the counter state's version it was rendered at, samples).
     mutable std::map<std::string, std::pair<uint64_t, std::string>> rendered_counters;
