@@ -8,6 +8,15 @@
 //   generate (ibf_synth) -> inject faults -> write_ibnetdiscover (golden and actual text)
 //   parse golden + plan_from_fabric | parse actual | check(plan, actual)
 // Then prints the findings' summary and the peak RSS (getrusage) of the whole process.
+//
+//   bench_check --metrics --hosts 44500   # the daemon's side of a master sweep and of /metrics
+//
+// --metrics: the fabric (with the same faults) as a master's snapshot through ControllerState and
+// the check thread's run_check() (check, live analysis, link table), perfmgr counters for every
+// linked port in 128-row batches (two rounds: baseline, then traffic everywhere and symbol errors
+// on 20 links), then GET /metrics' text by default (metrics.per_link: deviating) and with every
+// link (all): bytes, gzip bytes, render ms (first scrape after a batch, i.e. counters re-rendered,
+// and again), and the process RSS then (the daemon's state at that size).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -21,6 +30,10 @@
 #include <vector>
 
 #include "ibf/check.h"
+#include "ibf/controller_state.h"
+#include "ibf/gzip.h"
+#include "ibf/metrics.h"
+#include "ibf/pipeline.h"
 #include "ibf/dumps.h"
 #include "ibf/plan_yaml.h"
 #include "ibf/report.h"
@@ -48,6 +61,98 @@ Timing time_it(int repeat, const std::function<void()>& fn) {
 
 void row(const char* what, const Timing& t) { std::printf("  %-34s best %8.1f ms   median %8.1f ms\n", what, t.best * 1e3, t.median * 1e3); }
 
+long status_kb(const char* key) {  // VmRSS, VmHWM of /proc/self/status
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(key, 0) == 0) return std::atol(line.c_str() + std::strlen(key) + 1);
+    return 0;
+}
+
+double ms_of(const std::function<void()>& fn) {
+    auto t0 = Clock::now();
+    fn();
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// --metrics (see the top of the file).
+int bench_metrics(const Fabric& clean, const Fabric& faulty) {
+    constexpr Guid kSm = 0x0002c90300000001ULL;
+    constexpr int64_t T0 = 1764468000000;
+    ControllerState st;
+    st.on_connect(1, "unix", T0);
+    wire::Hello h;
+    h.sm = {kSm, 1, 15, SmState::Master, 1};
+    st.on_hello(1, h, T0);
+    auto plan = std::make_shared<const Plan>(plan_from_fabric(clean, "golden"));
+    Snapshot snap;
+    snap.self = h.sm;
+    snap.sweep_seq = 1;
+    snap.fabric = faulty;
+    std::optional<CheckJob> job;
+    const double ingest_ms = ms_of([&] { job = st.on_snapshot(1, std::move(snap), T0); });
+    CheckRun run;
+    const double check_ms = ms_of([&] { run = run_check(WorkItem{*job, plan, nullptr, {}, false}); });
+    if (!run.result) {
+        std::fprintf(stderr, "bench_check: %s\n", run.error.c_str());
+        return 1;
+    }
+    size_t deviating = 0;
+    for (const LinkRow& r : run.result->links->rows) deviating += r.deviates;
+    const size_t links = run.result->links->rows.size();
+    st.publish(std::move(*run.result), T0);
+    std::printf("daemon: snapshot taken as the fabric %.1f ms; run_check (check, analysis, link table) %.0f ms; "
+                "%zu links, %zu deviating\n", ingest_ms, check_ms, links, deviating);
+    // Perfmgr: every linked port, 128 rows per message, twice.
+    std::vector<wire::PortCounterRow> rows;
+    for (const Node& n : faulty.nodes())
+        for (int p = 1; p <= n.num_ports(); ++p)
+            if (n.port(p) && n.port(p)->linked()) {
+                wire::PortCounterRow r;
+                r.node_guid = n.guid;
+                r.port = static_cast<uint8_t>(p);
+                rows.push_back(r);
+            }
+    double feed_ms = 0;
+    for (int round = 0; round < 2; ++round) {
+        for (size_t i = 0; i < rows.size(); ++i) {
+            using C = wire::PortCounter;
+            wire::PortCounterRow& r = rows[i];
+            if (round == 1) {
+                r.v[static_cast<size_t>(C::xmit_data)] = 1000000 + i;
+                r.v[static_cast<size_t>(C::rcv_data)] = 2000000 + i;
+                r.v[static_cast<size_t>(C::xmit_pkts)] = 3000 + i;
+                r.v[static_cast<size_t>(C::rcv_pkts)] = 4000 + i;
+                if (i % (rows.size() / 20 + 1) == 7) r.v[static_cast<size_t>(C::symbol_errors)] = 55;
+            }
+        }
+        for (size_t at = 0; at < rows.size(); at += 128) {
+            wire::PortCounters pc{T0 + 1000 * (round + 1), {}};
+            pc.ports.assign(rows.begin() + at, rows.begin() + std::min(rows.size(), at + 128));
+            feed_ms += ms_of([&] { st.on_port_counters(1, pc, T0 + 1000 * (round + 1)); });
+        }
+    }
+    std::printf("perfmgr: %zu port rows x 2 rounds in 128-row batches, applied in %.0f ms\n", rows.size(), feed_ms);
+    const int64_t now = T0 + 3000;
+    for (bool all : {false, true}) {
+        std::string text;
+        const double first = ms_of([&] { text = metrics_text({.state = &st, .now_ms = now, .all_links = all}); });
+        const double again = ms_of([&] { text = metrics_text({.state = &st, .now_ms = now, .all_links = all}); });
+        std::string z;
+        const double gz = ms_of([&] { z = gzip(text); });
+        std::printf("/metrics %-9s %10.1f MB  gzip %8.2f MB (%4.0f ms)  render: first %6.0f ms, again %6.0f ms\n",
+                    all ? "all" : "deviating", text.size() / 1e6, z.size() / 1e6, gz, first, again);
+        // A new PortCounters batch re-renders the counter families only.
+        wire::PortCounters pc{now, {rows.front()}};
+        pc.ports.front().v[static_cast<size_t>(wire::PortCounter::xmit_data)] += 1;
+        st.on_port_counters(1, pc, now);
+        const double batch = ms_of([&] { text = metrics_text({.state = &st, .now_ms = now, .all_links = all}); });
+        std::printf("/metrics %-9s first scrape after one more 1-row batch %6.0f ms\n", all ? "all" : "deviating", batch);
+    }
+    std::printf("RSS: %.0f MB now, peak %.0f MB\n", status_kb("VmRSS:") / 1024.0, status_kb("VmHWM:") / 1024.0);
+    return 0;
+}
+
 long peak_rss_kb() {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
@@ -56,9 +161,10 @@ long peak_rss_kb() {
 
 int usage(bool asked = false) {
     std::fprintf(asked ? stdout : stderr,
-                 "usage: bench_check [--levels 2|3] [--radix K] [--hosts N] [--repeat R] [--write DIR]\n"
+                 "usage: bench_check [--levels 2|3] [--radix K] [--hosts N] [--repeat R] [--write DIR] [--metrics]\n"
                  "  defaults: --levels 3 --radix 64 --hosts 32768 --repeat 5\n"
-                 "Example: bench_check --levels 2 --radix 36 --hosts 648 --repeat 3\n");
+                 "Example: bench_check --levels 2 --radix 36 --hosts 648 --repeat 3\n"
+                 "         bench_check --metrics --hosts 44500   # daemon state, /metrics size and time, RSS\n");
     return asked ? 0 : 2;
 }
 
@@ -68,9 +174,14 @@ int main(int argc, char** argv) {
     FatTreeSpec spec{.levels = 3, .radix = 64, .hosts = 32768};
     int repeat = 5;
     std::string write_dir;
+    bool metrics = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--help" || a == "-h") return usage(true);
+        if (a == "--metrics") {
+            metrics = true;
+            continue;
+        }
         if (i + 1 >= argc) return usage();
         if (a == "--levels") spec.levels = std::atoi(argv[++i]);
         else if (a == "--radix") spec.radix = std::atoi(argv[++i]);
@@ -109,6 +220,8 @@ int main(int argc, char** argv) {
     } else {
         faulty = without_node(faulty, synth_node(faulty, "node00002"));    // missing_node
     }
+
+    if (metrics) return bench_metrics(clean, faulty);
 
     t0 = Clock::now();
     const std::string golden_text = write_ibnetdiscover(clean);

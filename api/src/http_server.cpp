@@ -5,10 +5,12 @@
 
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <algorithm>
 #include <optional>
 
 #include "ibf/clock.h"
+#include "ibf/gzip.h"
 
 namespace ibf {
 namespace {
@@ -84,23 +86,33 @@ private:
         ar.target = std::string(req.target());
         if (auto it = req.find(http::field::authorization); it != req.end()) ar.authorization = std::string(it->value());
         ar.body = req.body();
+        if (auto it = req.find(http::field::accept_encoding); it != req.end())
+            ar.accept_gzip = accepts_gzip(std::string_view(it->value().data(), it->value().size()));
         ApiResponse r = d_->handler_(ar);
         spdlog::debug("http: {} {} -> {}", ar.method, ar.target, r.status);
         write(r, req.keep_alive(), req.version());
     }
 
-    void write(const ApiResponse& r, bool keep_alive, unsigned version) {
+    // The body is written from a buffer the session holds by reference: a cached /metrics is one
+    // immutable string shared by every slow reader, never copied per session.
+    void write(ApiResponse& r, bool keep_alive, unsigned version) {
+        body_ = r.shared_body ? r.shared_body : std::make_shared<const std::string>(std::move(r.body));
         res_ = {};
         res_.version(version);
         res_.result(static_cast<http::status>(r.status));
         res_.set(http::field::server, "ibfabricd");
         res_.set(http::field::content_type, r.content_type);
         if (!r.allow.empty()) res_.set(http::field::allow, r.allow);
-        res_.body() = r.body;
+        if (!r.content_encoding.empty()) {
+            res_.set(http::field::content_encoding, r.content_encoding);
+            res_.set(http::field::vary, "Accept-Encoding");
+        }
+        res_.body() = http::span_body<const char>::value_type(body_->data(), body_->size());
         res_.keep_alive(keep_alive);
         res_.prepare_payload();
         stream_.expires_after(std::chrono::seconds(30));
         http::async_write(stream_, res_, [self = shared_from_this(), keep_alive](const boost::system::error_code& ec, size_t) {
+            self->body_.reset();
             if (ec || !keep_alive || self->d_->stopping_) {
                 self->close();
                 self->finish();
@@ -124,7 +136,8 @@ private:
     uint64_t id_;
     beast::flat_buffer buf_{read_buffer_limit(d_->cfg_)};
     std::optional<http::request_parser<http::string_body>> parser_;
-    http::response<http::string_body> res_;
+    http::response<http::span_body<const char>> res_;
+    std::shared_ptr<const std::string> body_;  // what res_ points into, until written
     bool done_ = false;
 };
 

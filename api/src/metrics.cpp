@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ibf/fabric_role.h"
+#include "ibf/link_table.h"
 #include "ibf/wire.h"
 
 namespace ibf {
@@ -90,24 +91,36 @@ uint64_t lft_value(const ControllerState& st, const char* key) {
     return j && j->contains(key) ? (*j)[key].get<uint64_t>() : 0;
 }
 
-// Per-link families: one sample per row of the latest link table.
-template <class F>
-void per_link(const MetricsInput& in, Out& o, F value) {
-    if (const auto& t = S(in).links())
-        for (const LinkRow& r : t->rows) value(r, o);
-}
+// Whether a row gets per-link series: every row with metrics.per_link: all, else the deviating
+// ones (docs/metrics.md, "Bounded by default").
+bool selected(const MetricsInput& in, const LinkRow& r) { return in.all_links || r.deviates; }
 
 // The same for families that depend on the rows alone: rendered once per link table (i.e. per
-// check), then copied at every scrape (2k nodes: ~4.5 MB, 13 ms to render under load, ~1 ms to copy).
+// check) and role, then copied at every scrape (by default only the deviating rows: small).
 void per_link_cached(const MetricsInput& in, Out& o, void (*value)(const LinkRow&, Out&)) {
     const auto& t = S(in).links();
     if (!t) return;
     // Keyed by role too: after a failover the new role's copy is rendered once (both are dropped
     // with the table at the next check).
-    auto [it, fresh] = t->rendered.try_emplace(std::string(o.name) + (o.role ? o.role : ""));
+    auto [it, fresh] = t->rendered.try_emplace(std::string(o.name) + (o.role ? o.role : "") + (in.all_links ? "*" : ""));
     if (fresh) {
         Out x{it->second, o.name, o.role};
-        for (const LinkRow& r : t->rows) value(r, x);
+        for (const LinkRow& r : t->rows)
+            if (selected(in, r)) value(r, x);
+    }
+    o.s += it->second;
+}
+
+// Per-tier aggregates of the rows (every row, whatever the selection), rendered once per table.
+void per_tier_cached(const MetricsInput& in, Out& o, double (*value)(const LinkRow&)) {
+    const auto& t = S(in).links();
+    if (!t) return;
+    auto [it, fresh] = t->rendered.try_emplace(std::string(o.name) + (o.role ? o.role : ""));
+    if (fresh && t->tier_of_row.size() == t->rows.size()) {
+        std::vector<double> by(t->tiers.size());
+        for (size_t i = 0; i < t->rows.size(); ++i) by[t->tier_of_row[i]] += value(t->rows[i]);
+        Out x{it->second, o.name, o.role};
+        for (size_t i = 0; i < by.size(); ++i) x.value("tier=\"" + escape_label_value(t->tiers[i]) + "\"", by[i]);
     }
     o.s += it->second;
 }
@@ -131,29 +144,114 @@ void plugin_counter(const MetricsInput& in, Out& o) {
         if (r.counters) o.count(sm_label(g), (*r.counters).*Field);
 }
 
-// Per-link port counter families (perfmgr): one sample per link with counter data at either end.
-// Error counters: both ends' totals added (errors seen on that cable); data counters: the local end.
-template <wire::PortCounter C, bool kBothEnds, uint64_t kScale = 1>
-void link_counter(const MetricsInput& in, Out& o) {
+// Port counter families (perfmgr), all rendered in one pass over the link table whenever the
+// counter state changed (a row arrived or a port was dropped; perfmgr sweeps are minutes apart,
+// scrapes seconds): per link (error counters: both ends' totals added, the errors seen on that
+// cable; data counters: the local end), per tier and per switch (the links whose local end it is).
+// By default a link's counters are exported when it deviates or either end counted an error;
+// metrics.per_link: all exports every link with counter data.
+constexpr size_t kCounterFamilies = 15;
+struct CounterFamily {
+    const char* name;  // as in kFamilies
+    wire::PortCounter c;
+    bool both_ends;
+    uint64_t scale;
+};
+constexpr CounterFamily kCounterFamily[kCounterFamilies] = {
+    {"ibfabric_link_symbol_errors_total", wire::PortCounter::symbol_errors, true, 1},
+    {"ibfabric_link_error_recovery_total", wire::PortCounter::link_error_recovery, true, 1},
+    {"ibfabric_link_downed_total", wire::PortCounter::link_downed, true, 1},
+    {"ibfabric_link_rcv_errors_total", wire::PortCounter::rcv_errors, true, 1},
+    {"ibfabric_link_rcv_remote_physical_errors_total", wire::PortCounter::rcv_remote_phys_errors, true, 1},
+    {"ibfabric_link_rcv_switch_relay_errors_total", wire::PortCounter::rcv_switch_relay_errors, true, 1},
+    {"ibfabric_link_xmit_discards_total", wire::PortCounter::xmit_discards, true, 1},
+    {"ibfabric_link_integrity_errors_total", wire::PortCounter::link_integrity_errors, true, 1},
+    {"ibfabric_link_excessive_buffer_overruns_total", wire::PortCounter::excessive_buffer_overruns, true, 1},
+    {"ibfabric_link_vl15_dropped_total", wire::PortCounter::vl15_dropped, true, 1},
+    {"ibfabric_link_xmit_wait_total", wire::PortCounter::xmit_wait, true, 1},
+    {"ibfabric_link_xmit_bytes_total", wire::PortCounter::xmit_data, false, 4},
+    {"ibfabric_link_rcv_bytes_total", wire::PortCounter::rcv_data, false, 4},
+    {"ibfabric_link_xmit_packets_total", wire::PortCounter::xmit_pkts, false, 1},
+    {"ibfabric_link_rcv_packets_total", wire::PortCounter::rcv_pkts, false, 1},
+};
+// rendered_counters keys: the family index as text for the link families, "tier", "switch".
+const std::string& counter_text(const MetricsInput& in, const std::string& key) {
+    static const std::string none;
     const PortCounterTracker& t = S(in).port_counters();
     const auto& links = S(in).links();
-    if (t.ports().empty() || !links) return;
-    // Rendered again only when a row arrived or a port was dropped since (perfmgr sweeps are minutes
-    // apart, scrapes seconds).
-    auto& [version, text] = links->rendered_counters[o.name];
-    if (version != t.version() || text.empty()) {
+    if (t.ports().empty() || !links) return none;
+    auto& all = links->rendered_counters;
+    const std::string mode = in.all_links ? "all" : "deviating";
+    auto& [version, stamp] = all["#"];
+    if (version != t.version() || stamp != mode || all.size() == 1) {
         version = t.version();
-        text.clear();
-        Out x{text, o.name};
-        constexpr size_t c = static_cast<size_t>(C);
-        for (const LinkRow& r : links->rows) {
+        stamp = mode;
+        std::string fam[kCounterFamilies];
+        std::vector<std::array<uint64_t, kCounterFamilies>> tier(links->tiers.size());
+        struct Sw {
+            uint64_t errors = 0, xmit = 0, rcv = 0;
+            bool seen = false;
+        };
+        std::vector<Sw> sw(links->local_node_labels.size());
+        const bool indexed = links->tier_of_row.size() == links->rows.size();  // link_table() made it
+        for (size_t ri = 0; ri < links->rows.size() && indexed; ++ri) {
+            const LinkRow& r = links->rows[ri];
             const PortCounterState* l = t.find(r.local_guid, r.local_port);
-            const PortCounterState* m = kBothEnds ? t.find(r.remote_guid, r.remote_port) : nullptr;
-            if (l || m) x.count(r.labels, ((l ? l->total[c] : 0) + (m ? m->total[c] : 0)) * kScale);
+            const PortCounterState* m = t.find(r.remote_guid, r.remote_port);
+            if (!l && !m) continue;
+            uint64_t v[kCounterFamilies];
+            bool any_error = false;
+            for (size_t i = 0; i < kCounterFamilies; ++i) {
+                const CounterFamily& f = kCounterFamily[i];
+                const size_t c = static_cast<size_t>(f.c);
+                v[i] = ((l ? l->total[c] : 0) + (f.both_ends && m ? m->total[c] : 0)) * f.scale;
+                if (f.both_ends && v[i]) any_error = true;
+            }
+            auto& tv = tier[links->tier_of_row[ri]];
+            Sw& s = sw[links->local_node_of_row[ri]];
+            s.seen = true;
+            const bool per_link = in.all_links || r.deviates || any_error;
+            for (size_t i = 0; i < kCounterFamilies; ++i) {
+                tv[i] += v[i];
+                if (kCounterFamily[i].both_ends) s.errors += v[i];
+                if (!per_link || (!l && !kCounterFamily[i].both_ends)) continue;  // a local end never counted
+                Out x{fam[i], kCounterFamily[i].name};
+                x.count(r.labels, v[i]);
+            }
+            s.xmit += v[11];
+            s.rcv += v[12];
         }
+        for (size_t i = 0; i < kCounterFamilies; ++i) all[std::to_string(i)] = {version, std::move(fam[i])};
+        std::string tt;
+        for (size_t ti = 0; ti < tier.size(); ++ti)
+            for (size_t i = 0; i < kCounterFamilies; ++i) {
+                Out x{tt, "ibfabric_tier_perfmgr_total"};
+                x.count("tier=\"" + escape_label_value(links->tiers[ti]) + "\",counter=\"" +
+                            std::string(wire::to_string(kCounterFamily[i].c)) + "\"",
+                        tier[ti][i]);
+            }
+        all["tier"] = {version, std::move(tt)};
+        std::string se, sx, sr;
+        for (size_t n = 0; n < sw.size(); ++n) {
+            if (!sw[n].seen) continue;
+            const std::string& labels = links->local_node_labels[n];
+            Out{se, "ibfabric_switch_link_errors_total"}.count(labels, sw[n].errors);
+            Out{sx, "ibfabric_switch_xmit_bytes_total"}.count(labels, sw[n].xmit);
+            Out{sr, "ibfabric_switch_rcv_bytes_total"}.count(labels, sw[n].rcv);
+        }
+        all["switch_errors"] = {version, std::move(se)};
+        all["switch_xmit"] = {version, std::move(sx)};
+        all["switch_rcv"] = {version, std::move(sr)};
     }
-    o.s += text;
+    return all[key].second;
 }
+
+template <size_t I>
+void link_counter(const MetricsInput& in, Out& o) {
+    o.s += counter_text(in, std::to_string(I));
+}
+
+void counter_aggregate(const MetricsInput& in, Out& o, const char* key) { o.s += counter_text(in, key); }
 
 // This daemon's role in its HA pair (ha/fabric_role.h), decided once per scrape.
 ha::FabricRole fabric_role_of(const MetricsInput& in) {
@@ -286,8 +384,25 @@ const Family kFamilies[] = {
     {"ibfabric_link_flapping", "gauge", "1 while the link has a link_flapping finding.",
      [](const MetricsInput& in, Out& o) {
          const auto fl = flapping_ports(in);
-         per_link(in, o, [&](const LinkRow& r, Out& x) { x.count(r.labels, fl.count({r.local_guid, r.local_port})); });
+         const auto& t = S(in).links();
+         if (!t) return;
+         if (in.all_links) {
+             for (const LinkRow& r : t->rows) o.count(r.labels, fl.count({r.local_guid, r.local_port}));
+             return;
+         }
+         std::set<size_t> rows;  // by default the flapping links only (and those that deviate, at 0)
+         for (const auto& p : fl)
+             if (auto it = t->row_of.find(p); it != t->row_of.end()) rows.insert(it->second);
+         for (size_t i : rows) o.count(t->rows[i].labels, 1);
      }, kRole},
+    {"ibfabric_tier_links", "gauge", "Links of the current fabric by tier (every link, whatever metrics.per_link).",
+     [](const MetricsInput& in, Out& o) { per_tier_cached(in, o, [](const LinkRow&) { return 1.0; }); }, kRole},
+    {"ibfabric_tier_links_deviating", "gauge",
+     "Links by tier that deviate (not Active, below the plan's rate, or named by a finding): those with per-link "
+     "series by default.",
+     [](const MetricsInput& in, Out& o) { per_tier_cached(in, o, [](const LinkRow& r) { return r.deviates ? 1.0 : 0.0; }); }, kRole},
+    {"ibfabric_tier_rate_bytes_per_second", "gauge", "Active data rate summed over the tier's links, bytes/s.",
+     [](const MetricsInput& in, Out& o) { per_tier_cached(in, o, [](const LinkRow& r) { return r.rate_bps / 8; }); }, kRole},
     {"ibfabric_links_flapping", "gauge", "Links (or switches, port unknown) with a link_flapping finding.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).flaps().flapping(in.now_ms).size()); }, kRole},
     {"ibfabric_link_flaps_total", "counter", "Link down-and-up cycles seen (sweeps and unexplained traps 128).",
@@ -295,35 +410,45 @@ const Family kFamilies[] = {
 
     // --- per link, port counters from OpenSM's perfmgr (docs/metrics.md, "Port counters") ---
     {"ibfabric_link_symbol_errors_total", "counter", "SymbolErrorCounter of both ends of the link.",
-     link_counter<wire::PortCounter::symbol_errors, true>},
+     link_counter<0>},
     {"ibfabric_link_error_recovery_total", "counter", "LinkErrorRecoveryCounter of both ends of the link.",
-     link_counter<wire::PortCounter::link_error_recovery, true>},
+     link_counter<1>},
     {"ibfabric_link_downed_total", "counter", "LinkDownedCounter of both ends of the link.",
-     link_counter<wire::PortCounter::link_downed, true>},
+     link_counter<2>},
     {"ibfabric_link_rcv_errors_total", "counter", "PortRcvErrors of both ends of the link.",
-     link_counter<wire::PortCounter::rcv_errors, true>},
+     link_counter<3>},
     {"ibfabric_link_rcv_remote_physical_errors_total", "counter", "PortRcvRemotePhysicalErrors of both ends of the link.",
-     link_counter<wire::PortCounter::rcv_remote_phys_errors, true>},
+     link_counter<4>},
     {"ibfabric_link_rcv_switch_relay_errors_total", "counter", "PortRcvSwitchRelayErrors of both ends of the link.",
-     link_counter<wire::PortCounter::rcv_switch_relay_errors, true>},
+     link_counter<5>},
     {"ibfabric_link_xmit_discards_total", "counter", "PortXmitDiscards of both ends of the link.",
-     link_counter<wire::PortCounter::xmit_discards, true>},
+     link_counter<6>},
     {"ibfabric_link_integrity_errors_total", "counter", "LocalLinkIntegrityErrors of both ends of the link.",
-     link_counter<wire::PortCounter::link_integrity_errors, true>},
+     link_counter<7>},
     {"ibfabric_link_excessive_buffer_overruns_total", "counter", "ExcessiveBufferOverrunErrors of both ends of the link.",
-     link_counter<wire::PortCounter::excessive_buffer_overruns, true>},
+     link_counter<8>},
     {"ibfabric_link_vl15_dropped_total", "counter", "VL15Dropped of both ends of the link.",
-     link_counter<wire::PortCounter::vl15_dropped, true>},
+     link_counter<9>},
     {"ibfabric_link_xmit_wait_total", "counter", "PortXmitWait ticks of both ends of the link (congestion).",
-     link_counter<wire::PortCounter::xmit_wait, true>},
+     link_counter<10>},
     {"ibfabric_link_xmit_bytes_total", "counter", "Bytes sent by the link's local end (PortXmitData x 4).",
-     link_counter<wire::PortCounter::xmit_data, false, 4>},
+     link_counter<11>},
     {"ibfabric_link_rcv_bytes_total", "counter", "Bytes received by the link's local end (PortRcvData x 4).",
-     link_counter<wire::PortCounter::rcv_data, false, 4>},
+     link_counter<12>},
     {"ibfabric_link_xmit_packets_total", "counter", "Packets sent by the link's local end (PortXmitPkts).",
-     link_counter<wire::PortCounter::xmit_pkts, false>},
+     link_counter<13>},
     {"ibfabric_link_rcv_packets_total", "counter", "Packets received by the link's local end (PortRcvPkts).",
-     link_counter<wire::PortCounter::rcv_pkts, false>},
+     link_counter<14>},
+    {"ibfabric_tier_perfmgr_total", "counter",
+     "Port counters summed over every link of a tier (error counters: both ends; data counters: the local end).",
+     [](const MetricsInput& in, Out& o) { counter_aggregate(in, o, "tier"); }},
+    {"ibfabric_switch_link_errors_total", "counter",
+     "Error counters (SymbolErrorCounter .. PortXmitWait, both ends) summed over the links whose local end is the switch.",
+     [](const MetricsInput& in, Out& o) { counter_aggregate(in, o, "switch_errors"); }},
+    {"ibfabric_switch_xmit_bytes_total", "counter", "Bytes sent by the switch's ports on its links (PortXmitData x 4).",
+     [](const MetricsInput& in, Out& o) { counter_aggregate(in, o, "switch_xmit"); }},
+    {"ibfabric_switch_rcv_bytes_total", "counter", "Bytes received by the switch's ports on its links (PortRcvData x 4).",
+     [](const MetricsInput& in, Out& o) { counter_aggregate(in, o, "switch_rcv"); }},
     {"ibfabric_perfmgr_rows_total", "counter",
      "Port counter rows received from the master's plugin (perfmgr), and from other SMs (ignored).",
      [](const MetricsInput& in, Out& o) {
@@ -354,6 +479,9 @@ const Family kFamilies[] = {
          o.count("reason=\"peer_uid\"", S(in).ingest().refused_peer_uid);
          o.count("reason=\"slots_full\"", S(in).ingest().refused_slots_full);
      }},
+    {"ibfabric_sms_forgotten_total", "counter",
+     "SM records dropped after health.forget_sm_after_s without a connection (with their last snapshot).",
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).sms_forgotten_total()); }},
     {"ibfabric_ingest_messages_total", "counter", "Wire messages received, by type.",
      [](const MetricsInput& in, Out& o) {
          for (int t = 1; t <= 6; ++t)
@@ -395,6 +523,9 @@ const Family kFamilies[] = {
     {"ibfabric_plugin_send_errors_total", "counter", "Plugin: send errors.",
      plugin_counter<&wire::Counters::send_errors>},
     {"ibfabric_plugin_reconnects_total", "counter", "Plugin: reconnects.", plugin_counter<&wire::Counters::reconnects>},
+    {"ibfabric_plugin_encode_errors_total", "counter",
+     "Plugin: snapshots its encoder refused (also in send_errors, never sent).",
+     plugin_counter<&wire::Counters::encode_errors>},
     {"ibfabric_plugin_last_copy_seconds", "gauge", "Plugin: time under the OpenSM lock for the last copy.",
      [](const MetricsInput& in, Out& o) {
          for (const auto& [g, r] : S(in).sms())
@@ -418,7 +549,7 @@ std::string metrics_text(const MetricsInput& in) {
     const char* role = ha::to_string(fabric_role_of(in)).data();  // a literal: NUL-terminated
     std::string s;
     const auto& links = in.state->links();
-    s.reserve(8192 + (links ? links->rows.size() * 7 * 240 : 0));
+    s.reserve(8192 + (links && in.all_links ? links->rows.size() * 7 * 240 : 0));
     for (const Family& f : kFamilies) {
         s += "# HELP ";
         s += f.name;

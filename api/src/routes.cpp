@@ -12,6 +12,7 @@
 #include "ibf/error.h"
 #include "ibf/ha_engine.h"
 #include "ibf/history_api.h"
+#include "ibf/gzip.h"
 #include "ibf/metrics.h"
 #include "ibf/report.h"
 #include "ibf/ui_page.h"
@@ -61,21 +62,76 @@ std::optional<int64_t> int_param(const std::string& v, int64_t lo, int64_t hi) {
 
 ApiResponse healthz(const ApiRequest&, const std::string&, const ApiContext&) { return text("text/plain", "ok\n"); }
 
-ApiResponse metrics(const ApiRequest&, const std::string&, const ApiContext& ctx) {
-    std::optional<HistoryWriteStatus> hist;
-    if (ctx.history_store) hist = ctx.history_store->write_status();
-    std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha, .history = hist ? &*hist : nullptr});
-    if (ctx.ha) body += ha_metrics_text(*ctx.ha, ctx.now_ms);
-    return text("text/plain; version=0.0.4", std::move(body));
+// What a cached /metrics answer was rendered from: changes with every message, check, counter
+// row, reload and HA record (the time-dependent gauges follow within MetricsCache::max_age_ms).
+uint64_t metrics_stamp(const ApiContext& ctx) {
+    const ControllerState& st = *ctx.state;
+    uint64_t h = st.checks_run() * 1000003u + st.port_counters().version() * 7919u + st.port_counter_rows_ignored() +
+                 static_cast<uint64_t>(st.last_reload_ok_ms()) * 31u + st.sms_forgotten_total() * 131u +
+                 st.ingest().connections_total * 257u + (st.last_reload_ok() ? 1 : 0);
+    for (uint64_t m : st.ingest().messages) h = h * 1099511628211u + m;
+    if (ctx.history_store) h = h * 3u + (ctx.history_store->write_status().writable ? 1 : 0);
+    return h;
 }
 
+ApiResponse metrics(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
+    MetricsCache* c = ctx.metrics_cache;
+    const uint64_t stamp = c ? metrics_stamp(ctx) : 0;
+    if (!c || !c->text || c->stamp != stamp || ctx.now_ms - c->made_ms >= c->max_age_ms || ctx.now_ms < c->made_ms) {
+        std::optional<HistoryWriteStatus> hist;
+        if (ctx.history_store) hist = ctx.history_store->write_status();
+        std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha,
+                                         .history = hist ? &*hist : nullptr, .all_links = ctx.metrics_all_links});
+        if (ctx.ha) body += ha_metrics_text(*ctx.ha, ctx.now_ms);
+        if (!c) {
+            ApiResponse r = text("text/plain; version=0.0.4", std::move(body));
+            if (req.accept_gzip) {
+                r.body = gzip(r.body);
+                r.content_encoding = "gzip";
+            }
+            return r;
+        }
+        c->text = std::make_shared<const std::string>(std::move(body));
+        c->gzip.reset();
+        c->made_ms = ctx.now_ms;
+        c->stamp = stamp;
+        ++c->renders;
+    }
+    ApiResponse r;
+    r.content_type = "text/plain; version=0.0.4";
+    if (req.accept_gzip) {
+        if (!c->gzip) c->gzip = std::make_shared<const std::string>(gzip(*c->text));
+        r.shared_body = c->gzip;
+        r.content_encoding = "gzip";
+    } else {
+        r.shared_body = c->text;
+    }
+    return r;
+}
+
+constexpr const char* kDrawing = "the picture of this sweep is being drawn: reload in a few seconds";
+
 ApiResponse page(const ApiRequest&, const std::string&, const ApiContext& ctx) {  // ui_page.h
+    if (ctx.ui_picture) {
+        const std::shared_ptr<const std::string> pic = ctx.ui_picture();
+        const std::string none;
+        return text("text/html; charset=utf-8",
+                    ui_page_html(*ctx.state, ctx.now_ms, !ctx.topology.empty(), pic ? pic.get() : &none, kDrawing));
+    }
     return text("text/html; charset=utf-8", ui_page_html(*ctx.state, ctx.now_ms, !ctx.topology.empty()));
 }
 
 ApiResponse page_svg(const ApiRequest&, const std::string&, const ApiContext& ctx) {
+    if (!ctx.state->current()) return api_error(404, "no fabric yet: no Subnet Manager has sent a snapshot");
+    if (ctx.ui_picture) {
+        std::shared_ptr<const std::string> pic = ctx.ui_picture();
+        if (!pic) return api_error(503, kDrawing);
+        ApiResponse r;
+        r.content_type = "image/svg+xml";
+        r.shared_body = std::move(pic);
+        return r;
+    }
     std::string svg = ui_fabric_svg(*ctx.state, ctx.now_ms);
-    if (svg.empty()) return api_error(404, "no fabric yet: no Subnet Manager has sent a snapshot");
     return text("image/svg+xml", std::move(svg));
 }
 

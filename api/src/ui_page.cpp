@@ -105,36 +105,56 @@ draw::Table counters_table(const ControllerState& st, const std::vector<std::str
 
 }  // namespace
 
-draw::DrawInput ui_draw_input(const ControllerState& st, int64_t now_ms) {
-    draw::DrawInput in;
-    const auto& cur = st.current();
-    if (!cur) return in;
-    const Fabric& f = cur->fabric;
-    in.fabric = &f;
+UiDrawJob ui_draw_job(const ControllerState& st, int64_t now_ms) {
+    UiDrawJob j;
+    j.snapshot = st.current();
+    if (!j.snapshot) return j;
+    const Fabric& f = j.snapshot->fabric;
     const auto& la = st.analysis();
-    const bool same = la && st.analysis_sweep_seq() == cur->sweep_seq && la->tier_of.size() == f.size() &&
+    const bool same = la && st.analysis_sweep_seq() == j.snapshot->sweep_seq && la->tier_of.size() == f.size() &&
                       la->names.size() == f.size();
-    if (same) {
-        in.tier_of = la->tier_of;
-        in.names = la->names;  // the NameBook names the findings use (plan names, node-name-map)
-    } else {                   // the analysis failed or is of another sweep: analyze here
-        Analysis a = analyze(f);
+    if (same) j.analysis = la;
+    j.findings = st.findings_at(now_ms);
+    if (same && !st.checked()) j.findings.insert(j.findings.end(), la->findings.begin(), la->findings.end());
+    if (j.findings.size() > kUiMaxFindings) j.findings.resize(kUiMaxFindings);
+    j.title = "sweep " + std::to_string(j.snapshot->sweep_seq) + " at " + iso_time(now_ms);
+    return j;
+}
+
+namespace {
+draw::DrawInput draw_input(const UiDrawJob& j) {
+    draw::DrawInput in;
+    if (!j.snapshot) return in;
+    in.fabric = &j.snapshot->fabric;
+    if (j.analysis) {
+        in.tier_of = j.analysis->tier_of;
+        in.names = j.analysis->names;  // the NameBook names the findings use (plan names, node-name-map)
+    } else {                           // the analysis failed or is of another sweep: analyze here
+        Analysis a = analyze(*in.fabric);
         in.tier_of = std::move(a.tier_of);
         in.names = std::move(a.names);
     }
-    in.findings = st.findings_at(now_ms);
-    if (same && !st.checked()) in.findings.insert(in.findings.end(), la->findings.begin(), la->findings.end());
+    in.findings = j.findings;
+    return in;
+}
+}  // namespace
+
+std::string ui_draw_svg(const UiDrawJob& j) {
+    if (!j.snapshot) return "";
+    return draw::render_svg(draw::layout(draw_input(j)), {.title = j.title});
+}
+
+draw::DrawInput ui_draw_input(const ControllerState& st, int64_t now_ms) {
+    UiDrawJob j = ui_draw_job(st, now_ms);
+    draw::DrawInput in = draw_input(j);
+    if (in.fabric) in.fabric = &st.current()->fabric;  // the job's reference dies here; the state's lives on
     return in;
 }
 
-std::string ui_fabric_svg(const ControllerState& st, int64_t now_ms) {
-    draw::DrawInput in = ui_draw_input(st, now_ms);
-    if (!in.fabric) return "";
-    const std::string title = "sweep " + std::to_string(st.current()->sweep_seq) + " at " + iso_time(now_ms);
-    return draw::render_svg(draw::layout(in), {.title = title});
-}
+std::string ui_fabric_svg(const ControllerState& st, int64_t now_ms) { return ui_draw_svg(ui_draw_job(st, now_ms)); }
 
-std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topology_configured) {
+std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topology_configured, const std::string* picture,
+                         const std::string& picture_note) {
     draw::Page p;
     p.title = "ibfabricd: the fabric";
     const DataStatus d = st.data_status(now_ms);
@@ -151,13 +171,27 @@ std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topolog
                                                                     : (topology_configured ? "not yet" : "no (no topology)")});
     p.facts.push_back({"page time", iso_time(now_ms)});
     if (d.state != DataState::fresh) p.warning = d.message;
-    draw::DrawInput in = ui_draw_input(st, now_ms);
-    if (in.fabric) p.svg = draw::render_svg(draw::layout(in));
-    p.no_picture = "no fabric yet: no Subnet Manager has sent a snapshot";
-    p.findings = in.fabric ? in.findings : st.findings_at(now_ms);
+    UiDrawJob job = ui_draw_job(st, now_ms);  // its findings: those shown, at most kUiMaxFindings
+    size_t total = job.findings.size();
+    if (total == kUiMaxFindings) {  // how many there are in all (counted, not copied twice)
+        total = st.findings_at(now_ms).size();
+        if (job.analysis && !st.checked()) total += job.analysis->findings.size();
+    }
+    if (picture) p.svg = *picture;
+    else if (job.snapshot) p.svg = ui_draw_svg(job);
+    p.no_picture = !job.snapshot ? "no fabric yet: no Subnet Manager has sent a snapshot" : picture_note;
+    p.findings = job.snapshot ? std::move(job.findings) : st.findings_at(now_ms);
+    if (p.findings.size() > kUiMaxFindings) {
+        total = p.findings.size();
+        p.findings.resize(kUiMaxFindings);
+    }
+    if (total > p.findings.size())
+        p.facts.push_back({"findings shown", std::to_string(p.findings.size()) + " of " + std::to_string(total) +
+                                                 " (every one: GET /api/v1/findings, ibfabric findings)"});
     p.findings_empty = d.state == DataState::no_data ? "no data yet: not checked" : "no findings";
     p.tables.push_back(sm_table(st));
-    p.tables.push_back(counters_table(st, in.names, now_ms));
+    const std::vector<std::string> no_names;
+    p.tables.push_back(counters_table(st, job.analysis ? job.analysis->names : no_names, now_ms));
     return draw::render_page(p);
 }
 

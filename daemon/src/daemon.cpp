@@ -29,6 +29,7 @@ using steady = std::chrono::steady_clock;
 HealthOptions health_options(const DaemonConfig& c) {
     HealthOptions h;
     h.stale_after_ms = int64_t{c.stale_after_s} * 1000;
+    h.forget_sm_after_ms = int64_t{c.forget_sm_after_s} * 1000;
     h.flap = {static_cast<int>(c.flap_threshold), int64_t{c.flap_window_s} * 1000, int64_t{c.flap_quiet_s} * 1000};
     h.port_errors = c.port_errors;
     return h;
@@ -74,6 +75,7 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
 }
 
 Daemon::Impl::~Impl() {
+    ui_draw.stop();                  // its tasks post to io, which outlives it
     sw_calls.stop();                 // its tasks post to io, which outlives it
     if (ha_agent) ha_agent->stop();  // its hooks post to io, which outlives it
     {
@@ -154,6 +156,7 @@ void Daemon::Impl::shutdown() {
 }
 
 bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, steady::time_point arrived) {
+    IBF_ASSERT_ON_THREAD(io_owner);
     const int64_t now = wall_clock_ms();
     return std::visit(
         [&](auto&& msg) -> bool {
@@ -183,9 +186,10 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
                 const size_t nodes = msg.fabric.size();
                 bool proto_err = false;
                 state.note_decode_ms(decode_ms);
-                ha_snapshot(id, msg);
                 auto job = state.on_snapshot(id, std::move(msg), now, &proto_err);
                 if (proto_err) return false;
+                // The engine sees the frozen snapshot the state now holds (shared, never copied).
+                if (const auto sm = state.sm_of_conn(id)) ha_snapshot(id, state.sms().at(*sm).latest);
                 if (job) {
                     spdlog::debug("ingest: snapshot seq {} ({} nodes, decoded in {:.2f} ms) from connection {} "
                                   "becomes the fabric",
@@ -201,6 +205,7 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
 }
 
 void Daemon::Impl::submit(CheckJob job, steady::time_point received, double decode_ms) {
+    IBF_ASSERT_ON_THREAD(io_owner);
     const bool record = history && job.new_sweep;
     Queued w{WorkItem{std::move(job), topo.plan, topo.names, CheckOptions{opt.config.check_rate_below_capability}, record},
              received, decode_ms};
@@ -219,6 +224,7 @@ void Daemon::Impl::submit(CheckJob job, steady::time_point received, double deco
 // The check thread: pop a job, run it (ibf/pipeline.h), hand the result to the io thread, then
 // store the history row.
 void Daemon::Impl::worker_loop() {
+    worker_owner.bind();
     for (;;) {
         Queued q;
         {
@@ -244,6 +250,7 @@ void Daemon::Impl::worker_loop() {
 }
 
 void Daemon::Impl::record_history(HistoryRecord& h) {
+    IBF_ASSERT_ON_THREAD(worker_owner);
     try {
         if (!history->record(h.row, h.fabric, h.findings))
             spdlog::debug("history: sweep {} of SM {} is already recorded (resent after a restart)", h.row.sweep_seq,
@@ -255,6 +262,7 @@ void Daemon::Impl::record_history(HistoryRecord& h) {
 }
 
 void Daemon::Impl::on_result(CheckResult r, steady::time_point received, double wait_ms, double decode_ms) {
+    IBF_ASSERT_ON_THREAD(io_owner);
     const double check_ms = r.check_ms;
     const size_t n = r.findings.size();
     const uint64_t seq = r.snapshot ? r.snapshot->sweep_seq : 0;
@@ -274,6 +282,7 @@ void Daemon::Impl::on_result(CheckResult r, steady::time_point received, double 
         for (auto& [k, v] : r.findings_json["summary"].items())
             summary += (summary.empty() ? "" : ", ") + v.dump() + " " + k;
     if (!state.publish(std::move(r), wall_clock_ms())) return;
+    ui_picture();  // the page's picture of this check, drawn off the io thread
     const double lag = ms_since(received);
     state.note_publish_lag(lag);
     spdlog::info("sweep {} from SM {}: {}; {}; decode {:.2f} ms, check {:.2f} ms, analysis {:.2f} ms, queue wait "
@@ -300,7 +309,9 @@ void Daemon::run() {
         d.signals.add(SIGHUP);
         d.wait_signal();
     }
+    d.io_owner.bind();
     d.io.run();
+    d.io_owner.release();  // the destructor runs on the caller's thread
     d.ingest->remove_socket_file();
     spdlog::info("stopped");
 }

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon_impl.h"
+#include "ibf/ui_page.h"
 #include "ibf/check.h"
 #include "ibf/clock.h"
 #include "ibf/dumps.h"
@@ -117,7 +118,27 @@ nlohmann::json Daemon::Impl::accept(const nlohmann::json& body) {
     return out;
 }
 
+std::shared_ptr<const std::string> Daemon::Impl::ui_picture() {
+    IBF_ASSERT_ON_THREAD(io_owner);
+    if (!state.current()) return nullptr;
+    const uint64_t key = state.checks_run() * 1000003u + state.sweeps_ingested() + 1;
+    if (key != ui_pic.key && ui_pic.drawing == 0) {
+        ui_pic.drawing = key;
+        ui_draw.post([this, key, job = ui_draw_job(state, wall_clock_ms())] {
+            auto svg = std::make_shared<const std::string>(ui_draw_svg(job));
+            boost::asio::post(io, [this, key, svg = std::move(svg)] {
+                ui_pic.key = key;
+                ui_pic.svg = svg;
+                ui_pic.drawing = 0;
+                if (!stopping) ui_picture();  // a newer check published meanwhile: draw that one too
+            });
+        });
+    }
+    return ui_pic.svg;  // the last one drawn (of an earlier check while this one is drawn), null at first
+}
+
 ApiContext Daemon::Impl::api_context() {
+    IBF_ASSERT_ON_THREAD(io_owner);
     ApiContext c;
     c.state = &state;
     c.now_ms = wall_clock_ms();
@@ -143,6 +164,9 @@ ApiContext Daemon::Impl::api_context() {
     c.reload = [this] { return reload(); };
     c.history_store = history.get();
     c.accept = [this](const nlohmann::json& body) { return accept(body); };
+    c.metrics_all_links = opt.config.metrics_all_links;
+    c.metrics_cache = &metrics_cache;
+    c.ui_picture = [this] { return ui_picture(); };
     return c;
 }
 

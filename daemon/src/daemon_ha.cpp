@@ -148,8 +148,10 @@ void Daemon::Impl::ha_watch_gone() {
     });
 }
 
-void Daemon::Impl::ha_snapshot(ConnId id, const Snapshot& s) {
-    if (!ha || !state.sm_of_conn(id)) return;
+void Daemon::Impl::ha_snapshot(ConnId id, const std::shared_ptr<const Snapshot>& snap) {
+    IBF_ASSERT_ON_THREAD(io_owner);
+    if (!ha || !snap || !state.sm_of_conn(id)) return;
+    const Snapshot& s = *snap;
     const int64_t now = wall_clock_ms();
     ha->on_plugin(s.self, state.peer_of(id) == "unix", now);
     ha->on_snapshot(s, now);
@@ -161,11 +163,11 @@ void Daemon::Impl::ha_snapshot(ConnId id, const Snapshot& s) {
     if (!file.empty() && s.self.state == SmState::Master && !s.initialization_error && s.self.port_guid != local &&
         lv != ha->sms().end() && lv->second.info.state == SmState::Standby &&
         ha->group_of(s.self.port_guid) == ha->group_of(local)) {
-        // Made on the agent thread (proportional to the fabric): the master's LIDs merged into what
-        // was written before, so a host that is down keeps its LID reserved (docs/ha-facts.md 4).
-        auto copy = std::make_shared<const Fabric>(s.fabric);
-        ha_agent->write_file(file, [copy, prev = guid2lid_written]() -> std::optional<std::string> {
-            ha::Guid2Lid m = ha::guid2lid_map(*copy);
+        // Made on the agent thread (proportional to the fabric) from the frozen snapshot the state
+        // holds (no copy on the io thread): the master's LIDs merged into what was written before,
+        // so a host that is down keeps its LID reserved (docs/ha-facts.md 4).
+        ha_agent->write_file(file, [snap, prev = guid2lid_written]() -> std::optional<std::string> {
+            ha::Guid2Lid m = ha::guid2lid_map(snap->fabric);
             if (m.empty()) return std::nullopt;  // never an empty map over a good file
             ha::Guid2Lid merged = ha::merge_guid2lid(*prev, m);
             if (merged == *prev) return std::nullopt;
@@ -191,6 +193,7 @@ void Daemon::Impl::ha_closed(Guid sm) {
 }
 
 void Daemon::Impl::ha_step() {
+    IBF_ASSERT_ON_THREAD(io_owner);
     if (!ha || stopping) return;
     const int64_t now = wall_clock_ms();
     std::vector<ha::Action> actions = ha->tick(now);

@@ -28,6 +28,7 @@
 #include "ibf/fabric_role.h"
 #include "ibf/ha_switchover.h"
 #include "ibf/pipeline.h"
+#include "ibf/thread_owner.h"
 #include "serial_tasks.h"
 
 namespace ibf {
@@ -57,6 +58,16 @@ struct Daemon::Impl {
     // What the agent last wrote into the local guid2lid (touched only by its producers, which run
     // one at a time on the agent thread).
     std::shared_ptr<ha::Guid2Lid> guid2lid_written = std::make_shared<ha::Guid2Lid>();
+    MetricsCache metrics_cache;              // GET /metrics' last answer, shared by the scrapes of a second
+    // The page's picture (/ui, /ui/fabric.svg): drawn on `ui_draw` (its layout grows with the fabric),
+    // after each check, the last one served meanwhile (daemon_api.cpp ui_picture()).
+    struct UiPicture {
+        uint64_t key = 0, drawing = 0;  // the check it shows / being drawn (0: none)
+        std::shared_ptr<const std::string> svg;
+    };
+    UiPicture ui_pic;
+    SerialTasks ui_draw;
+    std::shared_ptr<const std::string> ui_picture();
     uint64_t next_id = 1;                    // ingest connections and HTTP sessions
     std::unique_ptr<HttpServer> http;
     std::unique_ptr<IngestServer> ingest;    // owns the decode thread
@@ -64,6 +75,10 @@ struct Daemon::Impl {
     LogLimit history_error_log;  // worker thread: a full disk fails every sweep's write
     bool stopping = false;
     bool ran = false;
+    // Thread ownership (docs/threading.md), checked in debug and sanitizer builds: bound by run()
+    // and worker_loop().
+    ThreadOwner io_owner{"io"};
+    ThreadOwner worker_owner{"check"};
 
     // --- the check worker: a queue of jobs under `mu`, one thread ---
     struct Queued {
@@ -101,7 +116,7 @@ struct Daemon::Impl {
     void ha_set_priority(int prio);
     void ha_apply(HaBatch b);
     void ha_plugin(ConnId id, const SmInfo& sm);
-    void ha_snapshot(ConnId id, const Snapshot& s);
+    void ha_snapshot(ConnId id, const std::shared_ptr<const Snapshot>& snap);
     void ha_closed(Guid sm);
     void ha_event(ConnId id, const wire::Event& e);  // sweep starts and traps: the engine's sweep debts
     // The process-gone witness (docs/ha.md "Failure model"): SMs whose opensm runs on this host

@@ -86,9 +86,11 @@ CheckRun run_check(const WorkItem& w, const StepClock& clock) {
         return run;
     }
     const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
-    r.links = std::make_shared<const LinkTable>(link_table(f, r.analysis ? r.analysis->tier_of : std::vector<int>{},
-                                                           w.plan.get(), matches,
-                                                           r.analysis ? r.analysis->names : std::vector<std::string>{}));
+    LinkTable links = link_table(f, r.analysis ? r.analysis->tier_of : std::vector<int>{}, w.plan.get(), matches,
+                                 r.analysis ? r.analysis->names : std::vector<std::string>{});
+    mark_deviating_links(links, r.findings);
+    if (r.analysis) mark_deviating_links(links, r.analysis->findings);
+    r.links = std::make_shared<const LinkTable>(std::move(links));
     if (w.record_history) run.history = history_record(w, f, r);
     run.result = std::move(r);
     return run;

@@ -94,9 +94,53 @@ LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Pla
                    "\",local_port=\"" + std::to_string(lp) + "\",remote_guid=\"" + guid_hex(r.remote_guid) +
                    "\",remote_name=\"" + escape_label_value(r.remote_name) + "\",remote_port=\"" +
                    std::to_string(rp) + "\",tier=\"" + r.tier + "\"";
+        t.row_of[{r.local_guid, r.local_port}] = t.rows.size();
+        t.row_of[{r.remote_guid, r.remote_port}] = t.rows.size();
+        r.deviates = r.state != 4 || (r.planned_rate_bps > 0 && r.rate_bps < r.planned_rate_bps);
         t.rows.push_back(std::move(r));
     }
+    std::map<std::string, uint32_t> tier_ix;
+    std::map<Guid, uint32_t> node_ix;
+    for (const LinkRow& r : t.rows) {
+        tier_ix.try_emplace(r.tier, 0);
+        node_ix.try_emplace(r.local_guid, 0);
+    }
+    for (auto& [name, i] : tier_ix) {
+        i = static_cast<uint32_t>(t.tiers.size());
+        t.tiers.push_back(name);
+    }
+    t.local_node_labels.resize(node_ix.size());
+    uint32_t next = 0;
+    for (auto& [g, i] : node_ix) i = next++;
+    for (const LinkRow& r : t.rows) {
+        t.tier_of_row.push_back(tier_ix.at(r.tier));
+        const uint32_t n = node_ix.at(r.local_guid);
+        t.local_node_of_row.push_back(n);
+        if (t.local_node_labels[n].empty())
+            t.local_node_labels[n] = "switch_guid=\"" + guid_hex(r.local_guid) + "\",switch_name=\"" +
+                                     escape_label_value(r.local_name) + "\"";
+    }
     return t;
+}
+
+namespace {
+void mark_end(LinkTable& t, const Endpoint& e) {
+    if (!e.guid || e.port == 0) return;  // a whole node (an imbalanced LFT, a rename): not its every link
+    if (auto it = t.row_of.find({e.guid, e.port}); it != t.row_of.end()) t.rows[it->second].deviates = true;
+}
+void mark_finding(LinkTable& t, const Finding& f) {
+    mark_end(t, f.a);
+    mark_end(t, f.b);
+    for (const FindingLink& l : f.links) {
+        mark_end(t, l.a);
+        mark_end(t, l.b);
+    }
+    for (const Finding& m : f.members) mark_finding(t, m);
+}
+}  // namespace
+
+void mark_deviating_links(LinkTable& t, const std::vector<Finding>& findings) {
+    for (const Finding& f : findings) mark_finding(t, f);
 }
 
 }  // namespace ibf

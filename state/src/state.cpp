@@ -3,19 +3,36 @@
 
 namespace ibf {
 
-void ControllerState::on_connect(ConnId c, const std::string& peer, int64_t) {
+void ControllerState::on_connect(ConnId c, const std::string& peer, int64_t now_ms) {
+    forget_silent_sms(now_ms);
     conn_peer_[c] = peer;
     ++ingest_.connections_total;
     ++ingest_.connections_open;
 }
 
-void ControllerState::on_disconnect(ConnId c, int64_t) {
+void ControllerState::on_disconnect(ConnId c, int64_t now_ms) {
     if (conn_peer_.erase(c) && ingest_.connections_open > 0) --ingest_.connections_open;
     auto it = conn_sm_.find(c);
     if (it == conn_sm_.end()) return;
     auto sm = sms_.find(it->second);
-    if (sm != sms_.end() && sm->second.open_connections > 0) --sm->second.open_connections;
+    if (sm != sms_.end() && sm->second.open_connections > 0 && --sm->second.open_connections == 0)
+        sm->second.disconnected_ms = now_ms;
     conn_sm_.erase(it);
+}
+
+size_t ControllerState::forget_silent_sms(int64_t now_ms) {
+    size_t n = 0;
+    for (auto it = sms_.begin(); it != sms_.end();) {
+        const SmRecord& r = it->second;
+        if (!r.connected() && r.disconnected_ms > 0 && now_ms - r.disconnected_ms >= health_.forget_sm_after_ms) {
+            it = sms_.erase(it);
+            ++n;
+        } else {
+            ++it;
+        }
+    }
+    sms_forgotten_ += n;
+    return n;
 }
 
 void ControllerState::on_ingest_error(ConnId) { ++ingest_.ingest_errors; }
@@ -70,6 +87,7 @@ bool ControllerState::on_hello(ConnId c, const wire::Hello& h, int64_t now_ms) {
 
 bool ControllerState::on_heartbeat(ConnId c, const wire::Heartbeat& hb, int64_t now_ms) {
     ++ingest_.messages[static_cast<size_t>(wire::MsgType::Heartbeat)];
+    forget_silent_sms(now_ms);
     SmRecord* r = sm_of(c);
     if (!r) return false;
     r->info.lid = hb.sm.lid;
@@ -116,6 +134,7 @@ std::optional<Guid> ControllerState::master() const {
 
 std::optional<CheckJob> ControllerState::on_snapshot(ConnId c, Snapshot s, int64_t now_ms, bool* protocol_error) {
     ++ingest_.messages[static_cast<size_t>(wire::MsgType::Snapshot)];
+    forget_silent_sms(now_ms);
     if (protocol_error) *protocol_error = false;
     SmRecord* r = sm_of(c);
     if (!r) {

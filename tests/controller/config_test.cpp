@@ -100,8 +100,22 @@ TEST(ControllerConfig, HealthKeys) {
     EXPECT_EQ(error_of("health:\n  stale_after_s: 0\n", "c.yaml"), "c.yaml:2:18: 'health.stale_after_s' must be at least 1");
     EXPECT_EQ(error_of("health:\n  stale_after: 5\n", "c.yaml"),
               "c.yaml:2:3: unknown key 'health.stale_after' (expected stale_after_s, flap_threshold, flap_window_s, "
-              "flap_quiet_s)");
+              "flap_quiet_s, forget_sm_after_s)");
     EXPECT_EQ(error_of("health: 5\n", "c.yaml"), "c.yaml:1:9: 'health' must be a mapping");
+}
+
+TEST(ControllerConfig, ForgetSmAfterAndMetricsPerLink) {
+    const DaemonConfig d = parse_daemon_config("", "x.yaml");
+    EXPECT_EQ(d.forget_sm_after_s, 3600u);
+    EXPECT_FALSE(d.metrics_all_links);
+    const DaemonConfig c =
+        parse_daemon_config("health:\n  forget_sm_after_s: 600\nmetrics:\n  per_link: all\n", "x.yaml");
+    EXPECT_EQ(c.forget_sm_after_s, 600u);
+    EXPECT_TRUE(c.metrics_all_links);
+    EXPECT_EQ(error_of("metrics:\n  per_link: some\n", "c.yaml"),
+              "c.yaml:2:13: 'metrics.per_link' must be deviating or all");
+    EXPECT_EQ(error_of("metrics:\n  links: all\n", "c.yaml"), "c.yaml:2:3: unknown key 'metrics.links' (expected per_link)");
+    EXPECT_EQ(keys_needing_restart(d, c), (std::vector<std::string>{"health", "metrics.per_link"}));
 }
 
 TEST(ControllerConfig, EveryKeyAndRelativePaths) {

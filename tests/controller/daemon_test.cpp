@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -854,6 +855,61 @@ TEST_F(ControllerDaemon, HttpAnswersWhileALargeSnapshotIsDecoded) {
     EXPECT_TRUE(get("/api/v1/findings")["findings"].empty());
     // Decoding happens on the decode thread: the io thread answers well before a decode would end.
     EXPECT_LT(worst_ms, std::max(250.0, decode_ms));
+}
+
+namespace {
+long rss_kb() {  // VmRSS of this process (the daemon runs in it)
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+    return 0;
+}
+}  // namespace
+
+// Issue 18 item 4: 64 scrapers that never read a large /metrics (every link: metrics.per_link: all)
+// and a /ui of the same fabric: /healthz keeps answering fast, the readers share one buffer (RSS
+// grows by far less than 64 copies) and a stop ends the daemon within 2 s.
+TEST_F(ControllerDaemon, HealthzStaysFastWhileSlowReadersHoldALargeScrape) {
+    const Fabric big = synth_fat_tree({.levels = 3, .radix = 40, .hosts = 16000});
+    write_file(topology, write_ibnetdiscover(big));
+    cfg.metrics_all_links = true;
+    cfg.max_http_connections = 128;
+    start();
+    UnixClient plugin(cfg.socket_path);
+    ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+    ASSERT_TRUE(plugin.send(snapshot(big, kMasterGuid, SmState::Master, 1)));
+    ASSERT_TRUE(wait_until([&] { return !get("/api/v1/findings")["sweep_seq"].is_null(); }, std::chrono::seconds(60)));
+    const size_t scrape = request("GET", "/metrics").body.size();
+    ASSERT_GT(scrape, 40u << 20) << "a large scrape";
+    const long rss_before = rss_kb();
+    std::vector<std::unique_ptr<TcpClient>> slow;
+    for (int i = 0; i < 64; ++i) {
+        slow.push_back(std::make_unique<TcpClient>(daemon->http_port()));
+        ASSERT_TRUE(slow.back()->send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n"));  // and never read
+    }
+    ASSERT_EQ(request("GET", "/ui").status, 200);
+    std::vector<double> ms;
+    for (int i = 0; i < 40; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        EXPECT_EQ(request("GET", "/healthz").status, 200);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::sort(ms.begin(), ms.end());
+    const long grown_kb = rss_kb() - rss_before;
+    std::printf("[ measure  ] %zu nodes, %zu links, /metrics %zu bytes to 64 readers that do not read: /healthz "
+                "median %.1f ms, 90th %.1f ms, slowest %.1f ms; RSS +%ld MB\n",
+                big.size(), big.link_count(), scrape, ms[ms.size() / 2], ms[ms.size() * 9 / 10], ms.back(), grown_kb / 1024);
+    EXPECT_LT(ms[ms.size() * 9 / 10], 50.0);
+    EXPECT_LT(grown_kb * 1024.0, 8.0 * static_cast<double>(scrape)) << "the readers share one buffer, not 64 copies";
+    const auto t0 = std::chrono::steady_clock::now();
+    daemon->stop();
+    thread.join();
+    const double stop_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    daemon.reset();
+    const double gone_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(gone_ms, 2000.0) << "run() returned after " << stop_ms << " ms";
 }
 
 // ---------------------------------------------------------------------------------------------

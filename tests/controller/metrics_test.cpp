@@ -14,6 +14,7 @@
 #include "ibf/controller_state.h"
 #include "ibf/dumps.h"
 #include "ibf/fabric_role.h"
+#include "ibf/gzip.h"
 #include "ibf/ha_engine.h"
 #include "ibf/live_analysis.h"
 #include "ibf/metrics.h"
@@ -49,10 +50,14 @@ struct Live {
         r.findings_json = findings_to_json(r.findings);
         r.checked = true;
         const LiveAnalysis la = analyze_live(*job->snapshot, f);
-        r.links = std::make_shared<const LinkTable>(link_table(f, la.tier_of, &plan, m));
+        LinkTable t = link_table(f, la.tier_of, &plan, m);
+        mark_deviating_links(t, r.findings);  // as the check thread does (pipeline.cpp)
+        r.links = std::make_shared<const LinkTable>(std::move(t));
         st.publish(std::move(r), now);
     }
-    std::string metrics(int64_t now) const { return metrics_text({.state = &st, .now_ms = now}); }
+    // Every link (metrics.per_link: all); the default, deviating links only, is metrics_default().
+    std::string metrics(int64_t now) const { return metrics_text({.state = &st, .now_ms = now, .all_links = true}); }
+    std::string metrics_default(int64_t now) const { return metrics_text({.state = &st, .now_ms = now}); }
     json findings(int64_t now) const { return findings_response_json(st, now, true); }
 };
 
@@ -95,6 +100,101 @@ TEST(Metrics, PerLinkSeriesAreLabelledLikeInfinibandExporterWithValuesInBaseUnit
          p = m.find("\nibfabric_link_rate_bytes_per_second{", p + 1))
         ++n;
     EXPECT_EQ(n, f.link_count());
+}
+
+size_t count_of(const std::string& m, const std::string& prefix) {
+    size_t n = 0;
+    for (size_t p = m.find("\n" + prefix); p != std::string::npos; p = m.find("\n" + prefix, p + 1)) ++n;
+    return n;
+}
+
+// Issue 18 item 5: by default (metrics.per_link: deviating) only the links that deviate have
+// per-link series; every link is counted in the per-tier and per-switch aggregates.
+TEST(Metrics, ByDefaultOnlyDeviatingLinksHavePerLinkSeriesAndTiersAndSwitchesAreAggregated) {
+    Live l;
+    Fabric f = small_fabric();
+    set_link_rate(f, synth_node(f, "leaf0001"), 1, Rate{Width::X1, Speed::HDR});  // below plan: deviates
+    l.sweep(f, 7, T0 + 1000);
+    constexpr Guid kLeaf = 0x7cfe900301000001, kSpine = 0x7cfe900302000001;
+    auto row = [](Guid g, int p, uint64_t symbol, uint64_t xmit_data) {
+        wire::PortCounterRow r;
+        r.node_guid = g;
+        r.port = static_cast<uint8_t>(p);
+        r.v[static_cast<size_t>(wire::PortCounter::symbol_errors)] = symbol;
+        r.v[static_cast<size_t>(wire::PortCounter::xmit_data)] = xmit_data;
+        return r;
+    };
+    int64_t t = T0 + 1000;
+    // leaf0001/5 -- spine0001/1 gets symbol errors; leaf0001/6 only traffic.
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t += 1000, {row(kLeaf, 5, 0, 0), row(kSpine, 1, 0, 0), row(kLeaf, 6, 0, 0)}}, t));
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t += 1000, {row(kLeaf, 5, 3, 10), row(kSpine, 1, 0, 0), row(kLeaf, 6, 0, 1000)}}, t));
+    const std::string m = l.metrics_default(t);
+    // The degraded host link, and nothing else, in the per-link state families.
+    EXPECT_EQ(count_of(m, "ibfabric_link_rate_bytes_per_second{"), 1u) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_link_rate_bytes_per_second{" + kLeafHost + "," + kActive + "} 6250000000"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_planned_rate_bytes_per_second{" + kLeafHost + "," + kActive + "} 2.5e+10"));
+    EXPECT_EQ(m.find("ibfabric_link_state{" + kLeafSpine), std::string::npos);
+    EXPECT_EQ(count_of(m, "ibfabric_link_flapping{"), 0u);
+    // Counters: the link with errors has all its counter series; the one with traffic only has none.
+    EXPECT_TRUE(has_line(m, "ibfabric_link_symbol_errors_total{" + kLeafSpine + "} 3"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_downed_total{" + kLeafSpine + "} 0"));
+    EXPECT_TRUE(has_line(m, "ibfabric_link_xmit_bytes_total{" + kLeafSpine + "} 40"));
+    EXPECT_EQ(count_of(m, "ibfabric_link_xmit_bytes_total{"), 1u);
+    // Aggregates over every link: 8 host links and 8 leaf-spine cables in small_fabric().
+    EXPECT_TRUE(has_line(m, "ibfabric_tier_links_deviating{tier=\"host-leaf\"," + kActive + "} 1")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_tier_links_deviating{tier=\"leaf-spine\"," + kActive + "} 0"));
+    size_t tier_links = 0;
+    for (const LinkRow& r : l.st.links()->rows) tier_links += r.tier == "leaf-spine";
+    EXPECT_TRUE(has_line(m, "ibfabric_tier_links{tier=\"leaf-spine\"," + kActive + "} " + std::to_string(tier_links)));
+    EXPECT_TRUE(has_line(m, "ibfabric_tier_perfmgr_total{tier=\"leaf-spine\",counter=\"symbol_errors\"} 3"));
+    EXPECT_TRUE(has_line(m, "ibfabric_tier_perfmgr_total{tier=\"leaf-spine\",counter=\"xmit_data\"} 4040"));
+    const std::string leaf = "switch_guid=\"0x7cfe900301000001\",switch_name=\"leaf0001\"";
+    EXPECT_TRUE(has_line(m, "ibfabric_switch_link_errors_total{" + leaf + "} 3"));
+    EXPECT_TRUE(has_line(m, "ibfabric_switch_xmit_bytes_total{" + leaf + "} 4040"));
+    // metrics.per_link: all has every link.
+    EXPECT_EQ(count_of(l.metrics(t), "ibfabric_link_rate_bytes_per_second{"), f.link_count());
+    EXPECT_LT(m.size(), l.metrics(t).size());
+}
+
+// GET /metrics with Accept-Encoding: gzip, and the cached answer shared by the scrapes of a second
+// (one immutable buffer, rendered once) until the state changes.
+TEST(Metrics, TheCachedAnswerIsSharedAndGzippedOnRequest) {
+    Live l;
+    l.sweep(small_fabric(), 1, T0);
+    MetricsCache cache;
+    ApiContext ctx{.state = &l.st, .now_ms = T0 + 10};
+    ctx.metrics_cache = &cache;
+    const ApiResponse a = handle_api({.method = "GET", .target = "/metrics"}, ctx);
+    ctx.now_ms = T0 + 500;
+    const ApiResponse b = handle_api({.method = "GET", .target = "/metrics"}, ctx);
+    ASSERT_TRUE(a.shared_body && b.shared_body);
+    EXPECT_EQ(a.shared_body.get(), b.shared_body.get());  // the same bytes, not a copy
+    EXPECT_EQ(cache.renders, 1u);
+    EXPECT_EQ(*a.shared_body, l.metrics_default(T0 + 10));
+    const ApiResponse z = handle_api({.method = "GET", .target = "/metrics", .accept_gzip = true}, ctx);
+    EXPECT_EQ(z.content_encoding, "gzip");
+    EXPECT_EQ(gunzip(z.bytes()), *a.shared_body);
+    EXPECT_LT(z.bytes().size(), a.bytes().size());
+    // A message changes the state: rendered again.
+    l.st.on_heartbeat(kConn, wire::Heartbeat{.sm = hello(kMasterGuid, SmState::Master).sm}, T0 + 600);
+    ctx.now_ms = T0 + 600;
+    const ApiResponse c = handle_api({.method = "GET", .target = "/metrics"}, ctx);
+    EXPECT_NE(c.shared_body.get(), a.shared_body.get());
+    EXPECT_EQ(cache.renders, 2u);
+    // And after max_age_ms even without a change (the time-dependent gauges).
+    ctx.now_ms = T0 + 600 + cache.max_age_ms;
+    handle_api({.method = "GET", .target = "/metrics"}, ctx);
+    EXPECT_EQ(cache.renders, 3u);
+}
+
+TEST(Metrics, AcceptEncodingGzipFollowsQValues) {
+    EXPECT_TRUE(accepts_gzip("gzip"));
+    EXPECT_TRUE(accepts_gzip("deflate, gzip;q=0.5"));
+    EXPECT_TRUE(accepts_gzip("*"));
+    EXPECT_FALSE(accepts_gzip("gzip;q=0"));
+    EXPECT_FALSE(accepts_gzip("gzip;q=0.000, deflate"));
+    EXPECT_FALSE(accepts_gzip("identity"));
+    EXPECT_FALSE(accepts_gzip(""));
 }
 
 TEST(Metrics, SmStateIsOneNumericSeriesPerSmAndADisconnectedSmIsNotMaster) {

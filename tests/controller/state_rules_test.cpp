@@ -127,3 +127,35 @@ TEST(ControllerRules, AResultIsPublishedOnce) {
     EXPECT_DOUBLE_EQ(st.check_ms_sum(), 1.5);
     EXPECT_EQ(st.findings_ms(), 30);
 }
+
+// Issue 18 item 6: SMs that sent a snapshot and left are dropped after health.forget_sm_after_s,
+// with their snapshots, and counted; a connected SM, or one gone for less, is kept.
+TEST(ControllerRules, SmsGoneForTheBoundAreForgottenWithTheirSnapshots) {
+    ControllerState st;
+    HealthOptions h;
+    h.forget_sm_after_ms = 3'600'000;
+    st.configure(h);
+    const Fabric f = small_fabric();
+    st.on_connect(1, "unix", 0);
+    ASSERT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master), 0));  // stays connected
+    std::vector<std::weak_ptr<const Snapshot>> left;
+    for (ConnId c = 100; c < 200; ++c) {
+        const Guid g = 0x0002c90300100000ULL + c;
+        st.on_connect(c, "10.0.0.9:1", 1000);
+        ASSERT_TRUE(st.on_hello(c, hello(g, SmState::Standby), 1000));
+        EXPECT_FALSE(st.on_snapshot(c, snapshot(f, g, SmState::Standby, 1), 1000));  // kept: not the master
+        left.push_back(st.sms().at(g).latest);
+        st.on_disconnect(c, 2000);
+    }
+    ASSERT_EQ(st.sms().size(), 101u);
+    EXPECT_EQ(st.forget_silent_sms(2000 + 3'599'999), 0u);  // not yet
+    st.on_connect(7, "unix", 2000 + 3'600'000);               // any later activity drops them
+    EXPECT_EQ(st.sms().size(), 1u);
+    EXPECT_EQ(st.sms().count(kMasterGuid), 1u);
+    EXPECT_EQ(st.sms_forgotten_total(), 100u);
+    for (const auto& w : left) EXPECT_TRUE(w.expired());
+    // A forgotten SM that comes back starts afresh.
+    ASSERT_TRUE(st.on_hello(7, hello(0x0002c90300100000ULL + 100, SmState::Standby), 2000 + 3'600'000));
+    EXPECT_EQ(st.sms().size(), 2u);
+    EXPECT_EQ(st.sms().at(0x0002c90300100000ULL + 100).snapshots_received, 0u);
+}

@@ -92,6 +92,7 @@ TEST(LabHa, DaemonConfigWithHaSection) {
               "topology: \"/p.yaml\"\n"
               "log_level: info\n"
               "checks:\n  rate_below_capability: false\n"
+              "metrics:\n  per_link: all\n"
               "ha:\n"
               "  mode: act\n"
               "  local_sm: \"0x0000000000100005\"\n"
@@ -125,7 +126,8 @@ TEST(LabHa, SingleSmDaemonConfigIsTodays) {
               "http: \"127.0.0.1:0\"\n"
               "topology: \"/p.yaml\"\n"
               "log_level: info\n"
-              "checks:\n  rate_below_capability: false\n");
+              "checks:\n  rate_below_capability: false\n"
+              "metrics:\n  per_link: all\n");
 }
 
 TEST(LabHa, PluginSendsToItsSocketAndThePeers) {

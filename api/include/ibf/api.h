@@ -18,6 +18,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct ApiRequest {
     std::string target;          // path and query: "/api/v1/history?limit=5"
     std::string authorization;   // the Authorization header, "" when absent
     std::string body;
+    bool accept_gzip = false;    // Accept-Encoding names gzip (GET /metrics answers gzip then)
 };
 
 struct ApiResponse {
@@ -47,6 +49,22 @@ struct ApiResponse {
     std::string content_type = "application/json";
     std::string body;
     std::string allow;           // the Allow header for 405
+    // When set, the body (instead of `body`): an immutable buffer shared by every session that
+    // writes it (a cached /metrics), so slow readers hold a reference, never a copy.
+    std::shared_ptr<const std::string> shared_body;
+    std::string content_encoding;  // "gzip" or ""
+    const std::string& bytes() const { return shared_body ? *shared_body : body; }
+};
+
+// GET /metrics' last answer, kept for max_age_ms while the state it was rendered from is
+// unchanged (`stamp`), shared by the scrapes of that time; its gzip made at the first scrape
+// that asks for it. Owned by the io thread (the daemon's; null in ApiContext: no cache).
+struct MetricsCache {
+    int64_t max_age_ms = 1000;
+    int64_t made_ms = 0;
+    uint64_t stamp = 0;
+    std::shared_ptr<const std::string> text, gzip;
+    uint64_t renders = 0;  // for tests and benchmarks
 };
 
 struct ApiContext {
@@ -82,6 +100,12 @@ struct ApiContext {
     // POST /api/v1/accept (token): writes the current fabric into the plan; body {"scope": [...]}.
     // Throws ApiFailure (its status) or InputError (400).
     std::function<nlohmann::json(const nlohmann::json& body)> accept;
+    bool metrics_all_links = false;       // metrics.per_link: all
+    // The page's picture as drawn off the io thread for the current check (ibfabricd's cache,
+    // docs/threading.md); null: GET /ui draws it in the handler. Returns null while the first
+    // drawing of this fabric is under way (the page says so; /ui/fabric.svg answers 503).
+    std::function<std::shared_ptr<const std::string>()> ui_picture;
+    MetricsCache* metrics_cache = nullptr;  // null: every scrape renders
 };
 
 ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx);

@@ -33,6 +33,10 @@ struct MetricsInput {
     const ha::HaEngine* ha = nullptr;
     // Whether the history database takes writes; null without `history:` (no sample then).
     const HistoryWriteStatus* history = nullptr;
+    // metrics.per_link (docs/metrics.md, "Bounded by default"): false (default, "deviating"):
+    // per-link series only for links that deviate, plus per-tier and per-switch aggregates;
+    // true ("all"): every link.
+    bool all_links = false;
 };
 
 std::string metrics_text(const MetricsInput& in);

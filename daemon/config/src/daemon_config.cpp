@@ -202,7 +202,7 @@ void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
         ctx.fail(v, "'ha.mad_timeout_ms' must be at most ten times 'ha.poll_ms'");
 }
 
-// health: {stale_after_s, flap_threshold, flap_window_s, flap_quiet_s} (docs/daemon.md).
+// health: {stale_after_s, flap_threshold, flap_window_s, flap_quiet_s, forget_sm_after_s} (docs/daemon.md).
 void parse_health(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
     if (!v.IsMap()) ctx.fail(v, "'health' must be a mapping");
     for (const auto& hk : v) {
@@ -211,10 +211,12 @@ void parse_health(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
                           : k == "flap_threshold" ? &c.flap_threshold
                           : k == "flap_window_s"  ? &c.flap_window_s
                           : k == "flap_quiet_s"   ? &c.flap_quiet_s
+                          : k == "forget_sm_after_s" ? &c.forget_sm_after_s
                                                   : nullptr;
         if (!field)
             ctx.fail(hk.first, "unknown key 'health." + k +
-                                   "' (expected stale_after_s, flap_threshold, flap_window_s, flap_quiet_s)");
+                                   "' (expected stale_after_s, flap_threshold, flap_window_s, flap_quiet_s, "
+                                   "forget_sm_after_s)");
         const uint64_t max = k == "flap_threshold" ? 1000 : 7 * 86400;
         const uint64_t n = ctx.unsigned_value(hk.second, k, max);
         const uint64_t min = k == "flap_threshold" ? 2 : 1;
@@ -360,7 +362,9 @@ const StartOnlyKey kStartOnly[] = {
     {"health", same<&DaemonConfig::flap_threshold>},
     {"health", same<&DaemonConfig::flap_window_s>},
     {"health", same<&DaemonConfig::flap_quiet_s>},
+    {"health", same<&DaemonConfig::forget_sm_after_s>},
     {"counters", same_counters},
+    {"metrics.per_link", same<&DaemonConfig::metrics_all_links>},
 };
 
 }  // namespace
@@ -489,11 +493,21 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 parse_health(ctx, v, c);
             } else if (key == "counters") {
                 parse_counters(ctx, v, c);
+            } else if (key == "metrics") {
+                if (!v.IsMap()) ctx.fail(v, "'metrics' must be a mapping");
+                for (const auto& mk : v) {
+                    const std::string k = mk.first.Scalar();
+                    if (k != "per_link") ctx.fail(mk.first, "unknown key 'metrics." + k + "' (expected per_link)");
+                    const std::string val = mk.second.IsScalar() ? mk.second.Scalar() : "";
+                    if (val != "deviating" && val != "all")
+                        ctx.fail(mk.second, "'metrics.per_link' must be deviating or all");
+                    c.metrics_all_links = val == "all";
+                }
             } else {
                 ctx.fail(kv.first, "unknown key '" + key +
                                        "' (expected socket, socket_mode, socket_users, tcp, tcp_key_file, http, topology, "
                                        "node_name_map, waivers, history, token_file, token_for_reads, log_level, limits, checks, "
-                                       "health, counters, ha)");
+                                       "health, counters, metrics, ha)");
             }
         } catch (const InputError& e) {
             if (!e.file().empty()) throw;

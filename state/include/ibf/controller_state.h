@@ -41,6 +41,7 @@ struct SmRecord {
     uint32_t pid = 0;
     std::string peer;                // where its (last) connection came from
     int open_connections = 0;        // connected while > 0
+    int64_t disconnected_ms = 0;     // when its last connection closed (0: connected or never)
     int64_t first_seen_ms = 0;
     int64_t state_changed_ms = 0;    // when `info.state` was last set (any message)
     int64_t last_heartbeat_ms = 0;   // 0 = never
@@ -78,6 +79,7 @@ struct CheckResult {
 // Link health settings (daemon config `health:`, docs/daemon.md).
 struct HealthOptions {
     int64_t stale_after_ms = 30'000;  // newest fabric older than this (unconfirmed) = stale
+    int64_t forget_sm_after_ms = 3'600'000;  // an SM disconnected this long is dropped (health.forget_sm_after_s)
     FlapOptions flap;
     PortErrorOptions port_errors;     // daemon config `counters:` (port_errors findings)
 };
@@ -113,6 +115,11 @@ public:
     void on_ingest_error(ConnId c);
     // A connection refused by admission: "peer_uid" or "slots_full" (ibf/ingest_server.h).
     void on_ingest_refused(const std::string& reason);
+    // Drops the record (and its last snapshot) of every SM whose last connection closed
+    // forget_sm_after_ms or longer before `now_ms`; returns how many. Run by on_connect(),
+    // on_heartbeat() and on_snapshot(), so the state of SMs that came and went stays bounded.
+    size_t forget_silent_sms(int64_t now_ms);
+    uint64_t sms_forgotten_total() const { return sms_forgotten_; }
 
     // Messages. Hello must come first on a connection: the other on_* return false (protocol
     // error: drop the connection) when the connection has not said Hello.
@@ -229,6 +236,7 @@ private:
     int64_t last_sweep_ms_ = 0;
     double last_check_ms_ = 0, check_ms_sum_ = 0, last_lag_ms_ = 0, last_decode_ms_ = 0;
     IngestCounters ingest_;
+    uint64_t sms_forgotten_ = 0;
     std::vector<Finding> ha_findings_;
     std::shared_ptr<const WaiverSet> waivers_;
     std::vector<Finding> all_findings_at(int64_t now_ms) const;  // before waivers

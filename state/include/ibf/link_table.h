@@ -20,6 +20,7 @@
 
 #include "ibf/check.h"
 #include "ibf/fabric.h"
+#include "ibf/finding.h"
 #include "ibf/plan.h"
 
 namespace ibf {
@@ -36,13 +37,26 @@ struct LinkRow {
     double planned_rate_bps = 0;    // 0: the plan gives no complete rate for this link (or no plan)
     std::string label;              // cable label from the plan, "" unknown
     std::string labels;             // the Prometheus label set, escaped, without braces
+    // The link deviates (docs/metrics.md "Bounded by default"): its local end not Active, its rate
+    // below the plan's, or a finding names one of its ends (mark_deviating_links). Flapping and
+    // port errors are told at each scrape. Only deviating links get per-link series by default.
+    bool deviates = false;
 };
 
 struct LinkTable {
     std::vector<LinkRow> rows;      // in Fabric::links() order
     // /metrics' samples of the per-link families that depend on the rows alone, by family name,
-    // rendered at the first scrape after each check (io thread only: metrics.cpp).
+    // role and row selection, rendered at the first scrape after each check (io thread only:
+    // metrics.cpp; by default only the deviating rows, so small).
     mutable std::map<std::string, std::string> rendered;
+    // (local GUID, port) and (remote GUID, port) -> row index (the flapping links' rows).
+    std::map<std::pair<Guid, int>, size_t> row_of;
+    // For the per-tier and per-switch aggregates, summed in one pass over the rows without a
+    // lookup: each row's tier (index into `tiers`, sorted) and local node (into `local_nodes`).
+    std::vector<std::string> tiers;
+    std::vector<uint32_t> tier_of_row;
+    std::vector<std::string> local_node_labels;  // switch_guid="0x..",switch_name="leaf01", by GUID
+    std::vector<uint32_t> local_node_of_row;
     // The same for the port counter families, which also change with each PortCounters batch:
     // by family name, (the counter state's version it was rendered at, samples).
     mutable std::map<std::string, std::pair<uint64_t, std::string>> rendered_counters;
@@ -53,6 +67,10 @@ struct LinkTable {
 // `names`: per NodeId, the display name (ibf::NameBook, LiveAnalysis::names); empty = Node::name.
 LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Plan* plan,
                      const std::vector<LinkMatch>& matches, const std::vector<std::string>& names = {});
+
+// Sets LinkRow::deviates: not Active, below the plan's rate, or an end named by one of `findings`
+// (their a, b and links' ends with a port, members included).
+void mark_deviating_links(LinkTable& t, const std::vector<Finding>& findings);
 
 // A Prometheus label value with \\, \" and \n escaped.
 std::string escape_label_value(const std::string& s);

@@ -56,6 +56,9 @@ struct DaemonConfig {
     uint32_t flap_threshold = 3;                              // flaps within flap_window_s = flapping
     uint32_t flap_window_s = 600;
     uint32_t flap_quiet_s = 1800;                             // no flap this long clears it
+    uint32_t forget_sm_after_s = 3600;                        // an SM disconnected this long is dropped
+    // metrics.per_link (docs/metrics.md, "Bounded by default"): false "deviating" (default), true "all"
+    bool metrics_all_links = false;
     // counters: (docs/daemon.md): port_errors thresholds per window (window_ms, max_per_window)
     PortErrorOptions port_errors;
 };
