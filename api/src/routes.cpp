@@ -64,7 +64,7 @@ ApiResponse healthz(const ApiRequest&, const std::string&, const ApiContext&) { 
 ApiResponse metrics(const ApiRequest&, const std::string&, const ApiContext& ctx) {
     std::optional<HistoryWriteStatus> hist;
     if (ctx.history_store) hist = ctx.history_store->write_status();
-    std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha, .history = hist ? &*hist : nullptr});
+    std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha, .role = ctx.ha_role, .history = hist ? &*hist : nullptr});
     if (ctx.ha) body += ha_metrics_text(*ctx.ha, ctx.now_ms);
     return text("text/plain; version=0.0.4", std::move(body));
 }
@@ -101,7 +101,7 @@ ApiResponse analysis(const ApiRequest&, const std::string& query, const ApiConte
 ApiResponse sms(const ApiRequest&, const std::string&, const ApiContext& ctx) {
     json j = sm_json(*ctx.state);
     const auto& cur = ctx.state->current();
-    j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents, cur ? &cur->fabric : nullptr) : json(nullptr);
+    j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents, cur ? &cur->fabric : nullptr, ctx.ha_role) : json(nullptr);
     if (ctx.ha && ctx.switchover_status) j["ha"]["switchover"] = ctx.switchover_status();
     return ok_json(j);
 }

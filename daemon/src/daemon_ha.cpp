@@ -240,11 +240,11 @@ void Daemon::Impl::ha_step() {
         }
     }
     ha_unstrand(now);
-    const ha::RoleDecision role = ha::fabric_role(ha::role_view(*ha, now));
-    if (role.role != ha_role) {
+    if (!ha_role) ha_role.emplace(opt.config.ha.flap_window_ms);
+    const std::optional<ha::FabricRole> was = ha_role->published() ? std::optional(ha_role->published()->role) : std::nullopt;
+    const ha::RoleDecision& role = ha_role->step(ha::role_view(*ha, now), now);
+    if (role.role != was)  // at most twice per flap_window_ms (RoleHold)
         spdlog::warn("ha: this daemon now publishes the fabric's findings as {} ({})", ha::to_string(role.role), role.why);
-        ha_role = role.role;
-    }
     state.set_ha_findings(ha::ha_findings(*ha, state.current().get(), now));
 }
 
