@@ -55,6 +55,19 @@ HaEngine::Evidence HaEngine::evidence(const SmView& m, int64_t now_ms) const {
                       : m.probe_failures ? "SMInfo failures expired (none for " + std::to_string(now_ms - m.last_failure_ms) + " ms)"
                       : (m.answer_ms ? "SMInfo answers" : "SMInfo not probed yet");
     e.text = plugin + "; " + mad;
+    // The master left the mastership itself: it says DISCOVERING (its own port went down, it
+    // re-sweeps its island) and no SM is MASTER. The subnet has no master; after slow_min_ms the
+    // successor takes over on the slow path (DISCOVER), as OpenSM's own polling would, only later.
+    // A flap shorter than that leaves it to the old master, which sweeps again once its port is up.
+    if (m.discovering_since_ms && m.info.state == SmState::Discovering && !master()) {
+        const int64_t for_ms = now_ms - m.discovering_since_ms;
+        e.suspect = true;
+        e.text += "; it says DISCOVERING for " + std::to_string(for_ms) + " ms and no SM is MASTER";
+        if (for_ms >= cfg_.slow_min_ms) {
+            e.dead = true;  // not dead: not master, and nobody is (the slow path's DISCOVER)
+            return e;
+        }
+    }
     if (!failing) return e;  // answering, never probed, or only stale failures: never dead
     const bool witness = m.process_gone_ms || span >= cfg_.flap_window_ms;
     // A plugin message since the failures began (a Hello through a TCP cut it reconnected across)

@@ -169,6 +169,49 @@ TEST(HaEngine, AnIsolatedMasterSweepingItsIslandIsStillTheOneWatched) {
     EXPECT_EQ(promoted_at, 3100) << "the slow path, as if it still said MASTER";
 }
 
+// Issue 16, a 5.5 s flap of the master's cable on ibsim: its OpenSM left MASTER for DISCOVERING
+// (its port down) and its plugin said so; the standby's probes of it failed only now and then
+// (each failure expired before the next), so the slow path never counted ten: the subnet had no
+// master for 6 s. The master's own word is enough: DISCOVERING for slow_min_ms with no SM MASTER.
+TEST(HaEngine, AMasterThatSaysDiscoveringWhileNoSmIsMasterIsTakenOverOnTheSlowPath) {
+    Pair p;
+    int64_t promoted_at = 0;
+    uint32_t attr = 0;
+    for (int64_t t = 1100; t <= 5000 && !promoted_at; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 15, SmState::Discovering, 1000), false, t);
+        if (t % 1000 == 0) p.e.on_probe(kMaster, 1, lost(), t);  // one failure a second: each expires
+        p.local_alive(t);
+        auto pr = of_kind(p.e.tick(t), Action::Kind::promote);
+        if (!pr.empty()) promoted_at = t, attr = pr[0].attr_mod;
+    }
+    EXPECT_EQ(promoted_at, 3100) << "DISCOVERING since 1100, slow_min_ms 2000";
+    EXPECT_EQ(attr, kSmInfoDiscover) << "the slow path: the standby's own election re-checks";
+}
+
+TEST(HaEngine, AMasterBackFromAShortDiscoveringIsKept) {
+    Pair p;
+    for (int64_t t = 1100; t <= 6000; t += 100) {
+        const SmState st = t < 2900 ? SmState::Discovering : SmState::Master;  // 1.8 s: its port came back
+        p.e.on_plugin(sm(kMaster, 1, 15, st, uint32_t(1000 + t)), false, t);
+        if (st == SmState::Master) p.e.on_probe(kMaster, 1, answer(kMaster, 15, st, uint32_t(1000 + t)), t);
+        p.local_alive(t);
+        ASSERT_TRUE(of_kind(p.e.tick(t), Action::Kind::promote).empty()) << "at " << t;
+    }
+}
+
+TEST(HaEngine, AnSmDiscoveringBesideAMasterIsNoReasonToPromote) {
+    Pair p;
+    // The old master restarts (DISCOVERING) after another SM became MASTER: the subnet has one.
+    constexpr Guid kThird = 0x0002c90300000009;
+    for (int64_t t = 1100; t <= 6000; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 15, SmState::Discovering, 1000), false, t);
+        p.e.on_plugin(sm(kThird, 9, 13, SmState::Master, uint32_t(1000 + t)), false, t);
+        p.e.on_probe(kThird, 9, answer(kThird, 13, SmState::Master, uint32_t(1000 + t)), t);
+        p.local_alive(t);
+        ASSERT_TRUE(of_kind(p.e.tick(t), Action::Kind::promote).empty()) << "at " << t;
+    }
+}
+
 TEST(HaEngine, AHealedSplitBrainMakesEachMastersAgentForceASweep) {
     HaConfig c = act_config();
     HaEngine e(c);

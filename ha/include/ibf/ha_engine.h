@@ -116,6 +116,7 @@ struct SmView {
     uint32_t act_count_seen = 0;
     int64_t act_count_changed_ms = 0;
     int64_t master_since_ms = 0;  // when it was last seen becoming MASTER (0 = not master)
+    int64_t discovering_since_ms = 0;  // when it was last seen entering DISCOVERING (0 = not so)
     uint64_t sm_key = 0;          // as its SMInfo answered (OpenSM 3.3.23 gives it to anyone), 0 = unknown
     std::optional<SmConf> conf;   // its opensm.conf settings, as its plugin's Hello sent them
     int64_t process_gone_ms = 0;  // its opensm process seen gone by this daemon (0 = not seen)
