@@ -98,7 +98,7 @@ struct Daemon::Impl {
     void ha_start();
     void ha_wait();
     void ha_step();
-    void ha_set_priority(int prio);
+    void ha_set_priority(int prio, bool running);
     void ha_apply(HaBatch b);
     void ha_plugin(ConnId id, const SmInfo& sm);
     void ha_snapshot(ConnId id, const Snapshot& s);
