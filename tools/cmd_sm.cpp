@@ -183,7 +183,9 @@ void print_steps(const json& sw, size_t& printed) {
 // for it, then follows it in GET /api/v1/sm until it ends.
 int run_switchover(const SmOptions& o) {
     const std::string base = resolve(o);
-    const auto token_or = bearer_token(o.token_file);
+    const char* env = std::getenv("IBFABRIC_TOKEN");
+    const bool lab_token = o.token_file.empty() && !(env && *env) && !o.lab.empty();
+    const auto token_or = bearer_token(lab_token ? lab_token_file(o.lab) : o.token_file);
     if (!token_or) throw std::invalid_argument("a switchover needs the daemons' token: --token-file F or $IBFABRIC_TOKEN");
     const std::string token = *token_or;
     json sm = call(base, "GET", "/api/v1/sm");
@@ -307,7 +309,7 @@ void register_sm(CLI::App& app, Runner& run) {
                       "(default: the designated successor)");
         c->add_flag("--json", o->json, "print the steps and their times as JSON");
         add_daemon_options(c, o->url, o->lab, "HA agent");
-        c->add_option("--token-file", o->token_file, "bearer token of the agents (default: $IBFABRIC_TOKEN)");
+        c->add_option("--token-file", o->token_file, "bearer token of the agents (default: $IBFABRIC_TOKEN, with --lab the lab's own)");
         c->add_option("--timeout", o->timeout, "seconds each step may take to show in SMInfo (default 10)");
         c->callback([&run, o] { run = guarded([o] { return run_switchover(*o); }); });
     }

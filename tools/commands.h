@@ -40,6 +40,10 @@ std::string daemon_url(const std::string& url, const std::string& lab);
 
 // Adds --url URL and --lab DIR (mutually exclusive) to `sub`; `what` names the server in the help
 // ("daemon", "HA agent").
+// The token file of the lab in `lab` (its api.token) when that lab's state is this user's own and
+// the file is this user's and readable by no one else; "" otherwise. For --lab without --token-file
+// or $IBFABRIC_TOKEN: the lab's own daemons were started with it.
+std::string lab_token_file(const std::string& lab);
 void add_daemon_options(CLI::App* sub, std::string& url, std::string& lab, const std::string& what = "daemon");
 
 void register_check(CLI::App& app, Runner& run);     // cmd_check.cpp   (issue: foundation)

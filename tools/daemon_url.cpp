@@ -39,6 +39,18 @@ std::string lab_url(const std::string& dir) {
 
 }  // namespace
 
+std::string lab_token_file(const std::string& lab) {
+#ifdef IBF_HAVE_LAB
+    if (lab.empty() || !lab_load_state(lab)) return "";
+    const std::string f = lab + "/api.token";
+    struct stat st {};
+    if (::stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0) return f;
+#else
+    (void)lab;
+#endif
+    return "";
+}
+
 std::string daemon_url(const std::string& url, const std::string& lab) {
     if (!url.empty()) return url;
     if (!lab.empty()) return lab_url(lab);

@@ -82,7 +82,8 @@ void head(std::string& out, const char* name, const char* type, const char* help
 
 }  // namespace
 
-json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents, const Fabric* fabric) {
+json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents, const Fabric* fabric,
+             const ha::RoleDecision* published) {
     json sms = json::array();
     for (const auto& [g, v] : e.sms()) sms.push_back(sm_view_json(e, v, now_ms, fabric));
     const auto m = e.master();
@@ -95,7 +96,7 @@ json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::strin
             break;
         }
     const ha::HaConfig& c = e.config();
-    const ha::RoleDecision role = ha::fabric_role(ha::role_view(e, now_ms));
+    const ha::RoleDecision role = published ? *published : ha::fabric_role(ha::role_view(e, now_ms));
     return json{{"mode", std::string(ha::to_string(c.mode))},
                 {"role", std::string(ha::to_string(role.role))},
                 {"role_why", std::string(role.why)},

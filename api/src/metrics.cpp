@@ -253,8 +253,9 @@ void link_counter(const MetricsInput& in, Out& o) {
 
 void counter_aggregate(const MetricsInput& in, Out& o, const char* key) { o.s += counter_text(in, key); }
 
-// This daemon's role in its HA pair (ha/fabric_role.h), decided once per scrape.
+// This daemon's role in its HA pair (ha/fabric_role.h): the one the daemon publishes.
 ha::FabricRole fabric_role_of(const MetricsInput& in) {
+    if (in.role) return in.role->role;
     return ha::fabric_role(in.ha ? ha::role_view(*in.ha, in.now_ms) : ha::RoleView{}).role;
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <string_view>
 
+#include "ibf/fabric_role.h"
 #include "ibf/api.h"
 #include "ibf/error.h"
 #include "ibf/ha_engine.h"
@@ -71,6 +72,7 @@ uint64_t metrics_stamp(const ApiContext& ctx) {
                  st.ingest().connections_total * 257u + (st.last_reload_ok() ? 1 : 0);
     for (uint64_t m : st.ingest().messages) h = h * 1099511628211u + m;
     if (ctx.history_store) h = h * 3u + (ctx.history_store->write_status().writable ? 1 : 0);
+    if (ctx.ha_role) h = h * 5u + 1u + static_cast<uint64_t>(ctx.ha_role->role);  // the role label
     return h;
 }
 
@@ -80,7 +82,7 @@ ApiResponse metrics(const ApiRequest& req, const std::string&, const ApiContext&
     if (!c || !c->text || c->stamp != stamp || ctx.now_ms - c->made_ms >= c->max_age_ms || ctx.now_ms < c->made_ms) {
         std::optional<HistoryWriteStatus> hist;
         if (ctx.history_store) hist = ctx.history_store->write_status();
-        std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha,
+        std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha, .role = ctx.ha_role,
                                          .history = hist ? &*hist : nullptr, .all_links = ctx.metrics_all_links});
         if (ctx.ha) body += ha_metrics_text(*ctx.ha, ctx.now_ms);
         if (!c) {
@@ -157,7 +159,7 @@ ApiResponse analysis(const ApiRequest&, const std::string& query, const ApiConte
 ApiResponse sms(const ApiRequest&, const std::string&, const ApiContext& ctx) {
     json j = sm_json(*ctx.state);
     const auto& cur = ctx.state->current();
-    j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents, cur ? &cur->fabric : nullptr) : json(nullptr);
+    j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents, cur ? &cur->fabric : nullptr, ctx.ha_role) : json(nullptr);
     if (ctx.ha && ctx.switchover_status) j["ha"]["switchover"] = ctx.switchover_status();
     return ok_json(j);
 }

@@ -153,6 +153,7 @@ ApiContext Daemon::Impl::api_context() {
         };
     if (ha) {
         c.ha = &*ha;
+        c.ha_role = ha_role && ha_role->published() ? &*ha_role->published() : nullptr;
         c.ha_agents = opt.config.ha_agents;
         c.sm_priority = [this](const nlohmann::json& body) { return set_local_priority(body); };
         c.sm_state = [this](const nlohmann::json& body) { return set_local_sm_state(body); };

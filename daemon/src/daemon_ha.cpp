@@ -214,7 +214,7 @@ void Daemon::Impl::ha_step() {
             continue;
         }
         if (a.kind == ha::Action::Kind::set_priority) {
-            ha_set_priority(a.priority);
+            ha_set_priority(a.priority, a.running);
             continue;
         }
         spdlog::warn("ha: {}", a.kind == ha::Action::Kind::fence ? "running the fence command " + a.argv[0] : a.text);
@@ -243,17 +243,32 @@ void Daemon::Impl::ha_step() {
         }
     }
     ha_unstrand(now);
-    const ha::RoleDecision role = ha::fabric_role(ha::role_view(*ha, now));
-    if (role.role != ha_role) {
+    if (!ha_role) ha_role.emplace(opt.config.ha.flap_window_ms);
+    const std::optional<ha::FabricRole> was = ha_role->published() ? std::optional(ha_role->published()->role) : std::nullopt;
+    const ha::RoleDecision& role = ha_role->step(ha::role_view(*ha, now), now);
+    if (role.role != was)  // at most twice per flap_window_ms (RoleHold)
         spdlog::warn("ha: this daemon now publishes the fabric's findings as {} ({})", ha::to_string(role.role), role.why);
-        ha_role = role.role;
-    }
     state.set_ha_findings(ha::ha_findings(*ha, state.current().get(), now));
 }
 
 // The engine's set_priority (an SM stepping aside, ha_engine.h): the same edit as POST
 // /api/v1/sm/priority, on the io thread.
-void Daemon::Impl::ha_set_priority(int prio) {
+void Daemon::Impl::ha_set_priority(int prio, bool running) {
+    if (!running) {  // this node's SM is not running: its opensm.conf for the next start, no SIGHUP
+        const ha::HaConfig& hc = opt.config.ha;
+        try {
+            if (!hc.sm_helper.empty()) {
+                set_priority_through_helper(prio);  // writes, then finds no opensm to signal
+            } else if (!hc.opensm_conf.empty()) {
+                const int before = set_opensm_priority(hc.opensm_conf, 0, prio).before;
+                spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} in {} for its next start (it is not running)",
+                             guid_hex(ha->local_sm()), before, prio, hc.opensm_conf);
+            }
+        } catch (const std::exception& e) {
+            spdlog::info("ha: sm_priority {} for the next start of this node's SM: {}", prio, e.what());
+        }
+        return;
+    }
     try {  // the same path as POST /api/v1/sm/priority: through ha.sm_helper when configured
         set_local_priority(nlohmann::json{{"priority", static_cast<unsigned>(prio)}});
     } catch (const std::exception& e) {

@@ -113,7 +113,7 @@ struct Daemon::Impl {
     void ha_start();
     void ha_wait();
     void ha_step();
-    void ha_set_priority(int prio);
+    void ha_set_priority(int prio, bool running);
     void ha_apply(HaBatch b);
     void ha_plugin(ConnId id, const SmInfo& sm);
     void ha_snapshot(ConnId id, const std::shared_ptr<const Snapshot>& snap);
@@ -136,7 +136,7 @@ struct Daemon::Impl {
     int64_t last_disable_ms = 0;             // last DISABLE asked of this node's SM (the stranded rule)
     int64_t local_not_active_ms = 0;         // this node's SM first seen NOT_ACTIVE (0 = it is not)
     int64_t unstrand_sent_ms = 0;
-    std::optional<ha::FabricRole> ha_role;   // as last logged (the role label of /metrics)
+    std::optional<ha::RoleHold> ha_role;     // what /metrics and GET /api/v1/sm show, stepped with the engine
     void ha_unstrand(int64_t now);
 
     // A graceful switchover run by this daemon (daemon_switchover.cpp, docs/ha.md "Graceful

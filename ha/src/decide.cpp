@@ -55,6 +55,19 @@ HaEngine::Evidence HaEngine::evidence(const SmView& m, int64_t now_ms) const {
                       : m.probe_failures ? "SMInfo failures expired (none for " + std::to_string(now_ms - m.last_failure_ms) + " ms)"
                       : (m.answer_ms ? "SMInfo answers" : "SMInfo not probed yet");
     e.text = plugin + "; " + mad;
+    // The master left the mastership itself: it says DISCOVERING (its own port went down, it
+    // re-sweeps its island) and no SM is MASTER. The subnet has no master; after slow_min_ms the
+    // successor takes over on the slow path (DISCOVER), as OpenSM's own polling would, only later.
+    // A flap shorter than that leaves it to the old master, which sweeps again once its port is up.
+    if (m.discovering_since_ms && m.info.state == SmState::Discovering && !master()) {
+        const int64_t for_ms = now_ms - m.discovering_since_ms;
+        e.suspect = true;
+        e.text += "; it says DISCOVERING for " + std::to_string(for_ms) + " ms and no SM is MASTER";
+        if (for_ms >= cfg_.slow_min_ms) {
+            e.dead = true;  // not dead: not master, and nobody is (the slow path's DISCOVER)
+            return e;
+        }
+    }
     if (!failing) return e;  // answering, never probed, or only stale failures: never dead
     const bool witness = m.process_gone_ms || span >= cfg_.flap_window_ms;
     // A plugin message since the failures began (a Hello through a TCP cut it reconnected across)
@@ -280,11 +293,19 @@ std::vector<Action> HaEngine::wedged_master(Guid m, int64_t now_ms) {
 // poll to claim the mastership back (a failback; on ibsim, which drops every TrapRepress, the
 // outstanding trap wedges that SM's every later sweep: docs/ha-facts.md section 5). So, while the
 // port is still down, its sm_priority goes just below the new master's (lowering sends no trap).
+//
+// The same while this node's SM is not running (killed, crashed: its process seen gone, its plugin
+// closed) and another SM took over: it would restart with its configured priority, outrank the new
+// master, and claim the mastership back (trap 144 on every poll: a failback, a second change of
+// master for one fault; on ibsim the trap wedges it). Its opensm.conf gets the priority just below
+// the new master for its next start (no SIGHUP: nothing runs), and it is reclaimed as above.
 std::vector<Action> HaEngine::step_aside(int64_t now_ms) {
     auto lit = sms_.find(local_);
     if (lit == sms_.end() || !local_port_known_) return {};
     const SmView& me = lit->second;
-    if (local_port_.ok && local_port_.state == 4) return reclaim_priority(me, now_ms);
+    const bool sm_gone = me.process_gone_ms && !me.plugin_connected;
+    if (!sm_gone) aside_written_ = -1;
+    if (local_port_.ok && local_port_.state == 4 && !sm_gone) return reclaim_priority(me, now_ms);
     const SmView* m = nullptr;
     for (const auto& [g, v] : sms_) {
         const bool heard = v.plugin_connected && now_ms - v.plugin_ms <= cfg_.heartbeat_timeout_ms;
@@ -295,7 +316,9 @@ std::vector<Action> HaEngine::step_aside(int64_t now_ms) {
     if (!m) return {};
     // The highest priority the new master still outranks (a tie goes to the lower GUID).
     const int prio = m->info.port_guid < local_ ? m->info.priority : m->info.priority - 1;
-    const std::string why = "this node's port is down and " + guid_hex(m->info.port_guid) + " (priority " +
+    if (sm_gone && aside_written_ == prio) return {};  // written for its next start already
+    const std::string why = std::string(sm_gone ? "this node's SM is not running" : "this node's port is down") + " and " +
+                            guid_hex(m->info.port_guid) + " (priority " +
                             std::to_string(m->info.priority) + ") became MASTER; this node's SM (priority " +
                             std::to_string(me.info.priority) + ") would come back outranking it";
     if (prio < 0 || cfg_.opensm_conf.empty()) {
@@ -310,7 +333,10 @@ std::vector<Action> HaEngine::step_aside(int64_t now_ms) {
     a.kind = Action::Kind::set_priority;
     a.target = local_;
     a.priority = prio;
-    a.text = why + ": sm_priority " + std::to_string(prio) + " before the port comes back (no failback, no trap 144)";
+    a.running = !sm_gone;
+    if (sm_gone) aside_written_ = prio;
+    a.text = why + ": sm_priority " + std::to_string(prio) +
+             (sm_gone ? " for its next start (no failback, no trap 144)" : " before the port comes back (no failback, no trap 144)");
     return {log_action(a.text), a};
 }
 

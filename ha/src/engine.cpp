@@ -48,6 +48,8 @@ void HaEngine::set_state(SmView& v, SmState s, int64_t now_ms) {
         if (!v.sweep_owed_ms) v.sweep_owed_ms = now_ms, v.sweep_owed_why = "became MASTER";
     }
     if (s != SmState::Master) v.master_since_ms = 0;
+    if (s == SmState::Discovering && v.info.state != SmState::Discovering) v.discovering_since_ms = now_ms;
+    if (s != SmState::Discovering) v.discovering_since_ms = 0;
     if (s == SmState::Standby || s == SmState::NotActive) v.sweep_owed_ms = 0, v.forced_sweeps = 0;
     v.info.state = s;
     v.info_ms = now_ms;

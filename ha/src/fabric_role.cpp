@@ -32,4 +32,33 @@ RoleView role_view(const HaEngine& e, int64_t now_ms) {
     return v;
 }
 
+const RoleDecision& RoleHold::step(const RoleView& v, int64_t now_ms) {
+    const RoleDecision d = fabric_role(v);
+    const bool local_master = v.local_sm && (v.local_is_master || (v.master && *v.master == v.local_sm));
+    const bool other_master = v.master && *v.master != v.local_sm;
+    const bool was_active = published_ && published_->role == FabricRole::active;
+    if (!published_ || !v.ha || (was_active && d.role == FabricRole::active)) {
+        published_ = d;  // the first step, no HA, or still active (its reason may change)
+        pending_since_.reset();
+        local_was_master_ = d.role == FabricRole::standby && local_master;
+        return *published_;
+    }
+    if (d.role == FabricRole::standby) {  // at once
+        if (was_active) local_was_master_ = local_master;
+        else if (other_master) local_was_master_ = false;  // a later local master is a takeover
+        else local_was_master_ = local_was_master_ || local_master;
+        published_ = d;
+        pending_since_.reset();
+        return *published_;
+    }
+    // Standby published, active decided: at once for a takeover, else once it has held.
+    const bool takeover = v.local_is_master && !v.local_suspect && !local_was_master_;
+    if (!pending_since_) pending_since_ = now_ms;
+    if (takeover || now_ms - *pending_since_ >= hold_ms_) {
+        published_ = d;
+        pending_since_.reset();
+    }
+    return *published_;
+}
+
 }  // namespace ibf::ha

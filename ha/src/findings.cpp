@@ -1,5 +1,6 @@
 // ha_findings(): SM findings from the engine's view (ha_findings.h). Pure.
 #include "ibf/ha_findings.h"
+#include "ibf/ha_rank.h"
 
 #include <algorithm>
 #include <map>
@@ -94,6 +95,20 @@ bool priorities_exchanged(const HaEngine& e) {
     return want == have;
 }
 
+// An SM that stepped aside (docs/ha.md rule 9): a STANDBY at exactly the highest priority that
+// ranks below the live master, whose configured priority would outrank it. Its own agent lowered
+// it so that it does not preempt the master; any daemon of the pair can tell it from SMInfo alone.
+bool stepped_aside(const HaEngine& e, Guid g, const SmView& v, int configured) {
+    const std::optional<Guid> m = e.master();
+    if (!m || *m == g || v.info.state != SmState::Standby) return false;
+    const auto mv = e.sms().find(*m);
+    if (mv == e.sms().end()) return false;
+    const uint8_t mp = mv->second.info.priority;
+    if (!sm_outranks(static_cast<uint8_t>(configured), g, mp, *m)) return false;  // would not preempt anyway
+    const int aside = g > *m ? mp : mp - 1;  // the highest priority that ranks below the master
+    return v.info.priority == aside;
+}
+
 void configuration(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {
     const HaConfig& c = e.config();
     const bool exchanged = priorities_exchanged(e);
@@ -103,7 +118,18 @@ void configuration(const HaEngine& e, const Snapshot* s, std::vector<Finding>& o
                                "SM " + guid_hex(g) + " (" + state_name(v.info.state) +
                                    ") is not in ha.expect.sms: an unplanned opensm is running; stop it or add it"));
         auto p = c.expected_priorities.find(g);
-        if (p != c.expected_priorities.end() && v.info.priority != p->second && !exchanged)
+        if (p != c.expected_priorities.end() && v.info.priority != p->second && !exchanged &&
+            stepped_aside(e, g, v, p->second)) {
+            Finding f = make(FindingKind::sm_config_mismatch, g, s, "priority " + std::to_string(p->second),
+                             "priority " + std::to_string(v.info.priority),
+                             "SM " + guid_hex(g) + " stepped aside: its agent lowered sm_priority " +
+                                 std::to_string(p->second) + " -> " + std::to_string(v.info.priority) +
+                                 " below the master " + guid_hex(*e.master()) +
+                                 " while its port was down, so that it does not preempt it; it gets it back when it is "
+                                 "MASTER again, or `ibfabric sm switchover --to " + guid_hex(g) + "` now");
+            f.severity = Severity::info;
+            out.push_back(std::move(f));
+        } else if (p != c.expected_priorities.end() && v.info.priority != p->second && !exchanged)
             out.push_back(make(FindingKind::sm_config_mismatch, g, s, "priority " + std::to_string(p->second),
                                "priority " + std::to_string(v.info.priority),
                                "SM " + guid_hex(g) + " runs with sm_priority " + std::to_string(v.info.priority) +

@@ -49,6 +49,18 @@ std::variant<SwitchoverRun, std::string> SwitchoverRun::start(Guid master, Guid 
     if (!t) return "the target " + guid_hex(target) + " is not known";
     auto plan = switchover_plan(*m, *t);  // refuses a target that does not answer, before any change
     if (auto* why = std::get_if<std::string>(&plan)) return *why;
+    // The master hands over to the highest-ranked SM it knows that is not NOT_ACTIVE (OpenSM's
+    // state_mgr_get_highest_sm()), not to the one we mean: with a third SM that outranks the
+    // target, lowering the master hands the mastership to that one (seen in the three-SM soak: the
+    // run rolled back, and on ibsim the master was left wedged). Refused before any change.
+    for (const auto& [g, o] : now) {
+        if (g == master || g == target || !o.alive || o.state == SmState::NotActive) continue;
+        if (sm_outranks(static_cast<uint8_t>(o.priority), g, static_cast<uint8_t>(t->priority), target))
+            return guid_hex(g) + " (priority " + std::to_string(o.priority) + ", " + std::string(to_string(o.state)) +
+                   ") outranks the target " + guid_hex(target) + " (priority " + std::to_string(t->priority) +
+                   "): the master would hand over to it, not to the target; switch over to " + guid_hex(g) +
+                   " instead, or lower its sm_priority below " + std::to_string(t->priority) + " first";
+    }
     SwitchoverRun r;
     r.master_ = master;
     r.target_ = target;

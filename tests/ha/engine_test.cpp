@@ -169,6 +169,49 @@ TEST(HaEngine, AnIsolatedMasterSweepingItsIslandIsStillTheOneWatched) {
     EXPECT_EQ(promoted_at, 3100) << "the slow path, as if it still said MASTER";
 }
 
+// Issue 16, a 5.5 s flap of the master's cable on ibsim: its OpenSM left MASTER for DISCOVERING
+// (its port down) and its plugin said so; the standby's probes of it failed only now and then
+// (each failure expired before the next), so the slow path never counted ten: the subnet had no
+// master for 6 s. The master's own word is enough: DISCOVERING for slow_min_ms with no SM MASTER.
+TEST(HaEngine, AMasterThatSaysDiscoveringWhileNoSmIsMasterIsTakenOverOnTheSlowPath) {
+    Pair p;
+    int64_t promoted_at = 0;
+    uint32_t attr = 0;
+    for (int64_t t = 1100; t <= 5000 && !promoted_at; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 15, SmState::Discovering, 1000), false, t);
+        if (t % 1000 == 0) p.e.on_probe(kMaster, 1, lost(), t);  // one failure a second: each expires
+        p.local_alive(t);
+        auto pr = of_kind(p.e.tick(t), Action::Kind::promote);
+        if (!pr.empty()) promoted_at = t, attr = pr[0].attr_mod;
+    }
+    EXPECT_EQ(promoted_at, 3100) << "DISCOVERING since 1100, slow_min_ms 2000";
+    EXPECT_EQ(attr, kSmInfoDiscover) << "the slow path: the standby's own election re-checks";
+}
+
+TEST(HaEngine, AMasterBackFromAShortDiscoveringIsKept) {
+    Pair p;
+    for (int64_t t = 1100; t <= 6000; t += 100) {
+        const SmState st = t < 2900 ? SmState::Discovering : SmState::Master;  // 1.8 s: its port came back
+        p.e.on_plugin(sm(kMaster, 1, 15, st, uint32_t(1000 + t)), false, t);
+        if (st == SmState::Master) p.e.on_probe(kMaster, 1, answer(kMaster, 15, st, uint32_t(1000 + t)), t);
+        p.local_alive(t);
+        ASSERT_TRUE(of_kind(p.e.tick(t), Action::Kind::promote).empty()) << "at " << t;
+    }
+}
+
+TEST(HaEngine, AnSmDiscoveringBesideAMasterIsNoReasonToPromote) {
+    Pair p;
+    // The old master restarts (DISCOVERING) after another SM became MASTER: the subnet has one.
+    constexpr Guid kThird = 0x0002c90300000009;
+    for (int64_t t = 1100; t <= 6000; t += 100) {
+        p.e.on_plugin(sm(kMaster, 1, 15, SmState::Discovering, 1000), false, t);
+        p.e.on_plugin(sm(kThird, 9, 13, SmState::Master, uint32_t(1000 + t)), false, t);
+        p.e.on_probe(kThird, 9, answer(kThird, 13, SmState::Master, uint32_t(1000 + t)), t);
+        p.local_alive(t);
+        ASSERT_TRUE(of_kind(p.e.tick(t), Action::Kind::promote).empty()) << "at " << t;
+    }
+}
+
 TEST(HaEngine, AHealedSplitBrainMakesEachMastersAgentForceASweep) {
     HaConfig c = act_config();
     HaEngine e(c);
@@ -965,6 +1008,45 @@ TEST(HaScenario, AMasterThatLostTheMastershipWhileIsolatedStepsAsideAndReclaimsA
     EXPECT_TRUE(promoted);
     ASSERT_EQ(sets.size(), 2u);
     EXPECT_EQ(sets[1], std::make_pair(int64_t{7200}, 15)) << "back to 15 after its first sweep as MASTER";
+}
+
+// The soak's kill-then-restart of the master: this node's SM (15, master) is killed at 1 s, the
+// other (14) takes over. Restarted with its configured 15 it would outrank the new master, send
+// trap 144 on every poll and take the mastership back (a failback: a second change of master; on
+// ibsim, which drops every TrapRepress, it wedged the SM that then became master). So, while it is
+// not running, its agent writes the priority just below the new master's for its next start (no
+// SIGHUP: nothing runs), once; restarted, it is a STANDBY that does not outrank its master.
+TEST(HaScenario, AKilledMastersAgentLowersItsPriorityForItsRestartNoFailback) {
+    HaConfig c = act_config();
+    c.opensm_conf = "/etc/opensm/opensm.conf";
+    HaEngine e(c);
+    e.on_local_port(active_port(), 0);
+    Snapshot s;
+    s.self = sm(kLocal, 2, 15, SmState::Master);
+    s.other_sms = {sm(kMaster, 1, 14, SmState::Standby)};
+    e.on_snapshot(s, 0);
+    for (int64_t t = 0; t <= 1000; t += 100) {
+        e.on_plugin(sm(kLocal, 2, 15, SmState::Master), true, t);
+        e.on_plugin(sm(kMaster, 1, 14, SmState::Standby), false, t);
+        ASSERT_TRUE(of_kind(e.tick(t), Action::Kind::set_priority).empty());
+    }
+    e.on_plugin_closed(kLocal, 1010);  // kill -9: its plugin's connection closes, its process is gone
+    e.on_process_gone(kLocal, 1010);
+    std::vector<Action> sets;
+    for (int64_t t = 1100; t <= 8000; t += 100) {
+        e.on_plugin(sm(kMaster, 1, 14, t >= 1200 ? SmState::Master : SmState::Standby), false, t);
+        for (const Action& a : of_kind(e.tick(t), Action::Kind::set_priority)) sets.push_back(a);
+    }
+    ASSERT_EQ(sets.size(), 1u) << "written once for the next start, not every retry_after_ms";
+    EXPECT_EQ(sets[0].priority, 14) << "a tie goes to the new master's lower GUID";
+    EXPECT_FALSE(sets[0].running) << "nothing to SIGHUP";
+    // Restarted: its plugin says STANDBY at 14; nothing more is written while the other is master.
+    for (int64_t t = 8100; t <= 10000; t += 100) {
+        e.on_plugin(sm(kLocal, 2, 14, SmState::Standby), true, t);
+        e.on_plugin(sm(kMaster, 1, 14, SmState::Master), false, t);
+        e.on_probe(kMaster, 1, answer(kMaster, 14, SmState::Master), t);
+        ASSERT_TRUE(of_kind(e.tick(t), Action::Kind::set_priority).empty()) << "at " << t;
+    }
 }
 
 // The same loss of mastership while the port is up (a switchover lowers this MASTER's priority, or

@@ -154,5 +154,122 @@ TEST(FabricRole, AKilledMastersNodeHandsOverOnItsPluginEvenWhileItsOwnProbesAnsw
     EXPECT_EQ(n.of(n.b, 1210), FabricRole::active) << "B's engine proved A dead (plugin gone, 2+ failures)";
 }
 
+
+// --- RoleHold: what the daemon publishes (fabric_role.h) ---
+
+constexpr int64_t kHold = 1500;
+const RoleView kStandbyNodeMasterA{.ha = true, .local_sm = kB, .master = kA, .successor = kB};
+const RoleView kStandbyNodeNoMaster{.ha = true, .local_sm = kB, .successor = kB};  // A's probes failing
+const RoleView kMasterNodeLive{.ha = true, .local_sm = kA, .local_is_master = true, .master = kA, .successor = kB};
+const RoleView kMasterNodeSuspect{.ha = true, .local_sm = kA, .local_is_master = true, .local_suspect = true,
+                                  .master = kA, .successor = kB};
+
+TEST(RoleHold, WithoutHaItIsActiveFromTheFirstStep) {
+    RoleHold h(kHold);
+    EXPECT_FALSE(h.published());
+    EXPECT_EQ(h.step({}, 0).role, FabricRole::active);
+    EXPECT_EQ(h.step({}, 10).role, FabricRole::active);
+}
+
+// The issue-16 TCP cut: the standby's engine lost and re-learnt the master every 300 ms, and its
+// daemon switched between active and standby as often (one log line each).
+TEST(RoleHold, ASuspectMasterSeenAliveAgainEvery300MsDoesNotFlapTheStandbysRole) {
+    RoleHold h(kHold);
+    EXPECT_EQ(h.step(kStandbyNodeMasterA, 0).role, FabricRole::standby);
+    int changes = 0;
+    FabricRole last = FabricRole::standby;
+    for (int64_t t = 100; t <= 10000; t += 100) {
+        const bool lost = (t / 300) % 2 == 1;
+        const RoleView& v = lost ? kStandbyNodeNoMaster : kStandbyNodeMasterA;
+        ASSERT_EQ(fabric_role(v).role, lost ? FabricRole::active : FabricRole::standby) << "the raw rule flaps";
+        const FabricRole r = h.step(v, t).role;
+        changes += r != last;
+        last = r;
+    }
+    EXPECT_EQ(changes, 0);
+    EXPECT_EQ(last, FabricRole::standby);
+}
+
+TEST(RoleHold, NoMasterForTheWholeHoldMakesTheSuccessorsDaemonActive) {
+    RoleHold h(kHold);
+    h.step(kStandbyNodeMasterA, 0);
+    EXPECT_EQ(h.step(kStandbyNodeNoMaster, 100).role, FabricRole::standby);
+    EXPECT_EQ(h.pending_since(), std::optional<int64_t>(100));
+    EXPECT_EQ(h.step(kStandbyNodeNoMaster, 1599).role, FabricRole::standby);
+    EXPECT_EQ(h.step(kStandbyNodeNoMaster, 1600).role, FabricRole::active);
+    EXPECT_EQ(h.published()->why, "no master: this node's SM is the designated successor");
+    EXPECT_FALSE(h.pending_since());
+}
+
+TEST(RoleHold, TheMastersNodeTurnsStandbyAtOnceAndActiveAgainOnlyAfterAnUnbrokenHold) {
+    RoleHold h(kHold);
+    EXPECT_EQ(h.step(kMasterNodeLive, 0).role, FabricRole::active);
+    EXPECT_EQ(h.step(kMasterNodeSuspect, 100).role, FabricRole::standby) << "never two active copies";
+    EXPECT_EQ(h.step(kMasterNodeLive, 200).role, FabricRole::standby) << "the same master recovered: held";
+    EXPECT_EQ(h.step(kMasterNodeSuspect, 1000).role, FabricRole::standby);
+    EXPECT_EQ(h.step(kMasterNodeLive, 1100).role, FabricRole::standby) << "the break restarted the hold";
+    EXPECT_EQ(h.step(kMasterNodeLive, 2599).role, FabricRole::standby);
+    EXPECT_EQ(h.step(kMasterNodeLive, 2600).role, FabricRole::active);
+    EXPECT_EQ(h.published()->why, "this node's SM is the live master");
+}
+
+TEST(RoleHold, ATakeoverByThisNodesSmIsPublishedAtOnce) {
+    RoleHold h(kHold);
+    h.step(kStandbyNodeMasterA, 0);
+    h.step(kStandbyNodeNoMaster, 100);  // A proved dead: B's daemon waits
+    const RoleView promoted{.ha = true, .local_sm = kB, .local_is_master = true, .master = kB};
+    EXPECT_EQ(h.step(promoted, 120).role, FabricRole::active);
+}
+
+// A switchover to B and back: each node's SM becomes master after another SM was: a takeover each time.
+TEST(RoleHold, ASwitchoverBackIsATakeoverEvenAfterTheNodeWasOnceSuspect) {
+    RoleHold h(kHold);
+    h.step(kMasterNodeLive, 0);
+    h.step(kMasterNodeSuspect, 100);  // standby, as the master's node
+    const RoleView b_master{.ha = true, .local_sm = kA, .master = kB, .successor = kA};
+    EXPECT_EQ(h.step(b_master, 200).role, FabricRole::standby);
+    EXPECT_EQ(h.step(kMasterNodeLive, 300).role, FabricRole::active) << "another SM was master meanwhile";
+}
+
+// The kill of issue 17's lab test through both nodes' holds: never two active copies, and the
+// successor's daemon publishes at the first step its SM is MASTER (no hold on a takeover).
+TEST(RoleHold, AKillOfTheMasterThroughBothHoldsGivesOneActiveCopyFromTheTakeoverOn) {
+    TwoNodes n;
+    RoleHold ha(kHold), hb(kHold);
+    auto active = [&](int64_t t) {
+        n.a.tick(t);
+        n.b.tick(t);
+        return (ha.step(role_view(n.a, t), t).role == FabricRole::active) +
+               (hb.step(role_view(n.b, t), t).role == FabricRole::active);
+    };
+    for (int64_t t = 0; t <= 1000; t += 100) {
+        n.heartbeat(kA, SmState::Master, t);
+        n.heartbeat(kB, SmState::Standby, t);
+        n.probe_a(answer(kA, 15, SmState::Master, uint32_t(100 + t)), t);
+        ASSERT_EQ(active(t), 1) << "at " << t;
+    }
+    for (HaEngine* e : {&n.a, &n.b}) {
+        e->on_plugin_closed(kA, 1010);
+        e->on_process_gone(kA, 1010);
+    }
+    n.heartbeat(kB, SmState::Standby, 1010);
+    EXPECT_EQ(active(1010), 0);
+    for (int64_t t : {1100, 1200}) {
+        n.probe_a(lost(), t);
+        n.heartbeat(kB, SmState::Standby, t);
+        EXPECT_EQ(active(t), 0) << "at " << t << ": B's SM is not MASTER yet, its daemon holds";
+    }
+    n.b.on_promote_sent(answer(kB, 14, SmState::Standby, 1300), 1201);
+    n.heartbeat(kB, SmState::Master, 1230);
+    EXPECT_EQ(active(1230), 1);
+    EXPECT_EQ(hb.published()->role, FabricRole::active);
+    for (int64_t t = 1300; t <= 4000; t += 100) {
+        n.heartbeat(kB, SmState::Master, t);
+        n.probe_a(lost(), t);
+        ASSERT_EQ(active(t), 1) << "at " << t;
+        ASSERT_EQ(hb.published()->role, FabricRole::active) << "at " << t;
+    }
+}
+
 }  // namespace
 }  // namespace ibf::ha

@@ -198,6 +198,32 @@ TEST(HaFindings, PrioritiesExchangedByASwitchoverAreNoMismatch) {
     ASSERT_EQ(count(f, FindingKind::sm_config_mismatch), 2u);
 }
 
+// Rule 9 (docs/ha.md): A, isolated while B took over, lowered its priority just below B's so that
+// it comes back without preempting it. Any daemon of the pair sees that from SMInfo: an info-level
+// note of the agent's own making, not an error that fires the cabling alert; any other priority is.
+TEST(HaFindings, AnSmThatSteppedAsideIsANoteNotAMismatch) {
+    HaConfig c = monitor();
+    c.expected_priorities = {{kA, 15}, {kB, 14}};
+    HaEngine e(c);
+    e.on_plugin(sm(kA, 1, 13, SmState::Standby, 1), false, 0);
+    e.on_plugin(sm(kB, 2, 14, SmState::Master, 1), true, 0);
+    auto f = ha_findings(e, nullptr, 10);
+    ASSERT_EQ(count(f, FindingKind::sm_config_mismatch), 1u);
+    for (const auto& x : f)
+        if (x.kind == FindingKind::sm_config_mismatch) {
+            EXPECT_EQ(x.severity, Severity::info);
+            EXPECT_NE(x.message.find("stepped aside"), std::string::npos) << x.message;
+            EXPECT_NE(x.message.find("sm switchover --to"), std::string::npos) << x.message;
+        }
+    e.on_plugin(sm(kA, 1, 12, SmState::Standby, 2), false, 20);  // lower than stepping aside needs
+    f = ha_findings(e, nullptr, 30);
+    ASSERT_EQ(count(f, FindingKind::sm_config_mismatch), 1u);
+    for (const auto& x : f)
+        if (x.kind == FindingKind::sm_config_mismatch) {
+            EXPECT_EQ(x.severity, Severity::error) << x.message;
+        }
+}
+
 // A MASTER whose plugin heartbeats (its ActCount moving) but which owes a sweep for
 // sweep_timeout_ms: one sm_not_sweeping (critical: nothing of the fabric is handled while it lasts) with the
 // evidence, gone at SUBNET UP.

@@ -94,6 +94,36 @@ TEST(HaSwitchover, ATargetThatDoesNotAnswerIsRefusedBeforeAnyChange) {
     EXPECT_TRUE(std::holds_alternative<std::string>(SwitchoverRun::start(kM, 0x99, pair_15_14(), {}, 0)));
 }
 
+// The three-SM soak: master 15, a STANDBY 14, the target 13. Lowering the master below the target
+// makes the 14 the highest SM, and OpenSM hands over to the highest: the run rolled back (3 of 3).
+// Refused before any change, naming the SM to switch over to; a third SM below the target, or one
+// NOT_ACTIVE or not answering, is no obstacle.
+TEST(HaSwitchover, AThirdSmThatOutranksTheTargetIsRefusedBeforeAnyChange) {
+    constexpr Guid kThird = 0x0002c90300000003;
+    Views v = {{kM, {kM, 15, SmState::Master, true}},
+               {kThird, {kThird, 14, SmState::Standby, true}},
+               {kT, {kT, 13, SmState::Standby, true}}};
+    auto r = SwitchoverRun::start(kM, kT, v, {}, 0);
+    ASSERT_TRUE(std::holds_alternative<std::string>(r));
+    EXPECT_EQ(std::get<std::string>(r),
+              "0x0002c90300000003 (priority 14, STANDBY) outranks the target 0x0002c90300000002 (priority 13): the "
+              "master would hand over to it, not to the target; switch over to 0x0002c90300000003 instead, or lower "
+              "its sm_priority below 13 first");
+    v[kThird].priority = 13;  // same priority, higher GUID than the target: the target outranks it
+    EXPECT_TRUE(std::holds_alternative<SwitchoverRun>(SwitchoverRun::start(kM, kT, v, {}, 0)));
+    v[kThird].priority = 14;
+    v[kThird].state = SmState::NotActive;  // the master's handover skips NOT_ACTIVE SMs
+    EXPECT_TRUE(std::holds_alternative<SwitchoverRun>(SwitchoverRun::start(kM, kT, v, {}, 0)));
+    v[kThird].state = SmState::Standby;
+    v[kThird].alive = false;  // dead: its port's IsSM is gone, the master no longer knows it
+    EXPECT_TRUE(std::holds_alternative<SwitchoverRun>(SwitchoverRun::start(kM, kT, v, {}, 0)));
+    EXPECT_TRUE(std::holds_alternative<SwitchoverRun>(SwitchoverRun::start(kM, kThird, [&] {
+        Views w = v;
+        w[kThird].alive = true;
+        return w;
+    }(), {}, 0))) << "to the 14 itself: the target 13 is below it";
+}
+
 TEST(HaSwitchover, ACleanRunSendsEachStepOnceAndEndsWithOneMaster) {
     Fabric f;
     SwitchoverRun run = start(f.v);

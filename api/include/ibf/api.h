@@ -34,6 +34,7 @@ namespace ibf {
 namespace ha {
 class HaEngine;
 struct FailoverRecord;
+struct RoleDecision;
 }
 
 struct ApiRequest {
@@ -84,6 +85,8 @@ struct ApiContext {
     // GET /api/v1/ha/history, POST /api/v1/sm/priority (token) runs `sm_priority`,
     // POST /api/v1/sm/state (token) runs `sm_state` (a switchover's SubnSet(SMInfo) to this node's SM).
     const ha::HaEngine* ha = nullptr;
+    // The role this daemon publishes (the daemon's ha::RoleHold); null: decided from `ha` at once.
+    const ha::RoleDecision* ha_role = nullptr;
     std::vector<std::string> ha_agents;
     std::function<nlohmann::json(const nlohmann::json& body)> sm_priority;
     std::function<nlohmann::json(const nlohmann::json& body)> sm_state;
@@ -125,9 +128,10 @@ nlohmann::json findings_response_json(const ControllerState& st, int64_t now_ms,
 // findings without the waived ones at `now_ms` ("waived": those).
 nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch, int64_t now_ms);
 // HA parts (api/src/ha_api.cpp, docs/api.md "SM high availability").
-// `fabric` (the current sweep, may be null) names each SM's node: "description" per SM.
+// `fabric` (the current sweep, may be null) names each SM's node: "description" per SM; `role`
+// is the role the daemon publishes (its ha::RoleHold), else fabric_role() of `e` at `now_ms`.
 nlohmann::json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents,
-                       const Fabric* fabric = nullptr);
+                       const Fabric* fabric = nullptr, const ha::RoleDecision* role = nullptr);
 nlohmann::json ha_history_json(const ha::HaEngine& e);
 nlohmann::json ha_record_json(const ha::FailoverRecord& r);
 std::string ha_metrics_text(const ha::HaEngine& e, int64_t now_ms);

@@ -23,6 +23,7 @@
 namespace ibf {
 namespace ha {
 class HaEngine;
+struct RoleDecision;
 }
 
 struct MetricsInput {
@@ -31,6 +32,8 @@ struct MetricsInput {
     // The HA engine (null without `ha:`): decides the role label of the fabric gauges, "active" on
     // one daemon of an HA pair and "standby" on the others (ha/fabric_role.h).
     const ha::HaEngine* ha = nullptr;
+    // The role published (the daemon's ha::RoleHold); null: fabric_role() of `ha` at `now_ms`.
+    const ha::RoleDecision* role = nullptr;
     // Whether the history database takes writes; null without `history:` (no sample then).
     const HistoryWriteStatus* history = nullptr;
     // metrics.per_link (docs/metrics.md, "Bounded by default"): false (default, "deviating"):

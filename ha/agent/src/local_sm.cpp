@@ -18,7 +18,8 @@ namespace ibf {
 
 LocalPriority set_opensm_priority(const std::string& opensm_conf, int pid, int priority) {
     std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+    const auto exe = pid > 0 ? std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec)
+                             : std::filesystem::path("opensm");
     if (ec || exe.filename() != "opensm")
         throw InputError("", 0, 0, "pid " + std::to_string(pid) + " is not an opensm process");
     std::ifstream in(opensm_conf, std::ios::binary);
@@ -26,7 +27,7 @@ LocalPriority set_opensm_priority(const std::string& opensm_conf, int pid, int p
     const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     LocalPriority p;
     write_file_atomic(opensm_conf, opensm_conf_with_priority(old, priority, p.before), 0600);
-    if (::kill(pid, SIGHUP) != 0) throw std::runtime_error("cannot signal opensm (pid " + std::to_string(pid) + ")");
+    if (pid > 0 && ::kill(pid, SIGHUP) != 0) throw std::runtime_error("cannot signal opensm (pid " + std::to_string(pid) + ")");
     return p;
 }
 

@@ -56,4 +56,35 @@ struct RoleDecision {
 RoleDecision fabric_role(const RoleView& v);
 RoleView role_view(const HaEngine& e, int64_t now_ms);
 
+// Hysteresis over fabric_role(), stepped by the daemon (io thread) with the time: what /metrics,
+// GET /api/v1/sm and the role-change log line show. While a master is suspect its probes fail and
+// answer in turn, and fabric_role() follows them (active, standby, active... every 300 ms in a TCP
+// cut). RoleHold publishes:
+// - standby at once (two active copies are what the rules must never see);
+// - active at once when this node's SM became the live master and was not the master when the
+//   daemon went standby, or another SM has been master since (a takeover: its daemon must not wait);
+// - any other return to active (the same master recovered, "no master" while a probe fails) only
+//   once fabric_role() has said active for `hold_ms` without a break.
+// A daemon without `ha:` is active from the first step. Meanwhile no daemon may be active: the
+// shipped rules fall back to the standby copies (docs/metrics.md, "One copy per HA pair").
+//
+//   RoleHold hold(cfg.flap_window_ms);
+//   const RoleDecision& d = hold.step(role_view(engine, now), now);   // every HA step
+class RoleHold {
+public:
+    explicit RoleHold(int64_t hold_ms) : hold_ms_(hold_ms) {}
+    // The role to publish at `now` (non-decreasing). The first step publishes what fabric_role() says.
+    const RoleDecision& step(const RoleView& v, int64_t now_ms);
+    // What the last step published (nullopt before the first).
+    const std::optional<RoleDecision>& published() const { return published_; }
+    // Since when fabric_role() has said active while standby is published (nullopt: it has not).
+    std::optional<int64_t> pending_since() const { return pending_since_; }
+
+private:
+    int64_t hold_ms_;
+    std::optional<RoleDecision> published_;
+    std::optional<int64_t> pending_since_;
+    bool local_was_master_ = false;  // this node's SM was the master while standby was published
+};
+
 }  // namespace ibf::ha

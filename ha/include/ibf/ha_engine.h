@@ -116,6 +116,7 @@ struct SmView {
     uint32_t act_count_seen = 0;
     int64_t act_count_changed_ms = 0;
     int64_t master_since_ms = 0;  // when it was last seen becoming MASTER (0 = not master)
+    int64_t discovering_since_ms = 0;  // when it was last seen entering DISCOVERING (0 = not so)
     uint64_t sm_key = 0;          // as its SMInfo answered (OpenSM 3.3.23 gives it to anyone), 0 = unknown
     std::optional<SmConf> conf;   // its opensm.conf settings, as its plugin's Hello sent them
     int64_t process_gone_ms = 0;  // its opensm process seen gone by this daemon (0 = not seen)
@@ -152,6 +153,7 @@ struct Action {
     uint32_t attr_mod = 0;          // promote: HANDOVER or DISCOVER
     Guid target = 0;                // the SM acted on (fence: the old master; promote: local)
     int priority = 0;               // set_priority: the new sm_priority (0..15)
+    bool running = true;            // set_priority: false = the SM is not running: write it for its next start, no SIGHUP
     std::string text;               // log: one line with the evidence
     static Action log(std::string line) {
         Action x;
@@ -287,6 +289,7 @@ private:
     int64_t heal_ms_ = 0;                     // last split-brain healing Set (rate limit)
     int64_t step_aside_ms_ = 0;               // last set_priority of step_aside() (rate limit)
     int aside_from_ = -1;                     // the priority it stepped aside from (-1 = none), restored as MASTER
+    int aside_written_ = -1;                  // the priority written for a dead SM's next start (-1 = none)
     int heal_count_ = 0;                      // healing Sets of the current episode
     int64_t heal_first_ms_ = 0;
     std::optional<SplitBrain> split_brain_;   // escalated episode

@@ -17,7 +17,8 @@ struct LocalPriority {
 };
 
 // InputError when `pid` is not an opensm process; std::runtime_error when the file cannot be
-// read or written, or the signal cannot be sent.
+// read or written, or the signal cannot be sent. `pid` 0: no opensm runs (killed, crashed): only
+// the file is written, for its next start.
 LocalPriority set_opensm_priority(const std::string& opensm_conf, int pid, int priority);
 
 }  // namespace ibf
