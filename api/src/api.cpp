@@ -202,6 +202,7 @@ json analysis_response_json(const ControllerState& st, bool per_switch, int64_t 
     } else {
         j = json{{"summary", json::object()}, {"findings", json::array()}, {"routing", nullptr}};
     }
+    j["route_validation"] = st.routes_json();  // null: no LFTs validated (pipeline/live_routes.h)
     j["analyzed"] = la != nullptr;
     j["sweep_seq"] = la ? json(st.analysis_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.analysis_ms());
