@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 
@@ -41,6 +42,14 @@ std::string daemon_url(const std::string& url, const std::string& lab);
 // Adds --url URL and --lab DIR (mutually exclusive) to `sub`; `what` names the server in the help
 // ("daemon", "HA agent").
 void add_daemon_options(CLI::App* sub, std::string& url, std::string& lab, const std::string& what = "daemon");
+
+// GET `path` from the daemon at `url` (daemon_get.cpp) with the bearer token of `token_file`
+// (bearer_token) and parse its JSON into `out`. 0, or the exit code with the reason printed:
+// 2 bad URL or token file, or the daemon answered 400 (what the command was given), 3 unreachable,
+// any other status, or not JSON.
+int fetch_daemon_json(const std::string& url, const std::string& token_file, const std::string& path, nlohmann::json& out);
+// Percent-encodes a query value ("leaf03/19" stays, "a b" -> "a%20b").
+std::string url_escape(const std::string& s);
 
 void register_check(CLI::App& app, Runner& run);     // cmd_check.cpp   (issue: foundation)
 void register_daemon_queries(CLI::App& app, Runner& run);  // cmd_query.cpp  (status, findings)
