@@ -65,6 +65,10 @@ struct Lab {
         return run;
     }
     bool finish(const CheckRun& run) {
+        if (!run.routes_pending) {
+            ADD_FAILURE() << "sweep " << seq << " left no route validation to finish";
+            return false;
+        }
         RoutesDone d = finish_routes(*run.routes_pending, *routes);
         return st.publish_routes(d.generation, std::move(d.findings), std::move(d.findings_json), std::move(d.routes_json), 40);
     }
