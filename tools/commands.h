@@ -13,6 +13,10 @@
 #include <optional>
 #include <string>
 
+namespace ibf {
+struct HttpResult;
+}
+
 namespace ibf::cli {
 
 inline constexpr int kExitClean = 0;
@@ -43,6 +47,11 @@ std::string daemon_url(const std::string& url, const std::string& lab);
 // ("daemon", "HA agent").
 void add_daemon_options(CLI::App* sub, std::string& url, std::string& lab, const std::string& what = "daemon");
 
+// GET `path` from the daemon at `url` with the bearer token of `token_file` (daemon_get.cpp): 0
+// and `r` whatever its status (`token_out`: the token sent, "" none), or the exit code with the
+// reason printed: 2 bad URL or token file, 3 unreachable.
+int daemon_get(const std::string& url, const std::string& token_file, const std::string& path, HttpResult& r,
+               std::string* token_out = nullptr);
 // GET `path` from the daemon at `url` (daemon_get.cpp) with the bearer token of `token_file`
 // (bearer_token) and parse its JSON into `out`. 0, or the exit code with the reason printed:
 // 2 bad URL or token file, or the daemon answered 400 (what the command was given), 3 unreachable,

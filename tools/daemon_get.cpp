@@ -10,7 +10,8 @@
 
 namespace ibf::cli {
 
-int fetch_daemon_json(const std::string& text, const std::string& token_file, const std::string& path, nlohmann::json& out) {
+int daemon_get(const std::string& text, const std::string& token_file, const std::string& path, HttpResult& r,
+               std::string* token_out) {
     auto url = parse_http_url(text);
     if (!url) {
         std::fprintf(stderr, "ibfabric: bad daemon URL '%s' (expected http://host:port)\n", text.c_str());
@@ -23,13 +24,20 @@ int fetch_daemon_json(const std::string& text, const std::string& token_file, co
         std::fprintf(stderr, "ibfabric: %s\n", terminal_safe(e.what()).c_str());
         return kExitBadInput;
     }
-    HttpResult r;
     try {
         r = http_request(*url, "GET", path, "", token.empty() ? "" : "Bearer " + token);
     } catch (const HttpUnavailable& e) {
         std::fprintf(stderr, "ibfabric: the daemon is unreachable: %s\n", e.what());
         return kExitUnavailable;
     }
+    if (token_out) *token_out = std::move(token);
+    return kExitClean;
+}
+
+int fetch_daemon_json(const std::string& text, const std::string& token_file, const std::string& path, nlohmann::json& out) {
+    HttpResult r;
+    std::string token;
+    if (int rc = daemon_get(text, token_file, path, r, &token)) return rc;
     out = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
     if (r.status != 200) {
         std::string msg = out.is_object() && out.contains("error") ? out["error"].dump() : r.body;
