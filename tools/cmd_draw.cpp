@@ -83,20 +83,9 @@ Drawn draw_dump(const DrawArgs& a) {
 // The daemon's picture or page; the findings count from the SVG root's data-findings.
 int draw_daemon(const DrawArgs& a, Drawn& d) {
     const std::string base = daemon_url(a.url, a.lab);
-    auto url = parse_http_url(base);
-    if (!url) {
-        std::fprintf(stderr, "ibfabric: bad daemon URL '%s' (expected http://host:port)\n", base.c_str());
-        return kExitBadInput;
-    }
-    const std::string token = bearer_token(a.token_file).value_or("");
     const std::string path = a.html ? "/ui" : "/ui/fabric.svg";
     HttpResult r;
-    try {
-        r = http_request(*url, "GET", path, "", token.empty() ? "" : "Bearer " + token);
-    } catch (const HttpUnavailable& e) {
-        std::fprintf(stderr, "ibfabric: the daemon is unreachable: %s\n", e.what());
-        return kExitUnavailable;
-    }
+    if (int rc = daemon_get(base, a.token_file, path, r)) return rc;
     if (r.status != 200) {
         std::fprintf(stderr, "ibfabric: %s%s answered %d: %s", base.c_str(), path.c_str(), r.status, r.body.c_str());
         return kExitUnavailable;

@@ -48,40 +48,7 @@ QueryOptions resolved(const QueryOptions& in) {
 
 // GET `path` and parse the JSON; returns an exit code != 0 on failure (message printed).
 int fetch_json(const QueryOptions& o, const std::string& path, json& out) {
-    const std::string text = o.url;  // resolved()
-    auto url = parse_http_url(text);
-    if (!url) {
-        std::fprintf(stderr, "ibfabric: bad daemon URL '%s' (expected http://host:port)\n", text.c_str());
-        return kExitBadInput;
-    }
-    std::string token;
-    try {
-        token = bearer_token(o.token_file).value_or("");
-    } catch (const std::exception& e) {  // unreadable or empty token file: names it
-        std::fprintf(stderr, "ibfabric: %s\n", terminal_safe(e.what()).c_str());
-        return kExitBadInput;
-    }
-    HttpResult r;
-    try {
-        r = http_request(*url, "GET", path, "", token.empty() ? "" : "Bearer " + token);
-    } catch (const HttpUnavailable& e) {
-        std::fprintf(stderr, "ibfabric: the daemon is unreachable: %s\n", e.what());
-        return kExitUnavailable;
-    }
-    out = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
-    if (r.status != 200) {
-        std::string msg = out.is_object() && out.contains("error") ? out["error"].dump() : r.body;
-        std::fprintf(stderr, "ibfabric: %s%s answered %d: %s%s\n", text.c_str(), path.c_str(), r.status, msg.c_str(),
-                     r.status == 401 ? (token.empty() ? " (this daemon wants a token for reads: --token-file FILE or $IBFABRIC_TOKEN)"
-                                                      : " (the token was refused)")
-                                     : "");
-        return kExitUnavailable;
-    }
-    if (out.is_discarded()) {
-        std::fprintf(stderr, "ibfabric: %s%s did not answer with JSON\n", text.c_str(), path.c_str());
-        return kExitUnavailable;
-    }
-    return kExitClean;
+    return fetch_daemon_json(o.url, o.token_file, path, out);  // o.url: resolved()
 }
 
 // The daemon's data_state (docs/api.md, "No data"): prints its one-line reason and returns 3

@@ -1,5 +1,6 @@
 // `ibfabric route SRC DST`: the route the switches' forwarding tables give, both directions, every
 // cable with its rate, the plan's rate and label, and what is wrong with it (docs/cli.md).
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@ namespace {
 struct RouteArgs {
     std::string src, dst;
     std::string dump, lfts, expected, node_name_map;
+    std::string url, lab, token_file;  // --url / --lab: the daemon's live fabric and LFTs
     bool json = false;
 };
 
@@ -25,7 +27,29 @@ RouteEnd end_or_throw(const Fabric& f, const Analysis& an, const std::string& wh
     return *e;
 }
 
+// The daemon traces both ways on its live fabric (GET /api/v1/route, docs/api.md).
+int run_route_live(const RouteArgs& a) {
+    nlohmann::json j;
+    const std::string path = "/api/v1/route?src=" + url_escape(a.src) + "&dst=" + url_escape(a.dst);
+    if (int rc = fetch_daemon_json(daemon_url(a.url, a.lab), a.token_file, path, j)) return rc;
+    try {
+        if (a.json) std::cout << nlohmann::json{{"forward", j.at("forward")}, {"reverse", j.at("reverse")}}.dump(2) << "\n";
+        else std::cout << render_route_json(j.at("forward")) << render_route_json(j.at("reverse"));
+        std::cout.flush();
+        return route_clean_json(j.at("forward")) && route_clean_json(j.at("reverse")) ? kExitClean : kExitFindings;
+    } catch (const nlohmann::json::exception& e) {
+        std::fprintf(stderr, "ibfabric: the daemon's %s is not a route: %s\n", path.c_str(), e.what());
+        return kExitUnavailable;
+    }
+}
+
 int run_route(const RouteArgs& a) {
+    const bool live = !a.url.empty() || !a.lab.empty();
+    if (live && (!a.dump.empty() || !a.lfts.empty() || !a.expected.empty()))
+        throw InputError("route", 0, 0, "--url/--lab asks the daemon; --dump, --lfts and --expected read files: give one or the other");
+    if (live) return run_route_live(a);
+    if (a.dump.empty() || a.lfts.empty())
+        throw InputError("route", 0, 0, "give --dump and --lfts (files), or --url / --lab (the daemon's live fabric)");
     const RouteInputs in = load_route_inputs(a.dump, a.lfts, a.expected, a.node_name_map);
     const Fabric& f = in.fabric;
     const Analysis& an = in.analysis;
@@ -59,11 +83,12 @@ void register_route(CLI::App& app, Runner& run) {
         ->required();
     cmd->add_option("DST", args->dst, "The other end, the same way")->required();
     cmd->add_option("-d,--dump", args->dump, "The fabric: ibnetdiscover, iblinkinfo or ibdiagnet .net dump")
-        ->required()
         ->type_name("DUMP");
     cmd->add_option("-l,--lfts", args->lfts,
                     "The forwarding tables: `dump_lfts` / `ibroute` output, OpenSM's opensm-lfts.dump or opensm.fdbs")
-        ->required()
+        ->type_name("FILE");
+    add_daemon_options(cmd, args->url, args->lab);
+    cmd->add_option("--token-file", args->token_file, "bearer token for a daemon with token_for_reads (else $IBFABRIC_TOKEN)")
         ->type_name("FILE");
     cmd->add_option("-e,--expected", args->expected, "A plan (YAML or known-good dump): planned rates and cable labels")
         ->type_name("PLAN");
@@ -74,9 +99,11 @@ void register_route(CLI::App& app, Runner& run) {
         "  ibnetdiscover > now.txt; dump_lfts > lfts.txt\n"
         "  ibfabric route node001 node044 --dump now.txt --lfts lfts.txt\n"
         "  ibfabric route 0x0002c903000e0b72 12 -d now.txt -l /var/log/opensm-lfts.dump -e plan.yaml --json\n"
+        "  ibfabric route node001 node044 --url http://sm1:8639   # the live fabric, LFTs and findings\n"
+        "  ibfabric route node001 node044 --lab /tmp/mylab\n"
         "\n"
         "Exit status: 0 both routes arrive over healthy cables, 1 a route does not arrive or crosses a\n"
-        "cable with a finding, 2 bad input or usage.\n");
+        "cable with a finding, 2 bad input or usage, 3 the daemon could not be asked.\n");
     cmd->callback([&run, args] { run = [args] { return run_route(*args); }; });
 }
 

@@ -9,8 +9,13 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+
+namespace ibf {
+struct HttpResult;
+}
 
 namespace ibf::cli {
 
@@ -45,6 +50,19 @@ std::string daemon_url(const std::string& url, const std::string& lab);
 // or $IBFABRIC_TOKEN: the lab's own daemons were started with it.
 std::string lab_token_file(const std::string& lab);
 void add_daemon_options(CLI::App* sub, std::string& url, std::string& lab, const std::string& what = "daemon");
+
+// GET `path` from the daemon at `url` with the bearer token of `token_file` (daemon_get.cpp): 0
+// and `r` whatever its status (`token_out`: the token sent, "" none), or the exit code with the
+// reason printed: 2 bad URL or token file, 3 unreachable.
+int daemon_get(const std::string& url, const std::string& token_file, const std::string& path, HttpResult& r,
+               std::string* token_out = nullptr);
+// GET `path` from the daemon at `url` (daemon_get.cpp) with the bearer token of `token_file`
+// (bearer_token) and parse its JSON into `out`. 0, or the exit code with the reason printed:
+// 2 bad URL or token file, or the daemon answered 400 (what the command was given), 3 unreachable,
+// any other status, or not JSON.
+int fetch_daemon_json(const std::string& url, const std::string& token_file, const std::string& path, nlohmann::json& out);
+// Percent-encodes a query value ("leaf03/19" stays, "a b" -> "a%20b").
+std::string url_escape(const std::string& s);
 
 void register_check(CLI::App& app, Runner& run);     // cmd_check.cpp   (issue: foundation)
 void register_daemon_queries(CLI::App& app, Runner& run);  // cmd_query.cpp  (status, findings)

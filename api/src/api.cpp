@@ -183,6 +183,9 @@ json findings_response_json(const ControllerState& st, int64_t now_ms, bool topo
     j["sweep_seq"] = st.have_findings() ? json(st.findings_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.findings_ms());
     j["checked"] = st.have_findings() ? st.checked() : topology_configured;  // false: no topology, and only then
+    // "validating": the route findings are the last validation's until this sweep's is published.
+    const json& rv = st.routes_json();
+    j["route_validation"] = rv.is_object() && rv.contains("state") ? rv["state"] : json(nullptr);
     add_data_status(j, st, now_ms);
     return j;
 }
@@ -202,6 +205,7 @@ json analysis_response_json(const ControllerState& st, bool per_switch, int64_t 
     } else {
         j = json{{"summary", json::object()}, {"findings", json::array()}, {"routing", nullptr}};
     }
+    j["route_validation"] = st.routes_json();  // null: no LFTs validated (pipeline/live_routes.h)
     j["analyzed"] = la != nullptr;
     j["sweep_seq"] = la ? json(st.analysis_sweep_seq()) : json(nullptr);
     j["generated_at"] = time_or_null(st.analysis_ms());

@@ -16,6 +16,7 @@
 #include "ibf/gzip.h"
 #include "ibf/metrics.h"
 #include "ibf/report.h"
+#include "ibf/routing_api.h"
 #include "ibf/ui_page.h"
 
 namespace ibf {
@@ -261,6 +262,10 @@ ApiResponse accept(const ApiRequest& req, const std::string&, const ApiContext& 
     return accept_response(req, ctx);
 }
 
+// GET /api/v1/route?src=&dst= and /api/v1/impact?node=[&port=] (routing_api.h).
+ApiResponse route(const ApiRequest&, const std::string& query, const ApiContext& ctx) { return route_response(query, ctx); }
+ApiResponse impact(const ApiRequest&, const std::string& query, const ApiContext& ctx) { return impact_response(query, ctx); }
+
 ApiResponse reload(const ApiRequest&, const std::string&, const ApiContext& ctx) {
     if (!ctx.reload) return api_error(500, "reload is not available");
     return ok_json(ctx.reload());
@@ -276,6 +281,8 @@ const Route kRoutes[] = {
     {"GET", "/api/v1/fabric", Auth::read, fabric},
     {"GET", "/api/v1/findings", Auth::read, findings},
     {"GET", "/api/v1/analysis", Auth::read, analysis, true},
+    {"GET", "/api/v1/route", Auth::read, route, true},
+    {"GET", "/api/v1/impact", Auth::read, impact, true},
     {"GET", "/api/v1/sm", Auth::read, sms},
     {"GET", "/api/v1/ha/history", Auth::read, ha_history},
     {"POST", "/api/v1/sm/priority", Auth::token, sm_priority},

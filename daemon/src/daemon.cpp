@@ -209,6 +209,10 @@ void Daemon::Impl::submit(CheckJob job, steady::time_point received, double deco
     const bool record = history && job.new_sweep;
     Queued w{WorkItem{std::move(job), topo.plan, topo.names, CheckOptions{opt.config.check_rate_below_capability}, record},
              received, decode_ms};
+    w.item.routes = routes;
+    const int64_t now = wall_clock_ms();  // routes over flapping or erroring links are degraded routes too
+    w.item.link_health = state.flapping_findings(now);
+    for (Finding& f : state.port_error_findings(now)) w.item.link_health.push_back(std::move(f));
     {
         std::lock_guard lk(mu);
         if (auto old = push_dropping_oldest(queue, std::move(w), kMaxQueued)) {
@@ -245,6 +249,21 @@ void Daemon::Impl::worker_loop() {
         asio::post(io, [this, r = std::move(*run.result), received = q.received, wait_ms, decode_ms = q.decode_ms]() mutable {
             on_result(std::move(r), received, wait_ms, decode_ms);
         });
+        // The cabling findings are on their way; the route validation of changed inputs runs now
+        // (seconds at 48k LIDs) and replaces the route findings of that result when done.
+        if (run.routes_pending) {
+            RoutesDone d = finish_routes(*run.routes_pending, *q.item.routes, steady_clock_ms_f);
+            if (run.history) finish_history(*run.history, d);
+            asio::post(io, [this, d = std::move(d), seq = run.routes_pending->snapshot->sweep_seq]() mutable {
+                const double ms = d.routes_json.value("validate_ms", 0.0);
+                const size_t n = d.findings.size();
+                if (state.publish_routes(d.generation, std::move(d.findings), std::move(d.findings_json),
+                                         std::move(d.routes_json), wall_clock_ms()))
+                    spdlog::info("sweep {}: routes validated in {:.2f} ms, {} findings now", seq, ms, n);
+                else
+                    spdlog::debug("sweep {}: route validation superseded by a newer result", seq);
+            });
+        }
         if (run.history) record_history(*run.history);
     }
 }

@@ -93,6 +93,9 @@ struct Daemon::Impl {
     std::deque<Queued> queue;
     bool worker_stop = false;
     uint64_t jobs_dropped = 0;
+    // The route validation kept between sweeps (pipeline/live_routes.h): the worker's alone (the
+    // io thread only copies the pointer into each WorkItem).
+    std::shared_ptr<LiveRouteCheck> routes = std::make_shared<LiveRouteCheck>();
     std::thread worker;
 
     // io-thread functions (daemon.cpp)

@@ -21,6 +21,7 @@ std::optional<LabFindings> lab_findings_via_daemon(const LabState& s, int64_t af
     if (!j.contains("sweep_seq") || j["sweep_seq"].is_null()) return std::nullopt;
     int64_t seq = j["sweep_seq"].get<int64_t>();
     if (seq <= after_seq) return std::nullopt;
+    if (j.value("route_validation", nlohmann::json()) == "validating") return std::nullopt;  // the route findings follow
     LabFindings f;
     f.sweep_seq = seq;
     f.via = "ibfabricd";

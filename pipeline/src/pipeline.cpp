@@ -46,6 +46,32 @@ void check_and_analyze(const WorkItem& w, const Fabric& f, const StepClock& cloc
     r.check_ms = now_or_zero(clock) - t0;
 }
 
+// The route validation step of run_check: nothing without LFTs, an analysis or a kept
+// LiveRouteCheck. Inputs unchanged since the last validation: its findings (one hash). Else the
+// last validation's findings stay on the result (state "validating") and the job is left for
+// finish_routes(), after the cabling findings are published.
+void routes_step(const WorkItem& w, const Fabric& f, CheckResult& r, CheckRun& run) {
+    if (!w.routes || !r.analysis || w.job.snapshot->lfts.empty()) return;
+    std::vector<Finding> health = r.findings;
+    health.insert(health.end(), r.analysis->findings.begin(), r.analysis->findings.end());
+    health.insert(health.end(), w.link_health.begin(), w.link_health.end());
+    RouteJob j = route_job(w.job.snapshot, f, r.analysis->names, health);
+    j.generation = w.job.generation;
+    const RouteOutcome* o = w.routes->cached(j.key);
+    if (!o) {
+        j.other_findings = r.findings;
+        run.routes_pending = std::move(j);
+        o = w.routes->last();
+    }
+    if (o) {
+        r.findings.insert(r.findings.end(), o->findings.begin(), o->findings.end());
+        r.findings_json = findings_to_json(r.findings);
+        r.routes_json = routes_summary(*o, run.routes_pending ? "validating" : "done", !run.routes_pending);
+    } else {
+        r.routes_json = {{"state", "validating"}, {"sweep_seq", nullptr}};
+    }
+}
+
 HistoryRecord history_record(const WorkItem& w, const Fabric& f, const CheckResult& r) {
     const Snapshot& s = *w.job.snapshot;
     HistoryRecord h;
@@ -81,6 +107,9 @@ CheckRun run_check(const WorkItem& w, const StepClock& clock) {
             apply_node_name_map(*mapped, *w.names);
         }
         check_and_analyze(w, mapped ? *mapped : w.job.snapshot->fabric, clock, r, matches, run.analysis_error);
+        const double t0 = now_or_zero(clock);
+        routes_step(w, mapped ? *mapped : w.job.snapshot->fabric, r, run);
+        r.check_ms += now_or_zero(clock) - t0;
     } catch (const std::exception& e) {
         run.error = "check of sweep " + std::to_string(w.job.snapshot->sweep_seq) + " failed: " + e.what();
         return run;
@@ -94,6 +123,12 @@ CheckRun run_check(const WorkItem& w, const StepClock& clock) {
     if (w.record_history) run.history = history_record(w, f, r);
     run.result = std::move(r);
     return run;
+}
+
+void finish_history(HistoryRecord& h, const RoutesDone& d) {
+    h.findings = d.findings;
+    h.row.findings = d.findings.size();
+    h.row.findings_json = json_text(d.findings_json);
 }
 
 }  // namespace ibf

@@ -168,6 +168,27 @@ nlohmann::json impact_json(const Impact& im) {
             {"bisection_gbps", {{"before", im.bisection_before}, {"after", im.bisection_after}}}};
 }
 
+Impact impact_from_json(const nlohmann::json& j) {
+    Impact im;
+    auto opt = [](const nlohmann::json& v) { return v.is_null() ? std::string() : v.get<std::string>(); };
+    im.removed = j.at("removed").get<std::vector<std::string>>();
+    im.pairs = j.at("pairs").get<long>();
+    im.unreachable = j.at("unreachable").get<long>();
+    im.fewer_paths = j.at("fewer_paths").get<long>();
+    im.longer = j.at("longer").get<long>();
+    im.hosts_cut_off = j.at("hosts_cut_off").get<std::vector<std::string>>();
+    im.sample_unreachable = opt(j.at("sample_unreachable"));
+    im.sample_fewer = opt(j.at("sample_fewer_paths"));
+    for (const nlohmann::json& t : j.at("tiers"))
+        im.tiers.push_back({t.at("level").get<int>(), t.at("name").get<std::string>(),
+                            t.at("oversubscription_max").at("before").get<double>(),
+                            t.at("oversubscription_max").at("after").get<double>(), t.at("up_gbps").at("before").get<double>(),
+                            t.at("up_gbps").at("after").get<double>()});
+    im.bisection_before = j.at("bisection_gbps").at("before").get<double>();
+    im.bisection_after = j.at("bisection_gbps").at("after").get<double>();
+    return im;
+}
+
 std::string render_impact(const Impact& im) {
     std::string out = "without";
     for (const std::string& r : im.removed) out += " " + r;

@@ -138,12 +138,17 @@ nlohmann::json route_json(const Fabric& f, const std::vector<std::string>& names
 }
 
 std::string render_route(const Fabric& f, const std::vector<std::string>& names, const RouteTrace& t, const LinkNotes& notes) {
-    const nlohmann::json j = route_json(f, names, t, notes);
-    std::string out = j["from"].get<std::string>() + " -> " + (j["to"].is_null() ? std::string("?") : j["to"].get<std::string>()) +
-                      " (LID " + std::to_string(t.lid) + "): ";
-    out += t.arrived ? std::to_string(j["cables"].size()) + " cables\n" : "does not arrive: " + t.why + "\n";
+    return render_route_json(route_json(f, names, t, notes));
+}
+
+std::string render_route_json(const nlohmann::json& j) {
+    std::string out = j.at("from").get<std::string>() + " -> " +
+                      (j.at("to").is_null() ? std::string("?") : j["to"].get<std::string>()) + " (LID " +
+                      std::to_string(j.at("lid").get<uint32_t>()) + "): ";
+    out += j.at("arrived").get<bool>() ? std::to_string(j.at("cables").size()) + " cables\n"
+                                       : "does not arrive: " + j.at("why").get<std::string>() + "\n";
     int i = 0;
-    for (const auto& c : j["cables"]) {
+    for (const auto& c : j.at("cables")) {
         char head[160];
         std::snprintf(head, sizeof head, "  %2d  %-22s -> %-22s %-7s", ++i, c["from"].get<std::string>().c_str(),
                       c["to"].get<std::string>().c_str(), c["rate"].get<std::string>().c_str());
@@ -155,6 +160,13 @@ std::string render_route(const Fabric& f, const std::vector<std::string>& names,
         out += "\n";
     }
     return out;
+}
+
+bool route_clean_json(const nlohmann::json& j) {
+    if (!j.at("arrived").get<bool>()) return false;
+    for (const auto& c : j.at("cables"))
+        if (!c.at("issues").empty()) return false;
+    return true;
 }
 
 bool route_clean(const Fabric& f, const RouteTrace& t, const LinkNotes& notes) {

@@ -185,12 +185,23 @@ bool ControllerState::publish(CheckResult r, int64_t now_ms) {
     findings_seq_ = r.snapshot ? r.snapshot->sweep_seq : 0;
     findings_ms_ = now_ms;
     if (r.links) links_ = std::move(r.links);
+    routes_json_ = std::move(r.routes_json);
     if (r.analysis) {
         analysis_ = std::move(r.analysis);
         analysis_seq_ = findings_seq_;
         analysis_ms_ = now_ms;
         last_analyze_ms_ = r.analyze_ms;
     }
+    return true;
+}
+
+bool ControllerState::publish_routes(uint64_t generation, std::vector<Finding> findings, nlohmann::json findings_json,
+                                     nlohmann::json routes_json, int64_t now_ms) {
+    if (generation != published_generation_) return false;
+    findings_ = std::move(findings);
+    findings_json_ = std::move(findings_json);
+    routes_json_ = std::move(routes_json);
+    findings_ms_ = now_ms;
     return true;
 }
 

@@ -99,8 +99,9 @@ TEST(LabE2E, EachInjectedFaultGivesExactlyItsFinding) {
         {"move:leaf01/19:leaf01/30", {{"miswired", 1}}, "leaf01/30"},
         {"cross:leaf01/19,leaf01/20", {{"miswired", 1}}, "leaf01/19"},
         {"remove:leaf02/21", {{"missing_link", 1}}, "leaf02/21"},
-        {"width:leaf03/22=1x", {{"rate_mismatch", 1}}, "leaf03/22"},
-        {"speed:leaf03/21=SDR", {{"rate_mismatch", 1}}, "leaf03/21"},
+        // A slow uplink is also one route_via_degraded_link: the routes OpenSM sends over it.
+        {"width:leaf03/22=1x", {{"rate_mismatch", 1}, {"route_via_degraded_link", 1}}, "leaf03/22"},
+        {"speed:leaf03/21=SDR", {{"rate_mismatch", 1}, {"route_via_degraded_link", 1}}, "leaf03/21"},
     };
     for (const auto& c : cases) {
         LabDir lab;

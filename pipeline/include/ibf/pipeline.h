@@ -21,6 +21,7 @@
 #include "ibf/dumps.h"
 #include "ibf/fabric_diff.h"
 #include "ibf/history_row.h"
+#include "ibf/live_routes.h"
 #include "ibf/plan.h"
 
 namespace ibf {
@@ -32,6 +33,11 @@ struct WorkItem {
     std::shared_ptr<const NodeNameMap> names;  // null or empty: the snapshot's names
     CheckOptions options;
     bool record_history = false;               // build `CheckRun::history` for a new sweep
+    // The route validation kept between sweeps (live_routes.h); null: the LFTs are not validated.
+    std::shared_ptr<LiveRouteCheck> routes;
+    // Link health the state knows at submit time (link_flapping, port_errors): routes over
+    // those links are route_via_degraded_link too.
+    std::vector<Finding> link_health;
 };
 
 // What the history database records for a new sweep (HistoryStore::record's arguments).
@@ -46,12 +52,17 @@ struct CheckRun {
     std::string error;                      // "check of sweep 41 failed: ..."
     std::string analysis_error;             // "analysis of sweep 41 failed: ..." (the check still ran)
     std::optional<HistoryRecord> history;   // when the item asked for it and the check ran
+    // The route validation to run after `result` is published (finish_routes): the sweep changed
+    // what routes depend on. Until then `result` carries the last validation's route findings.
+    // `history` then has the result's findings: finish_history() gives it the new ones.
+    std::optional<RouteJob> routes_pending;
 };
 
-// Monotonic milliseconds, to time the analysis and the check (CheckResult::analyze_ms,
-// check_ms); null: both are 0.
-using StepClock = std::function<double()>;
+// StepClock (live_routes.h) times the analysis and the check (CheckResult::analyze_ms, check_ms).
 
 CheckRun run_check(const WorkItem& w, const StepClock& clock = {});
+
+// The history row of a run whose route validation finished later: its findings become `d`'s.
+void finish_history(HistoryRecord& h, const RoutesDone& d);
 
 }  // namespace ibf

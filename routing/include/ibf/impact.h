@@ -57,6 +57,9 @@ Impact impact(const Fabric& f, const std::vector<ImpactTarget>& targets);
 // The assumption above, one line.
 std::string_view impact_assumption();
 nlohmann::json impact_json(const Impact& im);
+// The inverse of impact_json (`ibfabric impact --url` renders the daemon's answer); throws
+// nlohmann::json::exception when `j` is not one.
+Impact impact_from_json(const nlohmann::json& j);
 std::string render_impact(const Impact& im);
 
 }  // namespace ibf

@@ -55,5 +55,9 @@ nlohmann::json route_json(const Fabric& f, const std::vector<std::string>& names
 std::string render_route(const Fabric& f, const std::vector<std::string>& names, const RouteTrace& t, const LinkNotes& notes);
 // True when the route arrived and no cable on it has an issue.
 bool route_clean(const Fabric& f, const RouteTrace& t, const LinkNotes& notes);
+// render_route and route_clean of a route_json (`ibfabric route --url` renders the daemon's
+// answer); throw nlohmann::json::exception when `j` is not one.
+std::string render_route_json(const nlohmann::json& j);
+bool route_clean_json(const nlohmann::json& j);
 
 }  // namespace ibf

@@ -74,6 +74,10 @@ struct CheckResult {
     std::shared_ptr<const LiveAnalysis> analysis;  // fat-tree analysis of the same snapshot (null if it failed)
     double analyze_ms = 0;           // time spent in analyze_live (analysis, LFT balance and paths, JSON)
     std::shared_ptr<const LinkTable> links;  // per-link rows for /metrics (null: keep the previous)
+    // The route validation of the snapshot's LFTs (pipeline/live_routes.h): route_check_json plus
+    // "sweep_seq", "state" ("done" or "validating": the findings above then carry the last
+    // validation's route findings until publish_routes()), null when no LFTs were exported.
+    nlohmann::json routes_json;
 };
 
 // Link health settings (daemon config `health:`, docs/daemon.md).
@@ -142,6 +146,13 @@ public:
 
     // Applies a worker's result unless a newer one was already published. Returns true if applied.
     bool publish(CheckResult r, int64_t now_ms);
+    // The route validation of a published result, done after it (off the critical path: the
+    // cabling findings went out first). Replaces the findings and the route summary when
+    // `generation` is still the published one; false (nothing changed) when a newer result came.
+    bool publish_routes(uint64_t generation, std::vector<Finding> findings, nlohmann::json findings_json,
+                        nlohmann::json routes_json, int64_t now_ms);
+    // The route validation summary of the published findings (CheckResult::routes_json).
+    const nlohmann::json& routes_json() const { return routes_json_; }
 
     // The waiver file (config `waivers:`, replaced on reload); null = none. Waived findings leave
     // findings_at() / analysis_findings_at() (and so the exit status of `ibfabric findings` and the
@@ -228,6 +239,7 @@ private:
     uint64_t findings_seq_ = 0;
     int64_t findings_ms_ = 0;
     std::shared_ptr<const LiveAnalysis> analysis_;
+    nlohmann::json routes_json_;
     uint64_t analysis_seq_ = 0;
     int64_t analysis_ms_ = 0;
     double last_analyze_ms_ = 0;

@@ -1,0 +1,18 @@
+// The routing routes of ibfabricd (docs/api.md, "Routes and impact"): the same pure code as
+// `ibfabric route` and `ibfabric impact`, on the live fabric (the current snapshot, its LFTs, the
+// live analysis' names and every published finding). Called by handle_api (routes.cpp).
+//
+//   GET /api/v1/route?src=node001&dst=node044   -> {"forward": route_json, "reverse": ..., "clean", "sweep_seq"}
+//   GET /api/v1/impact?node=spine01[&port=19]   -> impact_json + "sweep_seq"; node=a,b/3 for several
+#pragma once
+
+#include <string>
+
+#include "ibf/api.h"
+
+namespace ibf {
+
+ApiResponse route_response(const std::string& query, const ApiContext& ctx);
+ApiResponse impact_response(const std::string& query, const ApiContext& ctx);
+
+}  // namespace ibf

@@ -1,0 +1,86 @@
+// The route validation of the LFTs the plugin exports (routing/route_check.h), live after every
+// master sweep. Kept between sweeps by the daemon's one check thread: a sweep that changed
+// nothing the routes depend on (tables, cabling, LIDs, names, degraded links) costs one hash of
+// those inputs and reuses the last findings; any other runs the validation in full, AFTER the
+// cabling findings of that sweep are published (run_check leaves it as CheckRun::routes_pending,
+// finish_routes() runs it; docs/threading.md). Pure: no I/O, no threads; the clock is passed in.
+//
+//   ibf::CheckRun run = ibf::run_check(w, clock);          // w.routes = the kept LiveRouteCheck
+//   state.publish(std::move(*run.result), now);            // cabling findings out first
+//   if (run.routes_pending) {
+//       ibf::RoutesDone d = ibf::finish_routes(*run.routes_pending, *w.routes, clock);
+//       state.publish_routes(d.generation, std::move(d.findings), std::move(d.findings_json), std::move(d.routes_json), now);
+//   }
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ibf/finding.h"
+#include "ibf/route_check.h"
+#include "ibf/snapshot.h"
+
+namespace ibf {
+
+// Monotonic milliseconds, to time the steps; null: every time is 0.
+using StepClock = std::function<double()>;
+
+// One sweep's route validation, when it has to run in full.
+struct RouteJob {
+    uint64_t generation = 0;                   // the CheckResult it belongs to
+    std::shared_ptr<const Snapshot> snapshot;  // fabric and LFTs
+    std::vector<std::string> names;            // display names by NodeId (LiveAnalysis::names)
+    RouteCheckOptions options;                 // with the degraded links of the sweep's findings
+    uint64_t key = 0;                          // route_inputs_hash of all of it
+    std::vector<Finding> other_findings;       // the sweep's findings but the route ones
+};
+
+// What one validation found.
+struct RouteOutcome {
+    uint64_t sweep_seq = 0;          // the sweep validated
+    std::vector<Finding> findings;   // route_unreachable, route_loop, credit_loop, route_non_minimal, route_via_degraded_link
+    nlohmann::json summary;          // route_check_json + sweep_seq, validate_ms
+};
+
+class LiveRouteCheck {
+public:
+    // The last validation when its inputs hashed to `key`, else null.
+    const RouteOutcome* cached(uint64_t key) const { return valid_ && key == key_ ? &last_ : nullptr; }
+    // The last validation, whatever its inputs; null before the first.
+    const RouteOutcome* last() const { return valid_ ? &last_ : nullptr; }
+    // Runs it in full and keeps it.
+    const RouteOutcome& validate(const RouteJob& j, const StepClock& clock = {});
+    uint64_t validations() const { return validations_; }
+
+private:
+    uint64_t key_ = 0, validations_ = 0;
+    bool valid_ = false;
+    RouteOutcome last_;
+};
+
+// The degraded links of a sweep (route_check.h's degraded_links over the check's, the analysis'
+// and the link health findings: rate_mismatch, rate_below_capability, rate_outlier,
+// link_flapping, port_errors), the options and the inputs' hash.
+RouteJob route_job(std::shared_ptr<const Snapshot> snapshot, const Fabric& f, const std::vector<std::string>& names,
+                   const std::vector<Finding>& findings);
+
+// What publish_routes() takes: the sweep's findings with the new route findings, as JSON too,
+// and the summary (state "done").
+struct RoutesDone {
+    uint64_t generation = 0;
+    std::vector<Finding> findings;
+    nlohmann::json findings_json;
+    nlohmann::json routes_json;
+};
+RoutesDone finish_routes(const RouteJob& j, LiveRouteCheck& c, const StepClock& clock = {});
+
+// The summary a CheckResult carries: `o`'s with "state" ("done", or "validating" when `o` is the
+// last validation of an earlier sweep kept until the new one is done) and "cached".
+nlohmann::json routes_summary(const RouteOutcome& o, const char* state, bool cached);
+
+}  // namespace ibf

@@ -1,0 +1,226 @@
+// The route validation live after every sweep (pipeline/live_routes.h): what run_check publishes
+// first, what finish_routes() adds after it, the cache over unchanged sweeps; and the routes that
+// serve the same pure code on the live fabric: GET /api/v1/route and /api/v1/impact.
+#include <gtest/gtest.h>
+
+#include "fixture.h"
+#include "ibf/analysis.h"
+#include "ibf/api.h"
+#include "ibf/controller_state.h"
+#include "ibf/impact.h"
+#include "ibf/pipeline.h"
+#include "ibf/route_graph.h"
+#include "ibf/synth.h"
+
+using namespace ibf;
+using namespace ibf::test;
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kNow = 1764468000000;
+
+ApiResponse get(const ControllerState& st, const std::string& target) {
+    ApiContext ctx;
+    ctx.state = &st;
+    ctx.now_ms = kNow;
+    return handle_api({.method = "GET", .target = target, .authorization = "", .body = ""}, ctx);
+}
+
+int count_kind(const json& findings, const std::string& kind) {
+    return findings.at("summary").value(kind, 0);
+}
+
+// A 2-level radix-8 tree with minimum-hop tables: leaf0002/5 -- spine0001 runs at 1xHDR (a
+// rate_outlier), and spine0002 has no entry for node00001's LID (a black hole).
+struct Lab {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    std::vector<SwitchLft> lfts;
+    ControllerState st;
+    std::shared_ptr<LiveRouteCheck> routes = std::make_shared<LiveRouteCheck>();
+    uint64_t seq = 0;
+
+    Lab() {
+        set_link_rate(f, synth_node(f, "leaf0002"), 5, {Width::X1, Speed::HDR});
+        lfts = synth_lfts(f);
+        spine2()[f.node(synth_node(f, "node00001")).port(1)->lid] = kLftNoPath;
+        EXPECT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master), 10));
+    }
+    std::vector<uint8_t>& spine2() {
+        for (SwitchLft& t : lfts)
+            if (t.switch_guid == f.node(synth_node(f, "spine0002")).guid) return t.port_by_lid;
+        throw std::logic_error("no spine0002 table");
+    }
+    // One master sweep through run_check; publishes its result.
+    CheckRun sweep() {
+        Snapshot s = snapshot(f, kMasterGuid, SmState::Master, ++seq);
+        s.lfts = lfts;
+        auto job = st.on_snapshot(1, std::move(s), 20 + static_cast<int64_t>(seq));
+        EXPECT_TRUE(job);
+        WorkItem w{.job = *job};
+        w.routes = routes;
+        CheckRun run = run_check(w);
+        EXPECT_TRUE(run.result) << run.error;
+        EXPECT_TRUE(st.publish(*run.result, 30 + static_cast<int64_t>(seq)));
+        return run;
+    }
+    bool finish(const CheckRun& run) {
+        if (!run.routes_pending) {
+            ADD_FAILURE() << "sweep " << seq << " left no route validation to finish";
+            return false;
+        }
+        RoutesDone d = finish_routes(*run.routes_pending, *routes);
+        return st.publish_routes(d.generation, std::move(d.findings), std::move(d.findings_json), std::move(d.routes_json), 40);
+    }
+    json findings() const { return json::parse(get(st, "/api/v1/findings").body); }
+};
+
+}  // namespace
+
+TEST(LiveRoutes, ChangedInputsAreValidatedAfterTheCablingFindingsArePublished) {
+    Lab lab;
+    const CheckRun first = lab.sweep();
+    ASSERT_TRUE(first.routes_pending) << "the first sweep's tables must be validated in full";
+    // Published first: no route finding yet, the validation still running.
+    EXPECT_EQ(count_kind(lab.findings(), "route_unreachable"), 0);
+    EXPECT_EQ(lab.st.routes_json()["state"], "validating");
+
+    ASSERT_TRUE(lab.finish(first));
+    const json j = lab.findings();
+    EXPECT_EQ(count_kind(j, "route_unreachable"), 1) << j.dump(1);
+    EXPECT_EQ(count_kind(j, "route_via_degraded_link"), 1) << j.dump(1);
+    const json a = json::parse(get(lab.st, "/api/v1/analysis").body);
+    EXPECT_EQ(a["route_validation"]["state"], "done");
+    EXPECT_EQ(a["route_validation"]["sweep_seq"], 1);
+    EXPECT_GT(a["route_validation"]["pairs"].get<long>(), 0);
+    const std::string m = get(lab.st, "/metrics").body;
+    EXPECT_NE(m.find("ibfabric_findings{kind=\"route_unreachable\",severity=\"error\",role=\"active\"} 1"), std::string::npos)
+        << m.substr(0, 4000);
+}
+
+TEST(LiveRoutes, AnUnchangedSweepReusesTheLastValidationAndAChangedOneKeepsItUntilDone) {
+    Lab lab;
+    ASSERT_TRUE(lab.finish(lab.sweep()));
+    ASSERT_EQ(lab.routes->validations(), 1u);
+
+    const CheckRun same = lab.sweep();  // the same tables, cabling and rates
+    EXPECT_FALSE(same.routes_pending);
+    EXPECT_EQ(lab.routes->validations(), 1u);
+    EXPECT_EQ(count_kind(lab.findings(), "route_unreachable"), 1);  // in the first publish already
+    EXPECT_EQ(lab.st.routes_json()["cached"], true);
+    EXPECT_EQ(lab.st.routes_json()["state"], "done");
+
+    // The black hole mended: validated again; until then the last route findings stay.
+    for (const SwitchLft& t : synth_lfts(lab.f))
+        if (t.switch_guid == lab.f.node(synth_node(lab.f, "spine0002")).guid) lab.spine2() = t.port_by_lid;
+    const CheckRun mended = lab.sweep();
+    ASSERT_TRUE(mended.routes_pending);
+    EXPECT_EQ(count_kind(lab.findings(), "route_unreachable"), 1);
+    EXPECT_EQ(lab.st.routes_json()["state"], "validating");
+    EXPECT_EQ(lab.st.routes_json()["sweep_seq"], 1);  // whose findings these are
+    ASSERT_TRUE(lab.finish(mended));
+    EXPECT_EQ(count_kind(lab.findings(), "route_unreachable"), 0);
+    EXPECT_EQ(count_kind(lab.findings(), "route_via_degraded_link"), 1);
+    EXPECT_EQ(lab.routes->validations(), 2u);
+}
+
+TEST(LiveRoutes, AValidationOvertakenByANewerSweepIsNotPublished) {
+    Lab lab;
+    const CheckRun first = lab.sweep();
+    ASSERT_TRUE(first.routes_pending);
+    lab.spine2()[1] = kLftNoPath;  // a change: the second sweep is validated too
+    const CheckRun second = lab.sweep();
+    ASSERT_TRUE(second.routes_pending);
+    EXPECT_FALSE(lab.finish(first));  // sweep 1's validation came after sweep 2's result
+    EXPECT_EQ(lab.st.routes_json()["state"], "validating");
+    EXPECT_TRUE(lab.finish(second));
+    EXPECT_EQ(lab.st.routes_json()["sweep_seq"], 2);
+}
+
+TEST(LiveRoutes, RoutesOverAFlappingLinkTheStateKnowsAreDegradedRoutes) {
+    Lab lab;
+    set_link_rate(lab.f, synth_node(lab.f, "leaf0002"), 5, {Width::X4, Speed::HDR});  // no rate fault this time
+    Snapshot s = snapshot(lab.f, kMasterGuid, SmState::Master, 1);
+    s.lfts = lab.lfts;
+    auto job = lab.st.on_snapshot(1, std::move(s), 21);
+    ASSERT_TRUE(job);
+    WorkItem w{.job = *job};
+    w.routes = lab.routes;
+    const NodeId h = synth_node(lab.f, "node00003");
+    Finding flap;
+    flap.kind = FindingKind::link_flapping;
+    flap.a = {"node00003", lab.f.node(h).guid, 1};
+    w.link_health = {flap};
+    CheckRun run = run_check(w);
+    ASSERT_TRUE(run.routes_pending);
+    const RoutesDone d = finish_routes(*run.routes_pending, *lab.routes);
+    int degraded = 0;
+    for (const Finding& fd : d.findings)
+        if (fd.kind == FindingKind::route_via_degraded_link) {
+            ++degraded;
+            EXPECT_EQ(fd.a.name, "node00003") << fd.message;
+        }
+    EXPECT_EQ(degraded, 1);
+}
+
+TEST(RouteApi, TracesBothWaysOnTheLiveTablesWithTheCablesFindings) {
+    Lab lab;
+    EXPECT_EQ(get(lab.st, "/api/v1/route?src=node00001&dst=node00016").status, 404);  // no fabric yet
+    lab.finish(lab.sweep());
+    // node00005 (under leaf0002) to node00016 (leaf0004): up over leaf0002's uplinks.
+    ApiResponse r = get(lab.st, "/api/v1/route?src=node00005&dst=node00016");
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    const RouteGraph g(lab.f, lab.lfts);
+    const Analysis an = analyze(lab.f);
+    const NodeId s = synth_node(lab.f, "node00005"), d = synth_node(lab.f, "node00016");
+    const RouteTrace there = trace_route(g, s, 1, lab.f.node(d).port(1)->lid, an.names);
+    EXPECT_EQ(j["forward"]["arrived"], true);
+    EXPECT_EQ(j["reverse"]["arrived"], true);
+    ASSERT_EQ(j["forward"]["cables"].size(), there.hops.size() + 1);  // host->leaf, ..., leaf->host
+    for (size_t i = 0; i < there.hops.size(); ++i)
+        EXPECT_EQ(j["forward"]["cables"][i + 1]["from"], an.names[there.hops[i].node] + "/" + std::to_string(there.hops[i].out_port));
+    // The unreachable LID: spine0002 has no entry for node00001.
+    bool via_spine2 = false;
+    for (int k = 2; k <= 16 && !via_spine2; ++k) {
+        const json t = json::parse(get(lab.st, "/api/v1/route?src=node" + std::string(k < 10 ? "0000" : "000") +
+                                                   std::to_string(k) + "&dst=node00001").body);
+        if (!t["forward"]["arrived"].get<bool>()) {
+            via_spine2 = true;
+            EXPECT_NE(t["forward"]["why"].get<std::string>().find("spine0002"), std::string::npos) << t.dump(1);
+            EXPECT_EQ(t["clean"], false);
+        }
+    }
+    EXPECT_TRUE(via_spine2) << "some host's route to node00001 goes over spine0002";
+    EXPECT_EQ(get(lab.st, "/api/v1/route?src=node00001").status, 400);
+    EXPECT_EQ(get(lab.st, "/api/v1/route?src=nosuch&dst=node00001").status, 400);
+    EXPECT_EQ(get(lab.st, "/api/v1/route?src=1&dst=2&hops=1").status, 400);
+}
+
+TEST(ImpactApi, TheSamePureImpactOnTheLiveFabric) {
+    Lab lab;
+    EXPECT_EQ(get(lab.st, "/api/v1/impact?node=spine0001").status, 404);
+    lab.sweep();
+    ApiResponse r = get(lab.st, "/api/v1/impact?node=spine0001");
+    ASSERT_EQ(r.status, 200) << r.body;
+    json j = json::parse(r.body);
+    EXPECT_EQ(j["sweep_seq"], 1);
+    j.erase("sweep_seq");
+    const Impact want = impact(lab.f, {{synth_node(lab.f, "spine0001"), 0}});
+    EXPECT_EQ(j, impact_json(want));
+    EXPECT_EQ(j["unreachable"], 0);
+    EXPECT_LT(j["tiers"][0]["up_gbps"]["after"].get<double>(), j["tiers"][0]["up_gbps"]["before"].get<double>());
+    // One port, two ways of saying it; several targets.
+    const json p1 = json::parse(get(lab.st, "/api/v1/impact?node=leaf0001&port=5").body);
+    const json p2 = json::parse(get(lab.st, "/api/v1/impact?node=leaf0001/5").body);
+    EXPECT_EQ(p1, p2);
+    EXPECT_EQ(p1["removed"].size(), 1u);
+    const json both = json::parse(get(lab.st, "/api/v1/impact?node=spine0001,spine0002").body);
+    EXPECT_EQ(both["removed"].size(), 2u);
+    EXPECT_EQ(both["unreachable"], 0);  // two spines are left
+    EXPECT_GT(both["fewer_paths"].get<long>(), p1["fewer_paths"].get<long>());
+    EXPECT_EQ(get(lab.st, "/api/v1/impact").status, 400);
+    EXPECT_EQ(get(lab.st, "/api/v1/impact?node=nosuch").status, 400);
+    EXPECT_EQ(get(lab.st, "/api/v1/impact?node=a,b&port=3").status, 400);
+    EXPECT_EQ(get(lab.st, "/api/v1/impact?node=leaf0001&port=99").status, 400);
+}
