@@ -152,7 +152,8 @@ void register_maintenance(CLI::App& app, Runner& run) {
     CLI::App* top = app.add_subcommand(
         "maintenance",
         "Hosts planned away for a while (drained, powered off): an absent host in maintenance is no finding.\n"
-        "Kept in the waiver file's maintenance: section (docs/findings.md#hosts-in-maintenance).");
+        "Kept in the waiver file's maintenance: section (docs/findings.md#hosts-in-maintenance).\n"
+        "Example: ibfabric maintenance add 'node[001-004]' --until 2026-12-24 --reason 'DIMM replacement'");
     top->require_subcommand(1);
     auto file_opt = [](CLI::App* c, MaintenanceArgs& a) {
         c->add_option("-f,--waivers", a.file, "The waiver file (YAML) that holds the maintenance: section")
