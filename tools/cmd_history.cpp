@@ -138,8 +138,17 @@ int run_diff(const HistoryOptions& o) {
     };
     std::cout << "changes from " << ref(j["from"]) << " to " << ref(j["to"]) << ": "
               << terminal_safe(j["change_summary"].get<std::string>()) << "\n";
+    for (const char* k : {"from", "to"})
+        if (j[k].contains("note") && j[k]["note"].is_string())
+            std::cout << "  (" << k << ": " << terminal_safe(j[k]["note"].get<std::string>()) << ")\n";
     std::vector<Finding> fs = findings_from_json(j);
     if (!fs.empty()) std::cout << "\n" << render_text(fs, ::isatty(1) != 0);
+    bool restored_header = false;
+    for (const json& c : j["changes"]) {
+        if (!c.value("restored", false)) continue;
+        if (!restored_header) std::cout << "\nrestored (as planned)\n", restored_header = true;
+        std::cout << "  " << terminal_safe(c["text"].get<std::string>()) << "\n";
+    }
     bool header = false;
     for (const json& c : j["changes"]) {
         if (c["kind"].get<std::string>().rfind("sm_", 0) != 0) continue;

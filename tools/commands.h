@@ -76,5 +76,6 @@ void register_route(CLI::App& app, Runner& run);     // cmd_route.cpp   (route S
 void register_topology(CLI::App& app, Runner& run);  // cmd_topology.cpp (topology slurm)
 void register_impact(CLI::App& app, Runner& run);    // cmd_impact.cpp  (impact NODE[/PORT]...)
 void register_hosts(CLI::App& app, Runner& run);     // cmd_hosts.cpp   (hosts HOSTLIST: a job's cables)
+void register_maintenance(CLI::App& app, Runner& run);  // cmd_maintenance.cpp (maintenance add|list|remove)
 
 }  // namespace ibf::cli

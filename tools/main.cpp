@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     ibf::cli::register_topology(app, run);
     ibf::cli::register_impact(app, run);
     ibf::cli::register_hosts(app, run);
+    ibf::cli::register_maintenance(app, run);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -68,6 +68,7 @@ std::vector<WaivedFinding> waived_from_json(const nlohmann::json& arr) {
             w.reason = wv.value("reason", "");
             w.where = wv.value("where", "");
             if (wv.contains("expires") && wv["expires"].is_string()) w.expires = wv["expires"].get<std::string>();
+            if (wv.contains("maintenance") && wv["maintenance"].is_boolean()) w.maintenance = wv["maintenance"].get<bool>();
         }
         out.push_back(std::move(w));
     }

@@ -71,7 +71,21 @@ std::optional<ApiResponse> parse_query(const std::string& query, std::initialize
                                       (expected.empty() ? " (this path takes none)" : " (expected " + expected + ")"));
         }
         if (out.count(key)) return api_error(400, "query parameter '" + key + "' given twice");
-        out[key] = eq == std::string::npos ? std::string() : kv.substr(eq + 1);
+        std::string value = eq == std::string::npos ? std::string() : kv.substr(eq + 1);
+        // Percent-decoded as clients escape it (`ibfabric diff '#1'` sends from=%231).
+        std::string decoded;
+        for (size_t i = 0; i < value.size(); ++i) {
+            if (value[i] != '%') {
+                decoded += value[i];
+                continue;
+            }
+            auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+            if (i + 2 >= value.size() || !hex(value[i + 1]) || !hex(value[i + 2]))
+                return api_error(400, "query parameter '" + key + "' has a bad %-escape");
+            decoded += static_cast<char>(std::stoi(value.substr(i + 1, 2), nullptr, 16));
+            i += 2;
+        }
+        out[key] = std::move(decoded);
     }
     return std::nullopt;
 }

@@ -2,6 +2,7 @@
 #include "ibf/history_api.h"
 
 #include <charconv>
+#include <set>
 
 #include "ibf/change_json.h"
 #include "ibf/report.h"
@@ -35,23 +36,27 @@ const char* kRefForms = "a history row id, 'latest', an ISO time (2026-12-01T03:
 
 }  // namespace
 
-SweepRow resolve_sweep(const HistoryStore& h, const SweepRef& ref, const std::string& what) {
+SweepRow resolve_sweep(const HistoryStore& h, const SweepRef& ref, const std::string& what, bool* from_first) {
     std::optional<SweepRow> r;
+    if (from_first) *from_first = false;
     switch (ref.kind) {
     case SweepRef::Kind::id: r = h.find_row(ref.value); break;
-    case SweepRef::Kind::time: r = h.row_at_time(ref.value); break;
+    case SweepRef::Kind::time:
+        r = h.row_at_time(ref.value);
+        // A time before the history began (`diff -1h` on a history younger than an hour): from its
+        // first sweep, which is as far back as it can answer.
+        if (!r && (r = h.first_row()) && from_first) *from_first = true;
+        break;
     case SweepRef::Kind::latest: r = h.latest_row(); break;
     }
     if (!r) {
-        const std::string which = ref.kind == SweepRef::Kind::id     ? "row " + std::to_string(ref.value)
-                                  : ref.kind == SweepRef::Kind::time ? "a sweep taken at or before " + iso_time(ref.value)
-                                                                     : "any sweep";
+        const std::string which = ref.kind == SweepRef::Kind::id ? "row " + std::to_string(ref.value) : "sweep yet";
         throw ApiFailure(404, what + ": the history has no " + which);
     }
     return *r;
 }
 
-json history_diff_json(const HistoryStore& h, const SweepRow& from, const SweepRow& to) {
+json history_diff_json(const HistoryStore& h, const SweepRow& from, const SweepRow& to, const Plan* plan) {
     auto state = [&](const SweepRow& r) {
         auto s = h.state_at(r.id);
         if (!s)
@@ -59,11 +64,30 @@ json history_diff_json(const HistoryStore& h, const SweepRow& from, const SweepR
         return *s;
     };
     const std::vector<Change> cs = diff_states(state(from), state(to));
-    json j = findings_to_json(changes_as_findings(cs));
+    // The plan's cables by their ends' names: a link that comes back as planned is restored.
+    std::set<std::pair<std::string, std::string>> cables;
+    if (plan)
+        for (const PlannedLink& l : plan->links) {
+            if (l.a.node >= plan->nodes.size() || l.b.node >= plan->nodes.size()) continue;
+            const std::string a = plan->nodes[l.a.node].name + "/" + std::to_string(l.a.port);
+            const std::string b = plan->nodes[l.b.node].name + "/" + std::to_string(l.b.port);
+            cables.insert({a, b});
+            cables.insert({b, a});
+        }
+    const PlannedCableFn planned = cables.empty() ? PlannedCableFn{}
+        : [&cables](const std::string& a, int pa, const std::string& b, int pb) {
+              return cables.count({a + "/" + std::to_string(pa), b + "/" + std::to_string(pb)}) > 0;
+          };
+    json j = findings_to_json(changes_as_findings(cs, planned));
     j["from"] = row_ref(from);
     j["to"] = row_ref(to);
     j["change_summary"] = summarize(cs);
     j["changes"] = changes_to_json(cs);
+    for (size_t i = 0; i < cs.size(); ++i)
+        if (restored(cs[i], planned)) {
+            j["changes"][i]["restored"] = true;
+            j["changes"][i]["text"] = j["changes"][i]["text"].get<std::string>() + " (restored: as planned)";
+        }
     return j;
 }
 
@@ -102,13 +126,18 @@ ApiResponse history_diff_response(const std::string& query, const ApiContext& ct
     try {
         SweepRow rows[2];
         const char* keys[2] = {"from", "to"};
+        bool first[2] = {false, false};
         for (int i = 0; i < 2; ++i) {
             const std::string text = q.count(keys[i]) ? q[keys[i]] : "latest";
             auto ref = parse_sweep_ref(text, ctx.now_ms);
             if (!ref) return api_error(400, std::string(keys[i]) + " '" + text + "' is not " + kRefForms);
-            rows[i] = resolve_sweep(*ctx.history_store, *ref, keys[i]);
+            rows[i] = resolve_sweep(*ctx.history_store, *ref, keys[i], &first[i]);
         }
-        return ok(history_diff_json(*ctx.history_store, rows[0], rows[1]));
+        json j = history_diff_json(*ctx.history_store, rows[0], rows[1], ctx.plan.get());
+        for (int i = 0; i < 2; ++i)
+            if (first[i])
+                j[keys[i]]["note"] = "no sweep at or before " + q[keys[i]] + ": from the history's first sweep";
+        return ok(std::move(j));
     } catch (const ApiFailure& e) {
         return api_error(e.status, e.what());
     }

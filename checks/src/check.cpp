@@ -2,7 +2,7 @@
 //   1. resolve planned nodes to actual nodes (GUID first, then name [+ HCA] among the rest);
 //   2. exact matches: a planned link whose two ends are cabled to each other;
 //   3. miswired: an unmatched planned link and an unmatched actual cable that share one end;
-//   4. what is left: missing links (or one missing_node per absent node), unexpected links
+//   4. what is left: missing links (or one missing_node per absent node, host_absent for a host), unexpected links
 //      between planned nodes, one unexpected_node per node the plan does not know;
 //   5. rate and MTU of the matched links.
 #include "ibf/check.h"
@@ -528,8 +528,10 @@ private:
             if (link_done_[i] || !both_resolved(l)) continue;
             report_missing_link(l);
         }
+        std::unordered_map<std::string, bool> name_present;  // a planned name with one of its HCAs in the fabric
+        for (size_t i = 0; i < np; ++i) name_present[plan_.nodes[i].name] |= resolved(i);
         for (size_t i = 0; i < np; ++i)
-            if (!resolved(i)) report_missing_node(i, std::move(planned_of[i]));
+            if (!resolved(i)) report_missing_node(i, std::move(planned_of[i]), name_present[plan_.nodes[i].name]);
     }
 
     // "3 links (leaf01/5, leaf02/5, spine01/1)", "5 links (a/1, b/1, c/1, ...)": a missing node's cables.
@@ -541,8 +543,16 @@ private:
         return t + (links.size() > 3 ? ", ...)" : ")");
     }
 
-    void report_missing_node(size_t i, std::vector<FindingLink> links) {
+    // A planned host none of whose HCAs is in the fabric, with no other node under its name (no
+    // replacement), is host_absent (powered off, drained: a warning, and maintenance covers it); a
+    // switch, an HCA of a present host, an ambiguous name or a replacement stay missing_node (error).
+    void report_missing_node(size_t i, std::vector<FindingLink> links, bool name_present) {
         const PlannedNode& pn = plan_.nodes[i];
+        if (pn.type == NodeType::CA && !name_present && !pn.name.empty() && match_.ambiguous[i].empty() &&
+            !unclaimed_named(pn.name)) {
+            report_host_absent(pn, std::move(links));
+            return;
+        }
         Finding fd = make(FindingKind::missing_node);
         fd.a = {pn.name, pn.guid.value_or(0), 0};
         std::string who = pn.name.empty() ? std::string("node") : pn.name;
@@ -573,6 +583,27 @@ private:
                 }
             }
         }
+        out_.push_back(std::move(fd));
+    }
+
+    bool unclaimed_named(const std::string& name) const {
+        for (NodeId id : f_.find_by_name(name))
+            if (match_.claimed[id] == kUnclaimed) return true;
+        return false;
+    }
+
+    void report_host_absent(const PlannedNode& pn, std::vector<FindingLink> links) {
+        Finding fd = make(FindingKind::host_absent);
+        fd.a = {pn.name, pn.guid.value_or(0), 0};
+        std::string who = pn.name;
+        if (!pn.hca.empty()) who += " " + pn.hca;
+        fd.expected = who;
+        if (pn.guid) fd.expected += " (" + guid_hex(*pn.guid) + ")";
+        const std::string what = planned_links_text(links);
+        fd.links = std::move(links);
+        fd.message = "host " + who + " is absent (powered off or drained?); it should have " + what +
+                     "; if it is in maintenance: ibfabric maintenance add " + pn.name +
+                     " --until DATE --reason TEXT, else power it on and check its cables";
         out_.push_back(std::move(fd));
     }
 

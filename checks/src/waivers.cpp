@@ -7,17 +7,18 @@
 #include <algorithm>
 #include <chrono>
 #include <charconv>
+#include <initializer_list>
 #include <map>
+#include <string_view>
 
 #include "ibf/error.h"
+#include "ibf/hostlist.h"
 #include "ibf/report.h"
 #include "ibf/text.h"
 #include "ibf/yaml_load.h"
 
 namespace ibf {
 namespace {
-
-constexpr const char* kKeys[] = {"kind", "ends", "labels", "name", "reason", "expires"};
 
 std::string all_kinds() {
     std::string s;
@@ -34,19 +35,72 @@ public:
         out.source = file_;
         const YAML::Node root = load_yaml_bounded(text_, file_, "waiver file", {.max_nodes = kMaxWaiverYamlNodes});
         if (root.IsNull()) return out;  // an empty file waives nothing
-        if (!root.IsMap() || !root["waivers"])
-            fail(root, "expected a map with `waivers:` (a list of waivers, see docs/findings.md)");
+        if (!root.IsMap() || (!root["waivers"] && !root["maintenance"]))
+            fail(root, "expected a map with `waivers:` and/or `maintenance:` (lists, see docs/findings.md)");
         no_duplicate_keys(root, "the waiver file");
         for (const auto& kv : root) {
             const std::string key = scalar(kv.first, "key");
-            if (key != "waivers" && key != "version")
-                fail(kv.first, "unknown key '" + printable(key) + "' (expected waivers, version)");
+            if (key != "waivers" && key != "version" && key != "maintenance")
+                fail(kv.first, "unknown key '" + printable(key) + "' (expected waivers, maintenance, version)");
         }
-        const YAML::Node list = root["waivers"];
-        if (list.IsNull()) return out;
-        if (!list.IsSequence()) fail(list, "expected a list of waivers under `waivers:`");
-        for (const YAML::Node& item : list) out.waivers.push_back(waiver(item));
+        if (const YAML::Node list = root["waivers"]; list && !list.IsNull()) {
+            if (!list.IsSequence()) fail(list, "expected a list of waivers under `waivers:`");
+            for (const YAML::Node& item : list) out.waivers.push_back(waiver(item));
+        }
+        if (const YAML::Node list = root["maintenance"]; list && !list.IsNull()) {
+            if (!list.IsSequence()) fail(list, "expected a list of hosts in maintenance under `maintenance:`");
+            size_t hosts = 0;
+            for (const YAML::Node& item : list) {
+                if (out.maintenance.size() == kMaxMaintenanceEntries)
+                    fail(item, "more than " + std::to_string(kMaxMaintenanceEntries) + " maintenance entries");
+                out.maintenance.push_back(maintenance(item));
+                hosts += out.maintenance.back().names.size();
+                if (hosts > kMaxMaintenanceHosts)
+                    fail(item, "more than " + std::to_string(kMaxMaintenanceHosts) + " hosts in maintenance");
+            }
+        }
         return out;
+    }
+
+    // A list item that must be a map of `keys` only (`what`: "a waiver"): its file:line.
+    std::string item(const YAML::Node& n, const std::string& what, std::initializer_list<std::string_view> keys,
+                     const std::string& shape) const {
+        if (!n.IsMap()) fail(n, "expected " + shape);
+        no_duplicate_keys(n, what);
+        std::string names;
+        for (std::string_view k : keys) names += (names.empty() ? "" : ", ") + std::string(k);
+        for (const auto& kv : n) {
+            const std::string key = scalar(kv.first, "key");
+            if (std::find(keys.begin(), keys.end(), key) == keys.end())
+                fail(kv.first, "unknown key '" + printable(key) + "' in " + what + " (expected " + names + ")");
+        }
+        return file_ + ":" + std::to_string(n.Mark().line + 1);
+    }
+
+    Maintenance maintenance(const YAML::Node& n) const {
+        Maintenance m;
+        m.where = item(n, "a maintenance entry", {"hosts", "until", "reason"},
+                       "a maintenance entry (a map with hosts:, until: and reason:)");
+        for (const char* k : {"hosts", "until", "reason"})
+            if (!n[k]) fail(n, std::string("a maintenance entry needs ") + k + ":");
+        m.hosts = scalar(n["hosts"], "hosts");
+        try {
+            m.names = hostlist_expand(m.hosts, "hosts");
+        } catch (const InputError& e) {
+            fail(n["hosts"], "bad hostlist '" + printable(m.hosts) + "': " + e.what());
+        }
+        if (m.names.empty()) fail(n["hosts"], "a maintenance entry needs at least one host");
+        if (m.names.size() > kMaxMaintenanceHosts)
+            fail(n["hosts"], "more than " + std::to_string(kMaxMaintenanceHosts) + " hosts in maintenance");
+        std::sort(m.names.begin(), m.names.end());
+        m.names.erase(std::unique(m.names.begin(), m.names.end()), m.names.end());
+        m.until = scalar(n["until"], "until");
+        auto ms = end_of_day_unix_ms(m.until);
+        if (!ms) fail(n["until"], "bad date '" + printable(m.until) + "' for 'until': expected YYYY-MM-DD");
+        m.until_unix_ms = *ms;
+        m.reason = scalar(n["reason"], "reason");
+        if (m.reason.empty()) fail(n["reason"], "a maintenance entry needs a reason: (what is being done, for the next administrator)");
+        return m;
     }
 
 private:
@@ -82,15 +136,9 @@ private:
     }
 
     Waiver waiver(const YAML::Node& n) const {
-        if (!n.IsMap()) fail(n, "expected a waiver (a map with reason: and kind:, ends:, labels: or name:)");
         Waiver w;
-        w.where = file_ + ":" + std::to_string(n.Mark().line + 1);
-        no_duplicate_keys(n, "a waiver");
-        for (const auto& kv : n) {
-            const std::string key = scalar(kv.first, "key");
-            if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
-                fail(kv.first, "unknown key '" + printable(key) + "' in a waiver (expected kind, ends, labels, name, reason, expires)");
-        }
+        w.where = item(n, "a waiver", {"kind", "ends", "labels", "name", "reason", "expires"},
+                       "a waiver (a map with reason: and kind:, ends:, labels: or name:)");
         if (n["kind"])
             for (const std::string& k : strings(n["kind"], "kind")) {
                 auto fk = parse_finding_kind(k);
@@ -155,7 +203,93 @@ Finding expired_finding(const Waiver& w) {
     return f;
 }
 
+Finding ended_finding(const Maintenance& m) {
+    Finding f;
+    f.kind = FindingKind::waiver_expired;
+    f.severity = default_severity(f.kind);
+    f.a.name = m.where;
+    f.expected = "valid through " + m.until;
+    f.actual = "expired";
+    f.message = "maintenance of " + m.hosts + " at " + m.where + " (" + m.reason + ") ended after " + m.until +
+                "; its hosts count again: ibfabric maintenance remove " + m.hosts + ", or add it again with a later --until";
+    return f;
+}
+
+bool in_names(const std::vector<std::string>& sorted, const std::string& name) {
+    return !name.empty() && std::binary_search(sorted.begin(), sorted.end(), name);
+}
+
+// A YAML double-quoted scalar of `s` (control characters escaped).
+std::string yaml_quoted(std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20 || c == 0x7f) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+// A line that starts a top-level key of a block map (not indented, not a comment, not a list item).
+bool top_level_key(std::string_view line) {
+    return !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#' && line[0] != '-' && line[0] != '\r';
+}
+
 }  // namespace
+
+bool maintenance_matches(const Maintenance& m, const Finding& f) {
+    if (f.kind != FindingKind::host_absent && f.kind != FindingKind::missing_link && f.kind != FindingKind::link_flapping)
+        return false;
+    return in_names(m.names, f.a.name) || in_names(m.names, f.b.name);
+}
+
+std::string with_maintenance(std::string_view text, const std::vector<Maintenance>& entries) {
+    std::string section = entries.empty() ? "maintenance: []\n" : "maintenance:\n";
+    for (const Maintenance& m : entries)
+        section += "  - hosts: " + yaml_quoted(m.hosts) + "\n    until: " + m.until + "\n    reason: " + yaml_quoted(m.reason) + "\n";
+    // The lines of `text`, each with its newline.
+    std::vector<std::string_view> lines;
+    for (size_t at = 0; at < text.size();) {
+        size_t nl = text.find('\n', at);
+        size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
+        lines.push_back(text.substr(at, end - at));
+        at = end;
+    }
+    size_t begin = lines.size();
+    for (size_t i = 0; i < lines.size(); ++i)
+        if (lines[i].rfind("maintenance:", 0) == 0) begin = i;
+    std::string out;
+    if (begin == lines.size()) {
+        out = std::string(text);
+        if (!out.empty() && out.back() != '\n') out += '\n';
+        return out + section;
+    }
+    size_t end = begin + 1;
+    while (end < lines.size() && !top_level_key(lines[end])) ++end;
+    // Comment and blank lines just before the next key belong to what follows.
+    while (end > begin + 1 && end < lines.size()) {
+        std::string_view l = lines[end - 1];
+        if (!(l.empty() || l[0] == '#' || l == "\n" || l == "\r\n")) break;
+        --end;
+    }
+    for (size_t i = 0; i < begin; ++i) out += lines[i];
+    out += section;
+    for (size_t i = end; i < lines.size(); ++i) out += lines[i];
+    return out;
+}
+
+nlohmann::json maintenance_to_json(const Maintenance& m, int64_t now_unix_ms) {
+    return {{"hosts", m.hosts}, {"count", m.names.size()}, {"until", m.until}, {"reason", m.reason},
+            {"where", m.where}, {"ended", now_unix_ms >= m.until_unix_ms}};
+}
 
 WaiverSet parse_waivers(std::string_view text, const std::string& file) { return WaiverParser(text, file).run(); }
 
@@ -192,6 +326,16 @@ bool waiver_expired(const Waiver& w, int64_t now_unix_ms) {
 Waived apply_waivers(std::vector<Finding> fs, const WaiverSet& ws, int64_t now_unix_ms) {
     Waived r;
     for (Finding& f : fs) {
+        const Maintenance* kept = nullptr;
+        for (const Maintenance& m : ws.maintenance)
+            if (now_unix_ms < m.until_unix_ms && maintenance_matches(m, f)) {
+                kept = &m;
+                break;
+            }
+        if (kept) {
+            r.waived.push_back({std::move(f), kept->reason, kept->where, kept->until, true});
+            continue;
+        }
         const Waiver* by = nullptr;
         for (const Waiver& w : ws.waivers)
             if (!waiver_expired(w, now_unix_ms) && waiver_matches(w, f)) {
@@ -205,6 +349,8 @@ Waived apply_waivers(std::vector<Finding> fs, const WaiverSet& ws, int64_t now_u
     }
     for (const Waiver& w : ws.waivers)
         if (waiver_expired(w, now_unix_ms)) r.active.push_back(expired_finding(w));
+    for (const Maintenance& m : ws.maintenance)
+        if (now_unix_ms >= m.until_unix_ms) r.active.push_back(ended_finding(m));
     return r;
 }
 
@@ -241,24 +387,28 @@ nlohmann::json waived_to_json(const std::vector<WaivedFinding>& ws) {
     for (const WaivedFinding& w : ws) {
         nlohmann::json j = finding_to_json(w.finding);
         j["waiver"] = {{"reason", w.reason}, {"where", w.where},
-                       {"expires", w.expires.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.expires)}};
+                       {"expires", w.expires.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.expires)},
+                       {"maintenance", w.maintenance}};
         arr.push_back(std::move(j));
     }
     return arr;
 }
 
-std::string render_waived_text(const std::vector<WaivedFinding>& ws, bool color) {
+namespace {
+
+// One section: `title` (N), then per waiver or maintenance entry (in the order they first apply)
+// its reason (file:line) and findings.
+std::string waived_section(const std::vector<const WaivedFinding*>& ws, const std::string& title, bool color) {
     if (ws.empty()) return "";
     const char* dim = color ? "\033[2m" : "";
     const char* reset = color ? "\033[0m" : "";
-    // Grouped by waiver, in the order the waivers first apply.
     std::vector<std::string> order;
     std::map<std::string, std::vector<const WaivedFinding*>> by;
-    for (const WaivedFinding& w : ws) {
-        if (!by.count(w.where)) order.push_back(w.where);
-        by[w.where].push_back(&w);
+    for (const WaivedFinding* w : ws) {
+        if (!by.count(w->where)) order.push_back(w->where);
+        by[w->where].push_back(w);
     }
-    std::string out = std::string(dim) + "waived (" + std::to_string(ws.size()) + ")" + reset + "\n";
+    std::string out = std::string(dim) + title + " (" + std::to_string(ws.size()) + ")" + reset + "\n";
     for (const std::string& where : order) {
         const WaivedFinding& first = *by[where].front();
         out += "  " + terminal_safe(first.reason) + " (" + where + (first.expires.empty() ? "" : ", until " + first.expires) + ")\n";
@@ -270,6 +420,14 @@ std::string render_waived_text(const std::vector<WaivedFinding>& ws, bool color)
         }
     }
     return out;
+}
+
+}  // namespace
+
+std::string render_waived_text(const std::vector<WaivedFinding>& ws, bool color) {
+    std::vector<const WaivedFinding*> kept, waived;
+    for (const WaivedFinding& w : ws) (w.maintenance ? kept : waived).push_back(&w);
+    return waived_section(kept, "in maintenance", color) + waived_section(waived, "waived", color);
 }
 
 }  // namespace ibf

@@ -180,9 +180,15 @@ std::vector<Change> changes_from_json(const json& j) {
     return out;
 }
 
-std::vector<Finding> changes_as_findings(const std::vector<Change>& cs) {
+bool restored(const Change& c, const PlannedCableFn& planned) {
+    return planned && c.kind == ChangeKind::link_added && c.link_after &&
+           planned(c.a_name, c.link_after->a.port, c.b_name, c.link_after->b.port);
+}
+
+std::vector<Finding> changes_as_findings(const std::vector<Change>& cs, const PlannedCableFn& planned) {
     std::vector<Finding> out;
     for (const Change& c : cs) {
+        if (restored(c, planned)) continue;  // as the plan says again: nothing to do
         Finding f;
         const LinkRec* l = c.link_after ? &*c.link_after : c.link_before ? &*c.link_before : nullptr;
         if (l) f.a = endpoint(c.a_name, l->a), f.b = endpoint(c.b_name, l->b);

@@ -133,6 +133,7 @@ std::string lab_daemon_yaml(const LabDaemonConfig& c) {
     if (!c.key_file.empty()) y += "tcp_key_file: " + quoted(c.key_file) + "\n";
     if (!c.token_file.empty()) y += "token_file: " + quoted(c.token_file) + "\n";
     if (!c.expected.empty()) y += "topology: " + quoted(c.expected) + "\n";
+    if (!c.history.empty()) y += "history: " + quoted(c.history) + "\n";
     y += "log_level: info\n";
     // ibsim reports every port as able to run 12xHDR: "slower than it could" is noise here.
     y += "checks:\n  rate_below_capability: false\n";

@@ -768,6 +768,7 @@ void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool wit
         LabDaemonConfig dc;
         dc.socket = m.ingest_socket;
         dc.expected = o.expected;
+        dc.history = multi ? m.dir + "/history.db" : s.path("history.db");  // the lab records history
         dc.ha = s.ha;
         if (multi) {
             dc.http_port = m.api_port;

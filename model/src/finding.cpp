@@ -13,7 +13,22 @@ constexpr std::array<std::string_view, kFindingKindCount> kNames{
     "sm_split_brain", "sm_master_lid_mismatch", "sm_stalled", "sm_not_sweeping", "sm_unknown", "sm_config_mismatch", "sm_no_standby",
     "sm_standby_not_polling", "sm_conf_drift", "lid_changed", "link_flapping", "port_errors",
     "waiver_expired", "route_unreachable", "route_loop", "credit_loop", "route_non_minimal", "route_via_degraded_link",
+    "host_absent",
 };
+
+// report_rank's order: the enum's, with the exceptions finding.h names.
+constexpr std::array<FindingKind, kFindingKindCount> kReportOrder = [] {
+    std::array<FindingKind, kFindingKindCount> o{};
+    size_t n = 0;
+    for (int i = 0; i < kFindingKindCount; ++i) {
+        const auto k = static_cast<FindingKind>(i);
+        if (k == FindingKind::identity_changed || k == FindingKind::host_absent) continue;
+        o[n++] = k;
+        if (k == FindingKind::missing_node) o[n++] = FindingKind::host_absent;
+        if (k == FindingKind::mtu_mismatch) o[n++] = FindingKind::identity_changed;
+    }
+    return o;
+}();
 }  // namespace
 
 std::string_view to_string(FindingKind k) {
@@ -28,9 +43,9 @@ std::optional<FindingKind> parse_finding_kind(std::string_view s) {
 }
 
 int report_rank(FindingKind k) {
-    const int i = static_cast<int>(k);
-    if (k == FindingKind::identity_changed) return static_cast<int>(FindingKind::mtu_mismatch);
-    return k > FindingKind::identity_changed && k <= FindingKind::mtu_mismatch ? i - 1 : i;
+    for (size_t i = 0; i < kReportOrder.size(); ++i)
+        if (kReportOrder[i] == k) return static_cast<int>(i);
+    return kFindingKindCount;
 }
 
 std::string_view to_string(Severity s) {
@@ -61,6 +76,7 @@ Severity default_severity(FindingKind k) {
         case FindingKind::link_flapping:
         case FindingKind::port_errors:
         case FindingKind::waiver_expired:
+        case FindingKind::host_absent:
             return Severity::warning;
         case FindingKind::intra_tier_link:
         case FindingKind::tier_skip:

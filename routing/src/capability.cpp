@@ -109,6 +109,10 @@ std::vector<Finding> capability_findings(const Fabric& f, const std::vector<std:
         groups[{s.a, static_cast<int>(s.act.width), static_cast<int>(s.act.speed), static_cast<int>(s.best.width),
                 static_cast<int>(s.best.speed)}]
             .push_back(&s);
+    // Each slow link with both ends and its rate (no plan here: no label, no planned end).
+    auto link_of = [&](const Slow& s) {
+        return FindingLink{{name(s.a), f.node(s.a).guid, s.pa}, {name(s.b), f.node(s.b).guid, s.pb}, {}, "", to_string(s.act)};
+    };
     std::vector<Finding> out;
     for (const auto& [key, g] : groups) {
         const Slow& s0 = *g.front();
@@ -122,6 +126,7 @@ std::vector<Finding> capability_findings(const Fabric& f, const std::vector<std:
             std::vector<int> ports;
             for (const Slow* s : g) ports.push_back(s->pa);
             fd.a = {name(s0.a), f.node(s0.a).guid, 0};
+            for (const Slow* s : g) fd.links.push_back(link_of(*s));
             fd.message = std::to_string(g.size()) + " links of " + name(s0.a) + " (ports " + ports_text(ports) +
                          ") run at " + rate_text(s0.act) + " but both ends of each can do " + rate_text(s0.best) + "; " +
                          remedy(s0.act, s0.best, true);
@@ -132,6 +137,7 @@ std::vector<Finding> capability_findings(const Fabric& f, const std::vector<std:
             Finding one = fd;
             one.a = {name(s->a), f.node(s->a).guid, s->pa};
             one.b = {name(s->b), f.node(s->b).guid, s->pb};
+            one.links = {link_of(*s)};
             one.message = label(s->a, s->pa) + " -- " + label(s->b, s->pb) + " runs at " + rate_text(s->act) +
                           " but both ends can do " + rate_text(s->best) + "; " + remedy(s->act, s->best, false);
             out.push_back(std::move(one));

@@ -31,6 +31,18 @@ NodeId id(const Fabric& f, const std::string& name) {
     return n;
 }
 
+// sw1 (node 0) with host gpu01's two HCAs on ports 1 (mlx5_0, node 1) and 2 (mlx5_1, node 2).
+Fabric two_hca_host() {
+    Fabric f;
+    NodeId sw = f.add_node({.type = NodeType::Switch, .guid = 0x100, .description = "MF0;sw1:QM8700/U1"}, 8);
+    NodeId g0 = f.add_node({.type = NodeType::CA, .guid = 0x200, .description = "gpu01 mlx5_0"}, 1);
+    NodeId g1 = f.add_node({.type = NodeType::CA, .guid = 0x300, .description = "gpu01 mlx5_1"}, 1);
+    f.connect(sw, 1, g0, 1);
+    f.connect(sw, 2, g1, 1);
+    f.finalize();
+    return f;
+}
+
 void expect_end(const Endpoint& e, const Fabric& f, const std::string& name, int port) {
     EXPECT_EQ(e.name, name);
     EXPECT_EQ(e.port, port);
@@ -393,12 +405,54 @@ TEST(Check, AbsentNodeIsOneMissingNodeNotACascade) {
     EXPECT_NE(fs[0].message.find("should have 2 links (leaf0001/5, leaf0002/5)"), std::string::npos)
         << fs[0].message;
 
+    // An absent host is host_absent (powered off or drained: a warning), one finding too.
     g = without_node(f, id(f, "node00003"));
     fs = check(p, g);
     ASSERT_EQ(fs.size(), 1u) << dump(fs);
-    EXPECT_EQ(fs[0].kind, FindingKind::missing_node);
+    EXPECT_EQ(fs[0].kind, FindingKind::host_absent);
+    EXPECT_EQ(fs[0].severity, Severity::warning);
     EXPECT_EQ(fs[0].a.name, "node00003");
     EXPECT_NE(fs[0].message.find("should have 1 link (leaf0001/3)"), std::string::npos) << fs[0].message;
+}
+
+TEST(Check, AnAbsentHostIsAWarningApartFromAMissingCableOfAPresentNode) {
+    Fabric f = small_tree();
+    Plan p = plan_of(f);
+    auto fs = check(p, without_node(f, id(f, "node00002")));
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::host_absent);
+    EXPECT_EQ(fs[0].message,
+              "host node00002 is absent (powered off or drained?); it should have 1 link (leaf0001/2); if it is in "
+              "maintenance: ibfabric maintenance add node00002 --until DATE --reason TEXT, else power it on and check its cables");
+    ASSERT_EQ(fs[0].links.size(), 1u);
+    EXPECT_EQ(fs[0].links[0].planned.name, "leaf0001");
+    // The host is there, its cable is out: missing_link, an error.
+    Fabric unplugged = f;
+    remove_cable(unplugged, id(unplugged, "node00002"), 1);
+    fs = check(p, unplugged);
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::missing_link);
+    EXPECT_EQ(fs[0].severity, Severity::error);
+    // A switch that is gone stays missing_node, an error.
+    fs = check(p, without_node(f, id(f, "leaf0002")));
+    ASSERT_FALSE(fs.empty());
+    EXPECT_EQ(fs[0].kind, FindingKind::missing_node) << dump(fs);
+    EXPECT_EQ(fs[0].severity, Severity::error);
+}
+
+TEST(Check, OneAbsentHcaOfAPresentHostIsAMissingNode) {
+    Fabric f = two_hca_host();
+    const NodeId g0 = 1, g1 = 2;
+    const Plan p = plan_of(f, /*by_guid=*/false);
+    // gpu01 is up, its second rail is not: an error (a card or cable to replace), not an absent host.
+    auto fs = check(p, without_node(f, g1));
+    ASSERT_EQ(fs.size(), 1u) << dump(fs);
+    EXPECT_EQ(fs[0].kind, FindingKind::missing_node);
+    EXPECT_EQ(fs[0].severity, Severity::error);
+    // Both gone: the host is absent (one finding per planned HCA).
+    fs = check(p, without_node(without_node(f, g1), g0));
+    ASSERT_EQ(fs.size(), 2u) << dump(fs);
+    for (const Finding& x : fs) EXPECT_EQ(x.kind, FindingKind::host_absent) << dump(fs);
 }
 
 TEST(Check, NewHostIsOneUnexpectedNode) {
@@ -441,13 +495,8 @@ TEST(Check, ExtraCableBetweenPlannedSwitchesIsUnexpectedLink) {
 }
 
 TEST(Check, NamePlansUseHcaAndNeverGuessBetweenNamesakes) {
-    Fabric f;
-    NodeId sw = f.add_node({.type = NodeType::Switch, .guid = 0x100, .description = "MF0;sw1:QM8700/U1"}, 8);
-    NodeId g0 = f.add_node({.type = NodeType::CA, .guid = 0x200, .description = "gpu01 mlx5_0"}, 1);
-    NodeId g1 = f.add_node({.type = NodeType::CA, .guid = 0x300, .description = "gpu01 mlx5_1"}, 1);
-    f.connect(sw, 1, g0, 1);
-    f.connect(sw, 2, g1, 1);
-    f.finalize();
+    Fabric f = two_hca_host();
+    const NodeId sw = 0;
     Plan with_hca = plan_of(f, /*by_guid=*/false);
     ASSERT_EQ(with_hca.nodes[2].hca, "mlx5_1");
     EXPECT_TRUE(check(with_hca, f).empty()) << dump(check(with_hca, f));
@@ -564,7 +613,7 @@ TEST(Check, APlannedPortGuidIdentifiesItsNode) {
     p.nodes[h].guid = 0x4242;
     auto fs = check(p, f);
     ASSERT_EQ(fs.size(), 2u) << dump(fs);
-    EXPECT_EQ(fs[0].kind, FindingKind::missing_node);
+    EXPECT_EQ(fs[0].kind, FindingKind::host_absent);  // a host: no node of its (plan) name is there
     EXPECT_EQ(fs[1].kind, FindingKind::unexpected_node);
 }
 

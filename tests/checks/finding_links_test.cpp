@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "ibf/capability.h"
 #include "ibf/check.h"
 #include "ibf/error.h"
 #include "ibf/report.h"
@@ -47,12 +48,26 @@ std::set<std::string> structured_ports(const Finding& f) {
     return s;
 }
 
-// Every "node/port" the message names ("leaf0001/5", "sw1/4"; "Gb/s" is not one).
+// Every "node/port" the message names ("leaf0001/5", "sw1/4"; "Gb/s" is not one), and every port of
+// a group ("4 links of leaf0001 (ports 5-7,9)" names leaf0001/5, /6, /7 and /9).
 std::vector<std::string> message_ports(const std::string& m) {
     static const std::regex port_re(R"(([A-Za-z0-9_.:@-]+(/[A-Za-z][A-Za-z0-9]*)*)/([0-9]+))");
+    static const std::regex group_re(R"(([A-Za-z0-9_.:@/-]+) \(ports ([0-9,-]+)\))");
     std::vector<std::string> out;
     for (auto it = std::sregex_iterator(m.begin(), m.end(), port_re); it != std::sregex_iterator(); ++it)
         out.push_back(it->str());
+    for (auto it = std::sregex_iterator(m.begin(), m.end(), group_re); it != std::sregex_iterator(); ++it) {
+        const std::string node = (*it)[1].str(), ranges = (*it)[2].str();
+        size_t at = 0;
+        while (at < ranges.size()) {
+            size_t comma = ranges.find(',', at);
+            const std::string r = ranges.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+            at = comma == std::string::npos ? ranges.size() : comma + 1;
+            const size_t dash = r.find('-');
+            const int lo = std::stoi(r.substr(0, dash)), hi = dash == std::string::npos ? lo : std::stoi(r.substr(dash + 1));
+            for (int p = lo; p <= hi; ++p) out.push_back(node + "/" + std::to_string(p));
+        }
+    }
     return out;
 }
 
@@ -89,6 +104,8 @@ const std::vector<Case>& cases() {
          }},
         {"node gone", FindingKind::missing_node,
          [](Fabric& f, Plan&) { f = without_node(f, id(f, "spine0004")); }},
+        {"host gone", FindingKind::host_absent,
+         [](Fabric& f, Plan&) { f = without_node(f, id(f, "node00004")); }},
         {"node added", FindingKind::unexpected_node,
          [](Fabric& f, Plan&) {
              add_host(f, "intruder", 0xabc0, id(f, "leaf0002"), 3);
@@ -146,7 +163,8 @@ TEST(FindingLinks, EveryPortAMessageNamesIsAStructuredEnd) {
     }
     // Every plan-vs-actual kind is covered.
     for (FindingKind k : {FindingKind::missing_link, FindingKind::unexpected_link, FindingKind::miswired,
-                          FindingKind::missing_node, FindingKind::unexpected_node, FindingKind::identity_changed,
+                          FindingKind::missing_node, FindingKind::host_absent, FindingKind::unexpected_node,
+                          FindingKind::identity_changed,
                           FindingKind::rate_mismatch, FindingKind::rate_below_capability, FindingKind::mtu_mismatch})
         EXPECT_TRUE(seen.count(k)) << to_string(k);
 }
@@ -237,4 +255,36 @@ TEST(Unchecked, APlannedMtuTheInputCannotCarryIsSaid) {
         for (Port& port : f.node(n).ports) port.width_active = Width::Unknown, port.speed_active = Speed::Unknown;
     EXPECT_EQ(unchecked_fields(p, f), (std::vector<std::string>{"rate", "mtu"}));
     EXPECT_EQ(render_unchecked({}), "");
+}
+
+// The analysis' grouped rate_below_capability ("4 links of leaf0001 (ports 5-8) run at ..."): every
+// member link is in `links` with both ends and its rate, so every port the message names is data.
+TEST(FindingLinks, AGroupedRateBelowCapabilityCarriesEveryMemberLink) {
+    Fabric f = small_tree({.speed_supported = speed_bit(Speed::EDR) | speed_bit(Speed::HDR)});
+    const NodeId leaf = id(f, "leaf0001");
+    for (int port = 5; port <= 8; ++port) set_link_rate(f, leaf, port, {Width::X4, Speed::EDR});
+    set_link_rate(f, id(f, "leaf0002"), 5, {Width::X4, Speed::EDR});  // alone: a single finding
+    std::vector<std::string> names;
+    for (const Node& n : f.nodes()) names.push_back(n.name);
+    const std::vector<Finding> fs = capability_findings(f, names);
+    ASSERT_EQ(fs.size(), 2u);
+    const Finding& g = fs[0];
+    EXPECT_EQ(g.a.name, "leaf0001");
+    EXPECT_EQ(g.a.port, 0);
+    ASSERT_EQ(g.links.size(), 4u) << g.message;
+    for (size_t k = 0; k < g.links.size(); ++k) {
+        EXPECT_EQ(end_text(g.links[k].a), "leaf0001/" + std::to_string(5 + k));
+        EXPECT_EQ(end_text(g.links[k].b), "spine000" + std::to_string(1 + k) + "/1");
+        EXPECT_NE(g.links[k].b.guid, 0u);
+        EXPECT_EQ(g.links[k].rate, "4xEDR");
+    }
+    for (const Finding& fd : fs) {
+        const auto have = structured_ports(finding_from_json(finding_to_json(fd)));
+        const auto named = message_ports(fd.message);
+        EXPECT_FALSE(named.empty()) << fd.message;
+        for (const std::string& port : named) EXPECT_TRUE(have.count(port)) << port << " is only in the message: " << fd.message;
+    }
+    EXPECT_EQ(message_ports(g.message).size(), 4u) << g.message;
+    ASSERT_EQ(fs[1].links.size(), 1u);
+    EXPECT_EQ(end_text(fs[1].links[0].b), "spine0001/2");
 }

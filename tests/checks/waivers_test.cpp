@@ -80,7 +80,7 @@ TEST(Waivers, ErrorsNameFileLineAndColumn) {
               "host_on_uplink_port, routing_fallback, lft_imbalance, sm_split_brain, sm_master_lid_mismatch, "
               "sm_stalled, sm_not_sweeping, sm_unknown, sm_config_mismatch, sm_no_standby, sm_standby_not_polling, sm_conf_drift, "
               "lid_changed, link_flapping, port_errors, waiver_expired, route_unreachable, route_loop, credit_loop, "
-              "route_non_minimal, route_via_degraded_link)");
+              "route_non_minimal, route_via_degraded_link, host_absent)");
     EXPECT_EQ(err("waivers:\n  - kind: miswired\n"),
               "w.yaml:2:5: a waiver needs a reason: (why this is intended, for the next administrator)");
     EXPECT_EQ(err("waivers:\n  - reason: everything\n"),
@@ -89,7 +89,8 @@ TEST(Waivers, ErrorsNameFileLineAndColumn) {
               "w.yaml:4:14: bad date '2027-02-30' for 'expires': expected YYYY-MM-DD");
     EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reasons: x\n"),
               "w.yaml:3:5: unknown key 'reasons' in a waiver (expected kind, ends, labels, name, reason, expires)");
-    EXPECT_EQ(err("- kind: miswired\n"), "w.yaml:1:1: expected a map with `waivers:` (a list of waivers, see docs/findings.md)");
+    EXPECT_EQ(err("- kind: miswired\n"),
+              "w.yaml:1:1: expected a map with `waivers:` and/or `maintenance:` (lists, see docs/findings.md)");
     EXPECT_EQ(err("waivers: [\n"), "w.yaml:2:1: YAML syntax error: end of sequence flow not found");
 }
 
@@ -228,9 +229,150 @@ TEST(Waivers, TextAndJsonOfTheWaived) {
     ASSERT_EQ(j.size(), 2u);
     EXPECT_EQ(j[0]["kind"], "host_misplaced");
     EXPECT_EQ(j[0]["waiver"], nlohmann::json::parse(
-                                  R"({"reason": "storage01 sits on the spines by design", "where": "w.yaml:2", "expires": "2027-03-01"})"));
+                                  R"({"reason": "storage01 sits on the spines by design", "where": "w.yaml:2", "expires": "2027-03-01", "maintenance": false})"));
     EXPECT_EQ(j[1]["waiver"]["expires"], nullptr);
     EXPECT_EQ(render_waived_text({}, false), "");
+}
+
+Finding absent(const std::string& host) {
+    Finding f;
+    f.kind = FindingKind::host_absent;
+    f.severity = Severity::warning;
+    f.a = {host, 0, 0};
+    f.message = "host " + host + " is absent";
+    return f;
+}
+
+const char* kMaintenance = R"(# hosts of the burn-in
+waivers:
+  - kind: host_misplaced
+    ends: [spine01/35]
+    reason: storage01 sits on the spines by design
+maintenance:
+  - hosts: "node[001-004]"
+    until: 2026-12-31
+    reason: DIMM replacement
+  - hosts: gpu07
+    until: 2027-01-31
+    reason: GPU RMA
+)";
+
+TEST(Maintenance, ParsesHostlistsDatesAndReasons) {
+    const WaiverSet w = parse_waivers(kMaintenance, "w.yaml");
+    ASSERT_EQ(w.waivers.size(), 1u);
+    ASSERT_EQ(w.maintenance.size(), 2u);
+    EXPECT_EQ(w.maintenance[0].hosts, "node[001-004]");
+    EXPECT_EQ(w.maintenance[0].names, (std::vector<std::string>{"node001", "node002", "node003", "node004"}));
+    EXPECT_EQ(w.maintenance[0].until_unix_ms, kJan1);
+    EXPECT_EQ(w.maintenance[0].reason, "DIMM replacement");
+    EXPECT_EQ(w.maintenance[0].where, "w.yaml:7");
+    EXPECT_EQ(w.maintenance[1].names, std::vector<std::string>{"gpu07"});
+    // A file of maintenance only.
+    EXPECT_EQ(parse_waivers("maintenance:\n  - {hosts: n1, until: 2027-01-01, reason: x}\n", "w.yaml").maintenance.size(), 1u);
+}
+
+TEST(Maintenance, ErrorsNameFileLineAndColumn) {
+    auto err = [](const std::string& text) {
+        try {
+            parse_waivers(text, "w.yaml");
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(err("maintenance:\n  - {hosts: n1, reason: x}\n"), "w.yaml:2:5: a maintenance entry needs until:");
+    EXPECT_EQ(err("maintenance:\n  - {hosts: n1, until: 2027-01-01}\n"), "w.yaml:2:5: a maintenance entry needs reason:");
+    EXPECT_EQ(err("maintenance:\n  - {hosts: n1, until: 2027-01-01, reason: \"\"}\n"),
+              "w.yaml:2:44: a maintenance entry needs a reason: (what is being done, for the next administrator)");
+    EXPECT_EQ(err("maintenance:\n  - {hosts: n1, until: 27-01-01, reason: x}\n"),
+              "w.yaml:2:24: bad date '27-01-01' for 'until': expected YYYY-MM-DD");
+    EXPECT_EQ(err("maintenance:\n  - {hosts: n1, untill: 2027-01-01, reason: x}\n"),
+              "w.yaml:2:17: unknown key 'untill' in a maintenance entry (expected hosts, until, reason)");
+    EXPECT_EQ(err("maintenance:\n  - {hosts: \"n[3-1]\", until: 2027-01-01, reason: x}\n"),
+              "w.yaml:2:13: bad hostlist 'n[3-1]': hosts:1:3: range '3-1' runs backwards");
+    EXPECT_EQ(err("maintenance: n1\n"), "w.yaml:1:14: expected a list of hosts in maintenance under `maintenance:`");
+    // Bounded: 100,001 hosts are refused, whatever the entries.
+    EXPECT_EQ(err("maintenance:\n  - {hosts: \"n[000001-060000]\", until: 2027-01-01, reason: x}\n"
+                  "  - {hosts: \"m[000001-040001]\", until: 2027-01-01, reason: x}\n"),
+              "w.yaml:3:5: more than 100000 hosts in maintenance");
+}
+
+TEST(Maintenance, AnAbsentHostInMaintenanceIsNoFindingUntilItsDateEnds) {
+    const WaiverSet w = parse_waivers(kMaintenance, "w.yaml");
+    Finding link;  // a cable of a host in maintenance (one HCA port down while it is worked on)
+    link.kind = FindingKind::missing_link;
+    link.a = {"leaf01", 0x1, 3};
+    link.b = {"node003", 0x30, 1};
+    Finding sw = absent("leaf02");
+    sw.kind = FindingKind::missing_node;  // a switch is never covered
+    sw.severity = Severity::error;
+    Finding crossed = miswired("node002", 1, "");  // nor a fault that is not an outage
+    const std::vector<Finding> fs = {absent("node001"), absent("node005"), link, sw, crossed, absent("gpu07")};
+    Waived r = apply_waivers(fs, w, kJan1 - 1);
+    ASSERT_EQ(r.waived.size(), 3u);
+    for (const WaivedFinding& x : r.waived) EXPECT_TRUE(x.maintenance);
+    EXPECT_EQ(r.waived[0].finding.a.name, "node001");
+    EXPECT_EQ(r.waived[0].reason, "DIMM replacement");
+    EXPECT_EQ(r.waived[0].expires, "2026-12-31");
+    EXPECT_EQ(r.waived[1].finding.kind, FindingKind::missing_link);
+    EXPECT_EQ(r.waived[2].finding.a.name, "gpu07");
+    ASSERT_EQ(r.active.size(), 3u);
+    EXPECT_EQ(r.active[0].a.name, "node005");
+    EXPECT_EQ(r.active[1].kind, FindingKind::missing_node);
+    EXPECT_EQ(r.active[2].kind, FindingKind::miswired);
+    // 2027-01-01: node[001-004]'s maintenance ended, gpu07's holds.
+    r = apply_waivers(fs, w, kJan1);
+    ASSERT_EQ(r.waived.size(), 1u);
+    EXPECT_EQ(r.waived[0].finding.a.name, "gpu07");
+    ASSERT_EQ(r.active.size(), 6u);
+    EXPECT_EQ(r.active[5].kind, FindingKind::waiver_expired);
+    EXPECT_EQ(r.active[5].message,
+              "maintenance of node[001-004] at w.yaml:7 (DIMM replacement) ended after 2026-12-31; its hosts count again: "
+              "ibfabric maintenance remove node[001-004], or add it again with a later --until");
+}
+
+TEST(Maintenance, TextAndJsonShowHostsInMaintenanceApart) {
+    const WaiverSet w = parse_waivers(kMaintenance, "w.yaml");
+    Waived r = apply_waivers({absent("node002"), misplaced("spine01", 35, "storage01")}, w, kJan1 - 1);
+    EXPECT_EQ(render_waived_text(r.waived, false),
+              "in maintenance (1)\n"
+              "  DIMM replacement (w.yaml:7, until 2026-12-31)\n"
+              "    warning host_absent: host node002 is absent\n"
+              "waived (1)\n"
+              "  storage01 sits on the spines by design (w.yaml:3)\n"
+              "    warning host_misplaced: host storage01/1 is cabled to spine spine01/35\n");
+    const nlohmann::json j = waived_to_json(r.waived);
+    EXPECT_EQ(j[0]["waiver"], nlohmann::json::parse(
+                                  R"({"reason": "DIMM replacement", "where": "w.yaml:7", "expires": "2026-12-31", "maintenance": true})"));
+    EXPECT_EQ(j[1]["waiver"]["maintenance"], false);
+    EXPECT_EQ(maintenance_to_json(w.maintenance[0], kJan1),
+              nlohmann::json::parse(R"({"hosts": "node[001-004]", "count": 4, "until": "2026-12-31",
+                                        "reason": "DIMM replacement", "where": "w.yaml:7", "ended": true})"));
+}
+
+TEST(Maintenance, EditingTheSectionKeepsEverythingElse) {
+    Maintenance m;
+    m.hosts = "n[1-2]";
+    m.until = "2026-12-24";
+    m.reason = "PSU \"B\" swap";
+    // No section yet: appended.
+    EXPECT_EQ(with_maintenance("waivers: []\n", {m}),
+              "waivers: []\nmaintenance:\n  - hosts: \"n[1-2]\"\n    until: 2026-12-24\n    reason: \"PSU \\\"B\\\" swap\"\n");
+    EXPECT_EQ(with_maintenance("", {m}), "maintenance:\n  - hosts: \"n[1-2]\"\n    until: 2026-12-24\n    reason: \"PSU \\\"B\\\" swap\"\n");
+    // A section between others: only it changes; comments before the next key stay.
+    const std::string text =
+        "# site waivers\nmaintenance:\n- hosts: old\n  until: 2026-12-01\n  reason: r  # inline\n\n# the waivers\n"
+        "waivers:\n  - kind: miswired  # crossed on purpose\n    reason: burn-in\n";
+    const std::string out = with_maintenance(text, {m});
+    EXPECT_EQ(out, "# site waivers\nmaintenance:\n  - hosts: \"n[1-2]\"\n    until: 2026-12-24\n    reason: \"PSU \\\"B\\\" swap\"\n"
+                   "\n# the waivers\nwaivers:\n  - kind: miswired  # crossed on purpose\n    reason: burn-in\n");
+    const WaiverSet back = parse_waivers(out, "w.yaml");
+    ASSERT_EQ(back.maintenance.size(), 1u);
+    EXPECT_EQ(back.maintenance[0].reason, "PSU \"B\" swap");
+    EXPECT_EQ(back.waivers.size(), 1u);
+    // Nothing left: an empty list, the file still loads.
+    EXPECT_EQ(with_maintenance("maintenance:\n  - {hosts: a, until: 2027-01-01, reason: x}\n", {}), "maintenance: []\n");
+    EXPECT_TRUE(parse_waivers("maintenance: []\n", "w.yaml").empty());
 }
 
 TEST(Waivers, EndOfDay) {

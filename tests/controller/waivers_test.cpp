@@ -3,6 +3,8 @@
 // live analysis with a plan: what the plan declares is no anomaly.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "fixture.h"
 #include "ibf/api.h"
 #include "ibf/check.h"
@@ -30,7 +32,7 @@ ApiResponse get(const ControllerState& st, const std::string& target) {
 }
 
 // A fabric with a host on a spine (host_misplaced) and a check finding, published.
-void publish(ControllerState& st, const std::vector<Link>& declared = {}) {
+void publish(ControllerState& st, const std::vector<Link>& declared = {}, const std::vector<Finding>& more = {}) {
     Fabric f = small_fabric();
     add_host(f, "storage01 mlx5_0", 0xc010, synth_node(f, "spine0001"), 5);
     ASSERT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master), 10));
@@ -46,6 +48,7 @@ void publish(ControllerState& st, const std::vector<Link>& declared = {}) {
     mis.label = "C-0117";
     mis.message = "cable at leaf0001/3 goes to spine0002/1";
     r.findings = {mis};
+    r.findings.insert(r.findings.end(), more.begin(), more.end());
     r.findings_json = findings_to_json(r.findings);
     r.checked = true;
     r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*job->snapshot, job->snapshot->fabric, {}, declared));
@@ -93,6 +96,36 @@ TEST(DaemonWaivers, WaivedFindingsAreListedApartAndNotCounted) {
     EXPECT_NE(m.find("ibfabric_findings{kind=\"waiver_expired\",severity=\"warning\",role=\"active\"} 1"), std::string::npos);
     EXPECT_NE(m.find("ibfabric_analysis_findings{kind=\"host_misplaced\",severity=\"warning\",role=\"active\"} 0"), std::string::npos);
     EXPECT_NE(m.find("ibfabric_findings_waived{role=\"active\"} 2"), std::string::npos);
+}
+
+// `ibfabric maintenance add` writes the waiver file's maintenance: section; the daemon reads it with
+// the waivers (start, reload): an absent host in maintenance leaves the active findings.
+TEST(DaemonWaivers, AnAbsentHostInMaintenanceIsNoActiveFindingUntilItsDate) {
+    Finding gone;
+    gone.kind = FindingKind::host_absent;
+    gone.severity = Severity::warning;
+    gone.a = {"node007", 0, 0};
+    gone.message = "host node007 mlx5_0 is absent (powered off or drained?)";
+    ControllerState st;
+    publish(st, {}, {gone});
+    ASSERT_EQ(st.findings_at(kNow).size(), 2u);
+    st.set_waivers(std::make_shared<const WaiverSet>(parse_waivers(
+        "maintenance:\n  - hosts: \"node[001-008]\"\n    until: 2027-01-31\n    reason: rack 4 power work\n",
+        "/etc/ibfabric/waivers.yaml")));
+    ASSERT_EQ(st.findings_at(kNow).size(), 1u);
+    EXPECT_EQ(st.findings_at(kNow)[0].kind, FindingKind::miswired);  // a fault, not an absence: still counts
+    const json j = json::parse(get(st, "/api/v1/findings").body);
+    EXPECT_EQ(j["summary"], json::parse(R"({"miswired": 1})"));
+    ASSERT_EQ(j["waived"].size(), 1u);
+    EXPECT_EQ(j["waived"][0]["kind"], "host_absent");
+    EXPECT_EQ(j["waived"][0]["waiver"]["maintenance"], true);
+    EXPECT_EQ(j["waived"][0]["waiver"]["expires"], "2027-01-31");
+    // 2027-02-01: the maintenance ended; the host counts again, and the entry says so.
+    const auto later = st.findings_at(kNow + 31 * 86'400'000LL);
+    ASSERT_EQ(later.size(), 3u);
+    std::multiset<FindingKind> kinds;
+    for (const Finding& f : later) kinds.insert(f.kind);
+    EXPECT_EQ(kinds, (std::multiset<FindingKind>{FindingKind::miswired, FindingKind::waiver_expired, FindingKind::host_absent}));
 }
 
 TEST(DaemonWaivers, ConfigKeyIsAPathRelativeToTheConfig) {

@@ -70,6 +70,15 @@ protected:
         return json::parse(r.body);
     }
     size_t rows() { return get("/api/v1/history/changes?limit=100")["rows"].get<size_t>(); }
+    // The master's plugin sends `fabrics` as sweeps 1, 2, ...; returns once each is a history row.
+    void sweeps(const std::vector<Fabric>& fabrics) {
+        UnixClient plugin(cfg.socket_path);
+        ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
+        for (size_t i = 0; i < fabrics.size(); ++i) {
+            ASSERT_TRUE(plugin.send(snapshot(fabrics[i], kMasterGuid, SmState::Master, i + 1)));
+            ASSERT_TRUE(wait_until([&] { return rows() == i + 1; }));
+        }
+    }
 };
 
 Fabric without_cable() {
@@ -80,14 +89,7 @@ Fabric without_cable() {
 
 TEST_F(HistoryDaemon, ChangesDiffAcceptAndRestart) {
     start();
-    {
-        UnixClient plugin(cfg.socket_path);
-        ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
-        ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 1)));
-        ASSERT_TRUE(wait_until([&] { return rows() == 1; }));
-        ASSERT_TRUE(plugin.send(snapshot(without_cable(), kMasterGuid, SmState::Master, 2)));
-        ASSERT_TRUE(wait_until([&] { return rows() == 2; }));
-    }
+    ASSERT_NO_FATAL_FAILURE(sweeps({small_fabric(), without_cable()}));
     json page = get("/api/v1/history/changes?limit=10&detail=1");
     ASSERT_EQ(page["sweeps"].size(), 2u);
     const json& s2 = page["sweeps"][0];
@@ -141,6 +143,18 @@ TEST_F(HistoryDaemon, ChangesDiffAcceptAndRestart) {
     EXPECT_EQ(s3["closed"], json({"missing_link leaf0001/5 spine0001/1"}));
 }
 
+// A planned cable that was pulled and comes back is "restored", not a new unexpected_link.
+TEST_F(HistoryDaemon, APlannedCableThatComesBackIsRestored) {
+    start();
+    ASSERT_NO_FATAL_FAILURE(sweeps({without_cable(), small_fabric()}));
+    json d = get("/api/v1/history/diff?from=1&to=2");
+    ASSERT_EQ(d["changes"].size(), 1u) << d.dump();
+    EXPECT_EQ(d["changes"][0]["kind"], "link_added");
+    EXPECT_EQ(d["changes"][0]["restored"], true);
+    EXPECT_EQ(d["changes"][0]["text"], "leaf0001/5 -- spine0001/1 added (4xHDR MTU 4096) (restored: as planned)");
+    EXPECT_TRUE(d["findings"].empty()) << d.dump();  // no "unexpected_link ... is new"
+}
+
 struct CliRun {
     int code = -1;
     std::string out, err;
@@ -170,14 +184,7 @@ CliRun ibfabric(const TempDir& dir, std::vector<std::string> args) {
 
 TEST_F(HistoryDaemon, CliHistoryDiffAcceptTextJsonAndExitCodes) {
     start();
-    {
-        UnixClient plugin(cfg.socket_path);
-        ASSERT_TRUE(plugin.send(hello(kMasterGuid, SmState::Master)));
-        ASSERT_TRUE(plugin.send(snapshot(small_fabric(), kMasterGuid, SmState::Master, 1)));
-        ASSERT_TRUE(wait_until([&] { return rows() == 1; }));
-        ASSERT_TRUE(plugin.send(snapshot(without_cable(), kMasterGuid, SmState::Master, 2)));
-        ASSERT_TRUE(wait_until([&] { return rows() == 2; }));
-    }
+    ASSERT_NO_FATAL_FAILURE(sweeps({small_fabric(), without_cable()}));
     const std::string u = "http://127.0.0.1:" + std::to_string(daemon->http_port());
     CliRun h = ibfabric(dir, {"history", "--url", u});
     EXPECT_EQ(h.code, 1) << h.err;
@@ -199,6 +206,17 @@ TEST_F(HistoryDaemon, CliHistoryDiffAcceptTextJsonAndExitCodes) {
     EXPECT_EQ(dj.code, 1);
     EXPECT_EQ(json::parse(dj.out)["summary"], json({{"missing_link", 1}}));
     EXPECT_EQ(ibfabric(dir, {"diff", "2", "latest", "--url", u}).code, 0) << "no changes";
+    // #N as `history` prints it. A time before the history began (`-1h` on a history younger than an
+    // hour; these sweeps are stamped 2025-11-30, so -4000d is before them): from its first sweep.
+    CliRun hash = ibfabric(dir, {"diff", "#1", "latest", "--url", u});
+    EXPECT_EQ(hash.code, 1) << hash.err;
+    EXPECT_EQ(hash.out.rfind("changes from #1 (sweep 1, ", 0), 0u) << hash.out;
+    CliRun hour = ibfabric(dir, {"diff", "-4000d", "--url", u});
+    EXPECT_EQ(hour.code, 1) << hour.err;
+    EXPECT_EQ(hour.out.rfind("changes from #1 (sweep 1, ", 0), 0u) << hour.out;
+    EXPECT_NE(hour.out.find("  (from: no sweep at or before -4000d: from the history's first sweep)\n"), std::string::npos)
+        << hour.out;
+    EXPECT_NE(hour.out.find("leaf0001/5 -- spine0001/1 is gone"), std::string::npos) << hour.out;
     CliRun missing = ibfabric(dir, {"diff", "99", "--url", u});
     EXPECT_EQ(missing.code, 2);
     EXPECT_NE(missing.err.find("from: the history has no row 99"), std::string::npos) << missing.err;

@@ -128,6 +128,11 @@ TEST(LabHa, SingleSmDaemonConfigIsTodays) {
               "log_level: info\n"
               "checks:\n  rate_below_capability: false\n"
               "metrics:\n  per_link: all\n");
+    // The lab records history (runner.cpp gives <lab>/history.db): `ibfabric history --lab DIR`.
+    c.history = "/l/history.db";
+    EXPECT_NE(lab_daemon_yaml(c).find("topology: \"/p.yaml\"\nhistory: \"/l/history.db\"\nlog_level: info\n"),
+              std::string::npos)
+        << lab_daemon_yaml(c);
 }
 
 TEST(LabHa, PluginSendsToItsSocketAndThePeers) {

@@ -146,6 +146,45 @@ TEST(Declared, MirroredAttachmentsAreOneInfoFinding) {
               "storage/management attachment\n");
 }
 
+// As on a DGX SuperPOD: one management host of each service per spine of a redundant pair, at the
+// same ports (pg-<svc>-mgmt001 on spine0002, pg-<svc>-mgmt002 on spine0001): one info finding, no warning.
+TEST(Declared, HostsOfOneRoleNumberedInARowOnAPairAreOneInfoFinding) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8, .hosts = 16});
+    const NodeId s1 = synth_node(f, "spine0001"), s2 = synth_node(f, "spine0002");
+    Guid g = 0xa000;
+    for (int port = 5; port <= 6; ++port) {
+        const std::string svc = std::string("pg-") + "ab"[port - 5] + "-mgmt00";
+        add_host(f, svc + "1 mlx5_0", ++g, s2, port);
+        add_host(f, svc + "2 mlx5_0", ++g, s1, port);
+    }
+    Analysis a = analyze(f);
+    ASSERT_EQ(a.findings.size(), 1u) << text(a.findings);
+    const Finding& m = a.findings[0];
+    EXPECT_EQ(m.kind, FindingKind::host_misplaced);
+    EXPECT_EQ(m.severity, Severity::info);
+    EXPECT_EQ(m.message,
+              "4 hosts attach to the same ports of spine0001 and spine0002 (a redundant pair): pg-a-mgmt001 "
+              "(spine0002/5), pg-a-mgmt002 (spine0001/5), pg-b-mgmt001 (spine0002/6) and pg-b-mgmt002 (spine0001/6); "
+              "off the leaves by design? declare them in the plan or waive them, else move them to leaf downlink ports");
+    ASSERT_EQ(m.members.size(), 4u);  // each cable, complete, for JSON clients
+    for (const Finding& x : m.members) {
+        EXPECT_EQ(x.a.name, x.b.name.back() == '1' ? "spine0002" : "spine0001") << x.message;
+        EXPECT_EQ(x.severity, Severity::warning);
+    }
+    EXPECT_EQ(m.members[0].kind, FindingKind::host_misplaced);
+    EXPECT_EQ(m.members[0].b.port, 1);
+
+    // Different roles at the same port, or numbers not in a row, are no pair: each stays a warning.
+    Fabric h = synth_fat_tree({.levels = 2, .radix = 8, .hosts = 16});
+    add_host(h, "pg-a-mgmt001 mlx5_0", 0xb001, synth_node(h, "spine0002"), 5);
+    add_host(h, "login01 mlx5_0", 0xb002, synth_node(h, "spine0001"), 5);
+    add_host(h, "pg-b-mgmt001 mlx5_0", 0xb003, synth_node(h, "spine0002"), 6);
+    add_host(h, "pg-b-mgmt007 mlx5_0", 0xb004, synth_node(h, "spine0001"), 6);
+    a = analyze(h);
+    ASSERT_EQ(a.findings.size(), 4u) << text(a.findings);
+    for (const Finding& x : a.findings) EXPECT_EQ(x.severity, Severity::warning) << text(a.findings);
+}
+
 TEST(Declared, WhatThePlanDeclaresIsNoAnomaly) {
     Mirrored m;
     AnalyzeOptions opt;

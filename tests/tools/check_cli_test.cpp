@@ -249,7 +249,8 @@ TEST_F(CheckCli, YamlPlanLoadsTheNodeNameMapItNamesUnlessOneIsGiven) {
     r = run("check -e " + quote(plan) + " -a " + quote(actual) + " --json --node-name-map " + quote(empty));
     ASSERT_EQ(r.code, 1) << r.out << r.err;
     json j = json::parse(r.out);
-    EXPECT_EQ(j["summary"]["missing_node"], 2) << r.out;
+    // Both are planned hosts: a node first named by a cable is a CA unless `nodes:` types it (docs/plan.md).
+    EXPECT_EQ(j["summary"]["host_absent"], 2) << r.out;
     EXPECT_EQ(j["summary"]["unexpected_node"], 2) << r.out;
 }
 
@@ -371,13 +372,71 @@ TEST_F(CheckCli, WaiversOnCheck) {
     ASSERT_EQ(j["waived"].size(), 1u);
     EXPECT_EQ(j["waived"][0]["kind"], "miswired");
     EXPECT_EQ(j["waived"][0]["waiver"], json::parse("{\"reason\": \"swapped for a port test\", \"where\": \"" + w +
-                                                    ":2\", \"expires\": \"2999-12-31\"}"));
+                                                    ":2\", \"expires\": \"2999-12-31\", \"maintenance\": false}"));
     r = run("check -e " + quote(kSx6036) + " -a " + quote(actual) + " --json --waivers " + quote(w) + " --kind miswired");
     EXPECT_EQ(r.code, 0) << r.out << r.err;  // nothing unwaived of that kind
     w = write("w.yaml", "waivers:\n  - kind: [miswired, missing_link]\n    name: \"[is]*\"\n    reason: port test\n");
     r = run("check -e " + quote(kSx6036) + " -a " + quote(actual) + " --no-color --waivers " + quote(w));
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("no findings\nwaived (2)\n  port test (" + w + ":2)\n    error   "), std::string::npos) << r.out;
+}
+
+// ---- issue 20 item 7: hosts in maintenance ----
+TEST_F(CheckCli, MaintenanceAddListRemoveAndCheckHonoursIt) {
+    ibf::Fabric f = sx6036();
+    f = ibf::without_node(f, id(f, "stage97"));
+    f = ibf::without_node(f, id(f, "stage99"));
+    const std::string actual = write("drained.txt", ibf::write_ibnetdiscover(f));
+    const std::string w = write("w.yaml", "# ours\nwaivers:\n  - kind: miswired  # keep me\n    ends: [ib5]\n    reason: port test\n");
+    const std::string check = "check -e " + quote(kSx6036) + " -a " + quote(actual) + " --waivers " + quote(w);
+    Result r = run(check + " --json");
+    ASSERT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_EQ(json::parse(r.out)["summary"], json::parse(R"({"host_absent": 2})")) << r.out;
+
+    r = run("maintenance add 'stage[97,99]' --until 2999-12-31 --reason 'DIMM swap, ticket 4711' -f " + quote(w));
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("stage[97,99]  (2 hosts)  until 2999-12-31  DIMM swap, ticket 4711"), std::string::npos) << r.out;
+    EXPECT_EQ(slurp(w), "# ours\nwaivers:\n  - kind: miswired  # keep me\n    ends: [ib5]\n    reason: port test\n"
+                        "maintenance:\n  - hosts: \"stage[97,99]\"\n    until: 2999-12-31\n    reason: \"DIMM swap, ticket 4711\"\n");
+    r = run(check + " --no-color");
+    EXPECT_EQ(r.code, 0) << r.out << r.err;  // absent and in maintenance: no finding
+    EXPECT_NE(r.out.find("no findings\nin maintenance (2)\n  DIMM swap, ticket 4711 (" + w + ":7, until 2999-12-31)\n"
+                         "    warning host_absent: host stage97 mlx4_0 is absent"),
+              std::string::npos)
+        << r.out;
+    r = run(check + " --json");
+    json j = json::parse(r.out);
+    EXPECT_EQ(j["summary"], json::object()) << r.out;
+    ASSERT_EQ(j["waived"].size(), 2u) << r.out;
+    EXPECT_EQ(j["waived"][0]["waiver"]["maintenance"], true);
+
+    r = run("maintenance list --json -f " + quote(w));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["maintenance"][0]["count"], 2) << r.out;
+    r = run("maintenance remove stage97 -f " + quote(w));
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    r = run("maintenance list -f " + quote(w));
+    EXPECT_NE(r.out.find("stage99  (1 host)  until 2999-12-31"), std::string::npos) << r.out;
+    r = run(check + " --json");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_EQ(json::parse(r.out)["summary"], json::parse(R"({"host_absent": 1})")) << r.out;
+    EXPECT_NE(slurp(w).find("# keep me"), std::string::npos);
+
+    // Exit codes: nothing to remove 1; bad hostlist, a past date, no reason, a bad file 2.
+    EXPECT_EQ(run("maintenance remove stage5 -f " + quote(w)).code, 1);
+    EXPECT_EQ(run("maintenance add 'stage[9-1]' --until 2999-12-31 --reason x -f " + quote(w)).code, 2);
+    r = run("maintenance add stage5 --until 2020-01-01 --reason x -f " + quote(w));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("--until: 2020-01-01 is already past"), std::string::npos) << r.err;
+    EXPECT_EQ(run("maintenance add stage5 --until 2999-12-31 -f " + quote(w)).code, 2);
+    const std::string bad = write("bad.yaml", "maintenance:\n  - {hosts: x, until: 2999-12-31}\n");
+    r = run("maintenance add stage5 --until 2999-12-31 --reason x -f " + quote(bad));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(bad + ":2:5: a maintenance entry needs reason:"), std::string::npos) << r.err;
+    EXPECT_EQ(slurp(bad), "maintenance:\n  - {hosts: x, until: 2999-12-31}\n");  // untouched
+    r = run("maintenance add --help");
+    EXPECT_EQ(r.code, 0);
+    EXPECT_NE(r.out.find("Examples:\n  ibfabric maintenance add 'node[001-004]'"), std::string::npos) << r.out;
 }
 
 TEST_F(CheckCli, FindingsAsksTheLabsDaemon) {

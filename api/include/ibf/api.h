@@ -28,6 +28,7 @@
 
 #include "ibf/controller_state.h"
 #include "ibf/history.h"
+#include "ibf/plan.h"
 #include "ibf/iso_time.h"  // iso_time(), used by every JSON renderer here
 
 namespace ibf {
@@ -75,6 +76,7 @@ struct ApiContext {
     bool token_for_reads = false;      // GETs (but /healthz) need the token too
     std::string topology;              // configured topology path, for /api/v1/fabric
     size_t plan_nodes = 0, plan_links = 0;
+    std::shared_ptr<const Plan> plan;  // the topology's plan (null: none): history diffs tell restored cables
     // A page of at most `limit` rows older than row `before` (0: the newest), newest first, within
     // the daemon's byte limit; nullptr when history is off (404). May throw std::exception (500).
     std::function<HistoryPage(int limit, int64_t before)> history;

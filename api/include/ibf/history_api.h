@@ -32,7 +32,11 @@ ApiResponse accept_response(const ApiRequest& req, const ApiContext& ctx);
 // The row a reference names (ApiFailure 404 when there is none), and the diff between two rows:
 // {"from": {"id", "sweep_seq", "time", "sm_guid"}, "to": {...}, "change_summary": "...",
 //  "changes": [...], "summary": {...}, "findings": [...]} (findings_to_json of changes_as_findings).
-SweepRow resolve_sweep(const HistoryStore& h, const SweepRef& ref, const std::string& what);
-nlohmann::json history_diff_json(const HistoryStore& h, const SweepRow& from, const SweepRow& to);
+// A time before the first kept sweep resolves to that first sweep (`*from_first` set when given):
+// `diff -1h` on a history younger than an hour diffs from its beginning.
+SweepRow resolve_sweep(const HistoryStore& h, const SweepRef& ref, const std::string& what, bool* from_first = nullptr);
+// With `plan`, a cable that comes back where the plan has it is no finding: its change carries
+// "restored": true and its text ends in " (restored: as planned)".
+nlohmann::json history_diff_json(const HistoryStore& h, const SweepRow& from, const SweepRow& to, const Plan* plan = nullptr);
 
 }  // namespace ibf

@@ -16,8 +16,14 @@
 //       name: "mgmt*"                     # shell pattern (*, ?, [..]) on either end's name
 //       reason: storage01 sits on the spines by design    # required
 //       expires: 2027-06-30               # optional, UTC; the waiver holds through that day
+//   maintenance:                        # hosts planned away for a while (ibfabric maintenance add)
+//     - hosts: "node[001-004]"            # a Slurm hostlist
+//       until: 2026-12-24                 # required, UTC; holds through that day
+//       reason: DIMM replacement          # required
 // A waiver needs a reason and at least one of kind, ends, labels, name; all it gives must match.
 // An expired waiver waives nothing and is itself a finding (waiver_expired, naming file:line).
+// A host in maintenance: its host_absent, missing_link and link_flapping findings are listed apart
+// ("in maintenance", WaivedFinding::maintenance); an ended maintenance is a waiver_expired.
 #pragma once
 
 #include <cstdint>
@@ -43,16 +49,29 @@ struct Waiver {
     std::string where;                // "waivers.yaml:12" (the list item)
 };
 
+struct Maintenance {
+    std::string hosts;                // the hostlist as written ("node[001-004]")
+    std::vector<std::string> names;   // its hosts, sorted
+    std::string until;                // "2026-12-24"
+    int64_t until_unix_ms = 0;        // first millisecond after that day (UTC)
+    std::string reason;
+    std::string where;                // "waivers.yaml:20" (the list item)
+};
+
 struct WaiverSet {
     std::string source;               // the file, "" = no waivers
     std::vector<Waiver> waivers;
-    bool empty() const { return waivers.empty(); }
+    std::vector<Maintenance> maintenance;
+    bool empty() const { return waivers.empty() && maintenance.empty(); }
 };
 
 // Refused with file:line:column: a duplicate key (in a waiver or at the top), and a file of more
 // than kMaxWaiverYamlNodes YAML nodes with aliases counted as what they stand for (250k labels
 // then 70k `- *w` aliases would be 17.5G strings). The caller bounds the bytes (1 MiB).
 inline constexpr size_t kMaxWaiverYamlNodes = 100000;
+// Hosts over all maintenance entries (each hostlist expanded), and entries.
+inline constexpr size_t kMaxMaintenanceHosts = 100000;
+inline constexpr size_t kMaxMaintenanceEntries = 10000;
 WaiverSet parse_waivers(std::string_view text, const std::string& file);
 
 // Whether `w` covers `f` (ignores expiry).
@@ -60,11 +79,16 @@ bool waiver_matches(const Waiver& w, const Finding& f);
 // True once `now_unix_ms` is past the expiry day.
 bool waiver_expired(const Waiver& w, int64_t now_unix_ms);
 
+// Whether `m` covers `f`: a host_absent, missing_link or link_flapping with an end on one of its hosts
+// (ignores the date).
+bool maintenance_matches(const Maintenance& m, const Finding& f);
+
 struct WaivedFinding {
     Finding finding;
     std::string reason;
     std::string where;                // the waiver's file:line
-    std::string expires;              // "" = never
+    std::string expires;              // "" = never (a maintenance: its until date)
+    bool maintenance = false;         // covered by a maintenance entry, not a waiver
 };
 
 struct Waived {
@@ -72,8 +96,9 @@ struct Waived {
     std::vector<WaivedFinding> waived;
 };
 
-// Splits `fs` by the first live waiver that covers each finding; every expired waiver adds one
-// waiver_expired finding to `active` (and waives nothing). Order within each list is kept.
+// Splits `fs` by the first live maintenance, else the first live waiver, that covers each finding;
+// every expired waiver or ended maintenance adds one waiver_expired finding to `active` (and covers
+// nothing). Order within each list is kept.
 Waived apply_waivers(std::vector<Finding> fs, const WaiverSet& w, int64_t now_unix_ms);
 
 // "2027-06-30" -> the first millisecond after that day (UTC); nullopt when not such a date.
@@ -90,10 +115,21 @@ struct FindingFilter {
 FindingFilter parse_finding_filter(std::string_view min_severity, std::string_view kinds);
 void filter_findings(Waived& r, const FindingFilter& flt);
 
-// JSON of the waived findings: each finding's object plus "waiver": {"reason", "where", "expires"}.
+// The waiver file `text` with its top-level `maintenance:` section replaced by `entries` (written
+// canonically; appended when the file has none); every other line (waivers, comments) is kept as it
+// is. The caller parses the result again before writing it. Pure.
+//   with_maintenance("waivers: []\n", {{.hosts = "n[1-2]", .until = "2026-12-24", .reason = "PSU"}})
+//     == "waivers: []\nmaintenance:\n  - hosts: \"n[1-2]\"\n    until: 2026-12-24\n    reason: \"PSU\"\n"
+std::string with_maintenance(std::string_view text, const std::vector<Maintenance>& entries);
+
+// JSON of one maintenance entry: {"hosts", "count", "until", "reason", "where", "ended"}.
+nlohmann::json maintenance_to_json(const Maintenance& m, int64_t now_unix_ms);
+
+// JSON of the waived findings: each finding's object plus "waiver": {"reason", "where", "expires",
+// "maintenance"} ("maintenance": true for a host in maintenance; "expires" is then its until date).
 nlohmann::json waived_to_json(const std::vector<WaivedFinding>& w);
-// The text section after a report: "waived (N)", then per waiver reason (file:line) its findings;
-// "" when none.
+// The text sections after a report: "in maintenance (N)", then per entry its hosts, date, reason
+// (file:line) and findings; "waived (N)", then per waiver reason (file:line) its findings; "" when none.
 std::string render_waived_text(const std::vector<WaivedFinding>& w, bool color);
 
 }  // namespace ibf

@@ -7,6 +7,7 @@
 //   std::vector<Finding> fs = changes_as_findings(cs); // link_removed -> missing_link, ...
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ std::vector<Change> changes_from_json(const nlohmann::json& j);
 // (error when slower, info when faster) or mtu_mismatch, node_removed -> missing_node,
 // node_added -> unexpected_node (warning), lid_changed -> lid_changed. SM changes have no finding
 // kind: they are in the change list only.
-std::vector<Finding> changes_as_findings(const std::vector<Change>& cs);
+// With `planned` (a_name, a_port, b_name, b_port -> whether the plan has that cable, either way
+// round), a link_added the plan has is a planned cable back in place: no finding (restored()).
+using PlannedCableFn = std::function<bool(const std::string&, int, const std::string&, int)>;
+std::vector<Finding> changes_as_findings(const std::vector<Change>& cs, const PlannedCableFn& planned = {});
+// Whether `c` is a planned cable that came back (a link_added that `planned` has).
+bool restored(const Change& c, const PlannedCableFn& planned);
 
 }  // namespace ibf

@@ -519,6 +519,11 @@ std::optional<SweepRow> HistoryStore::latest_row() const {
     return one_row(reader_, path_, "ORDER BY id DESC LIMIT 1", std::nullopt);
 }
 
+std::optional<SweepRow> HistoryStore::first_row() const {
+    std::lock_guard lk(rmu_);
+    return one_row(reader_, path_, "ORDER BY id ASC LIMIT 1", std::nullopt);
+}
+
 ChangesPage HistoryStore::changes(int limit, int64_t before, int64_t since_ms, bool detail) const {
     std::lock_guard lk(rmu_);
     Stmt st(reader_, path_,

@@ -60,6 +60,7 @@ struct LabDaemonConfig {
     int tcp_port = 0;                // 0 = no TCP ingest (single SM)
     std::string key_file;            // tcp_key_file
     std::string token_file;          // bearer token for mutating calls ("" = none)
+    std::string history;             // the history database (`history:`; "" = none): ibfabric history/diff --lab
     LabHa ha = LabHa::Single;        // Single = no `ha:` section
     std::string local_sm_guid;       // "0x..." (ha)
     std::string guid2lid_file;       // <sm dir>/cache/guid2lid (ha)

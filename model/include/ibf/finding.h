@@ -57,14 +57,17 @@ enum class FindingKind : uint8_t {
     credit_loop,             // a cycle in the channel dependency graph of the unicast routes
     route_non_minimal,       // routes longer than the fabric's shortest path between their switches
     route_via_degraded_link, // CA->CA routes crossing a degraded, below-plan, flapping or erroring link
+    // appended (the enum's values are kept); report_rank() lists each beside its family
+    host_absent,             // a planned host (CA) absent from the fabric: powered off or drained? (warning)
 };
-inline constexpr int kFindingKindCount = 36;
+inline constexpr int kFindingKindCount = 37;
 
 std::string_view to_string(FindingKind k);  // "missing_link", ...
 std::optional<FindingKind> parse_finding_kind(std::string_view s);
 
 // The order reports list kinds in: the enum's, except that identity_changed follows every other
-// plan-vs-actual kind (a renamed or replaced node is a naming matter; the faults come first).
+// plan-vs-actual kind (a renamed or replaced node is a naming matter; the faults come first),
+// and host_absent follows missing_node.
 int report_rank(FindingKind k);
 
 // critical: the fabric is not being managed (no sweeping master, two masters after healing):

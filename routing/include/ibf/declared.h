@@ -17,9 +17,12 @@ namespace ibf {
 std::vector<Finding> drop_declared(std::vector<Finding> fs, const Fabric& f, const std::vector<Link>& declared);
 
 // host_misplaced and host_on_uplink_port findings whose host (by node name, so a host's two
-// adapters count as one) sits on the same port number of two or more switches are mirrored
+// adapters count as one) sits on the same port number of two or more switches, or whose hosts of
+// one role (the name without its trailing number) sit one per switch on the same port number and
+// are numbered in a row (pg-slurm-mgmt001 on sp80/33, pg-slurm-mgmt002 on sp79/33), are mirrored
 // attachments: the findings that share one set of switches become one finding of severity info
-// (a, b = the first two switches, port 0; the message lists every host and port). Others stay.
+// (a, b = the first two switches, port 0; the message lists every host and port; `members` the
+// findings it stands for). Others stay.
 std::vector<Finding> group_mirrored(std::vector<Finding> fs, const Fabric& f);
 
 }  // namespace ibf

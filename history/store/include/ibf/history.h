@@ -109,6 +109,7 @@ public:
     std::optional<SweepRow> find_row(int64_t id) const;
     std::optional<SweepRow> row_at_time(int64_t unix_ms) const;
     std::optional<SweepRow> latest_row() const;
+    std::optional<SweepRow> first_row() const;  // the oldest kept row; nullopt when none
     // The fabric as row `id` recorded it; nullopt when that row has none (recorded before schema 2,
     // or without change tracking).
     std::optional<FabricState> state_at(int64_t id) const;
