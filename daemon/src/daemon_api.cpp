@@ -121,7 +121,10 @@ nlohmann::json Daemon::Impl::accept(const nlohmann::json& body) {
 std::shared_ptr<const std::string> Daemon::Impl::ui_picture() {
     IBF_ASSERT_ON_THREAD(io_owner);
     if (!state.current()) return nullptr;
-    const uint64_t key = state.checks_run() * 1000003u + state.sweeps_ingested() + 1;
+    // What the picture shows changes with each check, sweep, route publication (findings_ms) and
+    // counter batch (port_errors findings come from the perfmgr between sweeps).
+    const uint64_t key = state.checks_run() * 1000003u + state.sweeps_ingested() + state.port_counters().version() * 7919u +
+                         static_cast<uint64_t>(state.findings_ms()) * 31u + 1;
     if (key != ui_pic.key && ui_pic.drawing == 0) {
         ui_pic.drawing = key;
         ui_draw.post([this, key, job = ui_draw_job(state, wall_clock_ms())] {

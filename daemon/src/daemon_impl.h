@@ -62,7 +62,7 @@ struct Daemon::Impl {
     // The page's picture (/ui, /ui/fabric.svg): drawn on `ui_draw` (its layout grows with the fabric),
     // after each check, the last one served meanwhile (daemon_api.cpp ui_picture()).
     struct UiPicture {
-        uint64_t key = 0, drawing = 0;  // the check it shows / being drawn (0: none)
+        uint64_t key = 0, drawing = 0;  // the state it shows / being drawn (0: none): checks, sweeps, counters
         std::shared_ptr<const std::string> svg;
     };
     UiPicture ui_pic;

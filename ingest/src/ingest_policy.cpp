@@ -15,11 +15,11 @@ bool older(const IngestSlot& a, const IngestSlot& b) {
     return a.opened_ms < b.opened_ms || (a.opened_ms == b.opened_ms && a.id < b.id);
 }
 
-// The oldest connection without Hello from `source`.
+// The oldest silent connection without Hello from `source` (null: none is silent).
 const IngestSlot* oldest_pre_hello(const std::vector<IngestSlot>& open, const std::string& source) {
     const IngestSlot* best = nullptr;
     for (const IngestSlot& s : open)
-        if (!s.said_hello && s.source == source && (!best || older(s, *best))) best = &s;
+        if (!s.said_hello && !s.speaking && s.source == source && (!best || older(s, *best))) best = &s;
     return best;
 }
 
@@ -52,9 +52,10 @@ Admission admit_connection(const std::vector<IngestSlot>& open, const std::strin
         if (!s.said_hello) ++per_source[s.source], ++pre_hello;
     const size_t per_source_max = std::max<size_t>(1, lim.max_pre_hello_per_source);
     if (per_source[source] >= per_source_max) {
-        a.evict = oldest_pre_hello(open, source)->id;
         a.why = std::to_string(per_source[source]) + " connections from " + source +
                 " without Hello (limits.max_pre_hello_per_source)";
+        if (const IngestSlot* v = oldest_pre_hello(open, source)) a.evict = v->id;
+        else a.refuse = true, a.why += ", each sending";
         return a;
     }
     if (pre_hello < std::max<size_t>(1, lim.max_pre_hello)) return a;
@@ -62,12 +63,13 @@ Admission admit_connection(const std::vector<IngestSlot>& open, const std::strin
     const IngestSlot* victim = nullptr;
     size_t most = 0;
     for (const auto& [src, n] : per_source) {
-        if (n == 0) continue;
         const IngestSlot* o = oldest_pre_hello(open, src);
+        if (n == 0 || !o) continue;  // none of its connections is silent
         if (n > most || (n == most && older(*o, *victim))) most = n, victim = o;
     }
-    a.evict = victim->id;
     a.why = std::to_string(pre_hello) + " connections without Hello (limits.max_plugin_connections)";
+    if (victim) a.evict = victim->id;
+    else a.refuse = true, a.why += ", each sending";
     return a;
 }
 

@@ -87,7 +87,11 @@ public:
         boost::system::error_code ec;
         sock_.close(ec);
     }
-    IngestSlot slot() const override { return {id_, hello_, opened_ms_, last_rx_ms_, source_}; }
+    IngestSlot slot() const override {
+        boost::system::error_code ec;
+        const bool waiting = sock_.available(ec) > 0 && !ec;  // FIONREAD: a Hello not read yet
+        return {id_, hello_, opened_ms_, last_rx_ms_, source_, received_ || waiting};
+    }
     bool is_tcp() const override { return kTcp; }
     void evict(const std::string& why) override { refuse(why); }
 
@@ -109,6 +113,7 @@ private:
             return;
         }
         last_rx_ms_ = steady_clock_ms();
+        received_ = true;
         // buf_ is not read into again until deliver() has run: one chunk in flight per connection.
         asio::post(d_->decode_io_, [self = this->shared_from_this(), n, arrived = steady::now()] {
             self->decode(n, arrived);
@@ -208,6 +213,7 @@ private:
     uint64_t skipped_seen_ = 0;  // decode thread: frames of unknown types skipped so far (logged once)
     asio::steady_timer hello_timer_;
     int64_t opened_ms_, last_rx_ms_;  // steady_clock_ms()
+    bool received_ = false;           // any byte read (a Hello on its way counts as speaking)
     bool hello_ = false;              // a Hello was accepted on this connection
     std::array<char, 64 * 1024> buf_;
     bool done_ = false;

@@ -37,6 +37,28 @@ TEST(IngestAdmission, SilentConnectionsGiveWayToANewcomerWhateverTheirAge) {
     EXPECT_NE(a.why.find("4 connections without Hello"), std::string::npos) << a.why;
 }
 
+// A connection whose Hello is on its way (bytes read, or waiting in the socket, not yet decoded)
+// is not silent: a later connect never pushes it out. On main after the merges,
+// ControllerDaemon.ConnectionsOverTheLimitsAreClosedAtOnce saw "connection 1 dropped: no Hello
+// after 0 ms" for a plugin that had sent its Hello: the third connect took its place.
+TEST(IngestAdmission, AConnectionWhoseHelloIsOnItsWayIsNeverPushedOut) {
+    IngestSlot one = pre_hello(1, 99990, "uid 0"), two = pre_hello(2, 99991, "uid 0");
+    one.speaking = two.speaking = true;
+    const IngestLimits lim{.max_connections = 2, .max_pre_hello = 2, .max_pre_hello_per_source = 8, .stale_ms = 30000};
+    Admission a = admit_connection({one, two}, "uid 0", lim, 100000);
+    EXPECT_TRUE(a.refuse) << "the newcomer, not a speaker";
+    EXPECT_EQ(a.evict, std::nullopt);
+    EXPECT_NE(a.why.find("each sending"), std::string::npos) << a.why;
+    two.speaking = false;  // one silent connection: that one gives way
+    a = admit_connection({one, two}, "uid 0", lim, 100000);
+    EXPECT_FALSE(a.refuse);
+    EXPECT_EQ(a.evict, std::optional<uint64_t>(2));
+    const IngestLimits per_source{.max_connections = 2, .max_pre_hello = 16, .max_pre_hello_per_source = 2, .stale_ms = 30000};
+    two.speaking = true;
+    a = admit_connection({one, two}, "uid 0", per_source, 100000);
+    EXPECT_TRUE(a.refuse) << "the per-source limit, every one of them sending";
+}
+
 TEST(IngestAdmission, OneSourceOnlyPushesOutItsOwnConnections) {
     std::vector<IngestSlot> open = {pre_hello(1, 10, "10.0.0.1"), pre_hello(2, 20, "10.0.0.9"),
                                     pre_hello(3, 30, "10.0.0.9"), pre_hello(4, 40, "10.0.0.9")};

@@ -30,6 +30,7 @@ struct IngestSlot {
     int64_t opened_ms = 0;   // accepted at
     int64_t last_rx_ms = 0;  // last byte received (opened_ms when none yet)
     std::string source;      // for the per-source limit: "10.0.0.5", "uid 0"
+    bool speaking = false;   // bytes received or waiting to be read (a Hello on its way): not silent
 };
 
 struct IngestLimits {
@@ -45,7 +46,9 @@ struct Admission {
     std::string why;                 // for the log line: why refused, or why `evict` gave way
 };
 
-// A new connection from `source`; `open` holds the open connections of its transport.
+// A new connection from `source`; `open` holds the open connections of its transport. Only a
+// silent connection (nothing received, nothing waiting) gives way; when the pool holds none, the
+// newcomer is refused instead (a Hello already sent is never pushed out by a later connect).
 Admission admit_connection(const std::vector<IngestSlot>& open, const std::string& source,
                            const IngestLimits& lim, int64_t now_ms);
 
