@@ -191,28 +191,27 @@ bool glob(const std::string& pattern, const std::string& s) {
     return !s.empty() && ::fnmatch(pattern.c_str(), s.c_str(), 0) == 0;
 }
 
-Finding expired_finding(const Waiver& w) {
+// A waiver_expired finding about the entry at `where` (file:line), valid through `until`.
+Finding lapsed(const std::string& where, const std::string& until, std::string message) {
     Finding f;
     f.kind = FindingKind::waiver_expired;
     f.severity = default_severity(f.kind);
-    f.a.name = w.where;
-    f.expected = "valid through " + w.expires;
+    f.a.name = where;
+    f.expected = "valid through " + until;
     f.actual = "expired";
-    f.message = "waiver at " + w.where + " (" + w.reason + ") expired after " + w.expires +
-                "; what it waived counts again: fix it, or renew the waiver's expires: date";
+    f.message = std::move(message);
     return f;
 }
 
+Finding expired_finding(const Waiver& w) {
+    return lapsed(w.where, w.expires, "waiver at " + w.where + " (" + w.reason + ") expired after " + w.expires +
+                                          "; what it waived counts again: fix it, or renew the waiver's expires: date");
+}
+
 Finding ended_finding(const Maintenance& m) {
-    Finding f;
-    f.kind = FindingKind::waiver_expired;
-    f.severity = default_severity(f.kind);
-    f.a.name = m.where;
-    f.expected = "valid through " + m.until;
-    f.actual = "expired";
-    f.message = "maintenance of " + m.hosts + " at " + m.where + " (" + m.reason + ") ended after " + m.until +
-                "; its hosts count again: ibfabric maintenance remove " + m.hosts + ", or add it again with a later --until";
-    return f;
+    return lapsed(m.where, m.until,
+                  "maintenance of " + m.hosts + " at " + m.where + " (" + m.reason + ") ended after " + m.until +
+                "; its hosts count again: ibfabric maintenance remove " + m.hosts + ", or add it again with a later --until");
 }
 
 bool in_names(const std::vector<std::string>& sorted, const std::string& name) {

@@ -10,6 +10,16 @@
 namespace ibf {
 namespace {
 
+// The one-line error parse_waivers() gives for `text` as w.yaml ("no error" when it parses).
+std::string err(const std::string& text) {
+    try {
+        parse_waivers(text, "w.yaml");
+    } catch (const InputError& e) {
+        return std::string(e.what());
+    }
+    return std::string("no error");
+}
+
 constexpr int64_t kDay = 86'400'000;
 // 2027-01-01T00:00:00Z
 constexpr int64_t kJan1 = 1798761600000;
@@ -65,14 +75,6 @@ TEST(Waivers, ParsesEveryField) {
 }
 
 TEST(Waivers, ErrorsNameFileLineAndColumn) {
-    auto err = [](const std::string& text) {
-        try {
-            parse_waivers(text, "w.yaml");
-        } catch (const InputError& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
     EXPECT_EQ(err("waivers:\n  - kind: host_misplacd\n    reason: x\n"),
               "w.yaml:2:11: unknown finding kind 'host_misplacd' (expected one of: missing_link, unexpected_link, "
               "miswired, missing_node, unexpected_node, identity_changed, rate_mismatch, rate_below_capability, mtu_mismatch, "
@@ -96,14 +98,6 @@ TEST(Waivers, ErrorsNameFileLineAndColumn) {
 
 // Issue 19 item 10: the probe's file took the first `expires:` and reported the waiver expired.
 TEST(Waivers, DuplicateKeysAreErrorsWithFileAndLine) {
-    auto err = [](const std::string& text) {
-        try {
-            parse_waivers(text, "w.yaml");
-        } catch (const InputError& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
     EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reason: x\n    expires: 2020-01-01\n    expires: 2099-12-31\n"),
               "w.yaml:5:5: duplicate key 'expires' in a waiver (first at w.yaml:4)");
     EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reason: x\n    reason: y\n"),
@@ -272,14 +266,6 @@ TEST(Maintenance, ParsesHostlistsDatesAndReasons) {
 }
 
 TEST(Maintenance, ErrorsNameFileLineAndColumn) {
-    auto err = [](const std::string& text) {
-        try {
-            parse_waivers(text, "w.yaml");
-        } catch (const InputError& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
     EXPECT_EQ(err("maintenance:\n  - {hosts: n1, reason: x}\n"), "w.yaml:2:5: a maintenance entry needs until:");
     EXPECT_EQ(err("maintenance:\n  - {hosts: n1, until: 2027-01-01}\n"), "w.yaml:2:5: a maintenance entry needs reason:");
     EXPECT_EQ(err("maintenance:\n  - {hosts: n1, until: 2027-01-01, reason: \"\"}\n"),

@@ -2,6 +2,8 @@
 // ha_engine.h has a test here that fails when the rule is broken.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ibf/ha_engine.h"
 #include "ha_events.h"
 
@@ -950,13 +952,9 @@ TEST(HaScenario, AMasterWithoutAPluginIsNeverTheFastPath) {
     EXPECT_EQ(attr, kSmInfoDiscover);
 }
 
-// Issue 16, scenario 2, from the isolated master's agent: this node's SM (priority 15) is MASTER;
-// its cable goes out at 1 s, the other SM (14) takes over at 3 s (the slow path on its side).
-// While this node's port is still down, its agent lowers its SM's priority below the new master's
-// (it comes back as a STANDBY that does not outrank its master, so no trap 144, no failback).
-// The new master is killed at 7 s: this SM takes over, sweeps, and gets 15 back (as MASTER: no
-// trap), so the other SM, restarted with 14, does not outrank it.
-TEST(HaScenario, AMasterThatLostTheMastershipWhileIsolatedStepsAsideAndReclaimsAsMaster) {
+// This node's SM (kLocal, priority 15) the master, the other (kMaster, 14) its standby, both
+// plugins heard for a second; `also` runs at each step (a probe, say). Returns the engine.
+HaEngine local_master_15_over_14(const std::function<void(HaEngine&, int64_t)>& also = nullptr) {
     HaConfig c = act_config();
     c.opensm_conf = "/etc/opensm/opensm.conf";
     HaEngine e(c);
@@ -968,9 +966,21 @@ TEST(HaScenario, AMasterThatLostTheMastershipWhileIsolatedStepsAsideAndReclaimsA
     for (int64_t t = 0; t <= 1000; t += 100) {
         e.on_plugin(sm(kLocal, 2, 15, SmState::Master), true, t);
         e.on_plugin(sm(kMaster, 1, 14, SmState::Standby), false, t);
-        e.on_probe(kMaster, 1, answer(kMaster, 14, SmState::Standby), t);
-        ASSERT_TRUE(of_kind(e.tick(t), Action::Kind::set_priority).empty());
+        if (also) also(e, t);
+        EXPECT_TRUE(of_kind(e.tick(t), Action::Kind::set_priority).empty()) << "at " << t;
     }
+    return e;
+}
+
+// Issue 16, scenario 2, from the isolated master's agent: this node's SM (priority 15) is MASTER;
+// its cable goes out at 1 s, the other SM (14) takes over at 3 s (the slow path on its side).
+// While this node's port is still down, its agent lowers its SM's priority below the new master's
+// (it comes back as a STANDBY that does not outrank its master, so no trap 144, no failback).
+// The new master is killed at 7 s: this SM takes over, sweeps, and gets 15 back (as MASTER: no
+// trap), so the other SM, restarted with 14, does not outrank it.
+TEST(HaScenario, AMasterThatLostTheMastershipWhileIsolatedStepsAsideAndReclaimsAsMaster) {
+    HaEngine e = local_master_15_over_14(
+        [](HaEngine& x, int64_t t) { x.on_probe(kMaster, 1, answer(kMaster, 14, SmState::Standby), t); });
     LocalPort down = active_port();
     down.state = 1;
     int prio = 15;
@@ -1017,19 +1027,7 @@ TEST(HaScenario, AMasterThatLostTheMastershipWhileIsolatedStepsAsideAndReclaimsA
 // not running, its agent writes the priority just below the new master's for its next start (no
 // SIGHUP: nothing runs), once; restarted, it is a STANDBY that does not outrank its master.
 TEST(HaScenario, AKilledMastersAgentLowersItsPriorityForItsRestartNoFailback) {
-    HaConfig c = act_config();
-    c.opensm_conf = "/etc/opensm/opensm.conf";
-    HaEngine e(c);
-    e.on_local_port(active_port(), 0);
-    Snapshot s;
-    s.self = sm(kLocal, 2, 15, SmState::Master);
-    s.other_sms = {sm(kMaster, 1, 14, SmState::Standby)};
-    e.on_snapshot(s, 0);
-    for (int64_t t = 0; t <= 1000; t += 100) {
-        e.on_plugin(sm(kLocal, 2, 15, SmState::Master), true, t);
-        e.on_plugin(sm(kMaster, 1, 14, SmState::Standby), false, t);
-        ASSERT_TRUE(of_kind(e.tick(t), Action::Kind::set_priority).empty());
-    }
+    HaEngine e = local_master_15_over_14();
     e.on_plugin_closed(kLocal, 1010);  // kill -9: its plugin's connection closes, its process is gone
     e.on_process_gone(kLocal, 1010);
     std::vector<Action> sets;
