@@ -7,7 +7,7 @@
 //   ibfabric accept [--scope NAME]... [--token-file F]   write the current fabric into the plan
 //
 // URL: --url, else the daemon of the lab in --lab DIR, else $IBFABRIC_URL, else
-// http://127.0.0.1:8639 (commands.h daemon_url). Token: --token-file, else $IBFABRIC_TOKEN. Exit codes in each command's help (docs/cli.md).
+// http://127.0.0.1:8639 (commands.h daemon_url). Token: --token-file, else $IBFABRIC_TOKEN, else with --lab the lab's own. Exit codes in each command's help (docs/cli.md).
 #include <unistd.h>
 
 #include <cctype>
@@ -159,7 +159,7 @@ int run_diff(const HistoryOptions& o) {
 }
 
 int run_accept(const HistoryOptions& o) {
-    const std::string token = bearer_token(o.token_file).value_or("");
+    const std::string token = bearer_token(o.token_file, o.lab).value_or("");
     if (token.empty()) {
         std::fprintf(stderr, "ibfabric: accept needs the daemon's token: --token-file F or $IBFABRIC_TOKEN\n");
         return kExitBadInput;
@@ -225,7 +225,7 @@ void register_history(CLI::App& app, Runner& run) {
                         "accept only if every difference from the plan touches these nodes (a name, or a prefix\n"
                         "ending in '*'); repeat it for several")
             ->type_name("NAME");
-        sub->add_option("--token-file", o->token_file, "the daemon's bearer token (default: $IBFABRIC_TOKEN)")->type_name("F");
+        sub->add_option("--token-file", o->token_file, "the daemon's bearer token (default: $IBFABRIC_TOKEN, with --lab the lab's own)")->type_name("F");
         add_daemon_options(sub, o->url, o->lab);
         sub->add_flag("--json", o->json, "print POST /api/v1/accept's answer (docs/api.md)");
         sub->footer(

@@ -183,9 +183,7 @@ void print_steps(const json& sw, size_t& printed) {
 // for it, then follows it in GET /api/v1/sm until it ends.
 int run_switchover(const SmOptions& o) {
     const std::string base = resolve(o);
-    const char* env = std::getenv("IBFABRIC_TOKEN");
-    const bool lab_token = o.token_file.empty() && !(env && *env) && !o.lab.empty();
-    const auto token_or = bearer_token(lab_token ? lab_token_file(o.lab) : o.token_file);
+    const auto token_or = bearer_token(o.token_file, o.lab);
     if (!token_or) throw std::invalid_argument("a switchover needs the daemons' token: --token-file F or $IBFABRIC_TOKEN");
     const std::string token = *token_or;
     json sm = call(base, "GET", "/api/v1/sm");

@@ -29,8 +29,9 @@ inline constexpr int kExitUnavailable = 3;
 using Runner = std::function<int()>;
 
 // The bearer token for ibfabricd (token.cpp): the trimmed content of `token_file` (bounded; an empty
-// or unreadable file throws, naming it), else $IBFABRIC_TOKEN, else nullopt.
-std::optional<std::string> bearer_token(const std::string& token_file);
+// or unreadable file throws, naming it), else $IBFABRIC_TOKEN, else with `lab` (--lab DIR) that
+// lab's own token (lab_token_file), else nullopt.
+std::optional<std::string> bearer_token(const std::string& token_file, const std::string& lab = "");
 
 // Where client commands find ibfabricd when neither --url, --lab nor $IBFABRIC_URL says.
 inline constexpr const char* kDefaultDaemonUrl = "http://127.0.0.1:8639";

@@ -8,10 +8,12 @@
 
 namespace ibf::cli {
 
-std::optional<std::string> bearer_token(const std::string& token_file) {
+std::optional<std::string> bearer_token(const std::string& token_file, const std::string& lab) {
     if (token_file.empty()) {
         if (const char* env = std::getenv("IBFABRIC_TOKEN"); env && *env) return std::string(env);
-        return std::nullopt;
+        const std::string own = lab.empty() ? "" : lab_token_file(lab);
+        if (own.empty()) return std::nullopt;
+        return bearer_token(own);
     }
     std::string t = read_text_file(token_file, "token file", 4096);  // bounded; names the file on error
     while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
