@@ -17,6 +17,7 @@
 
 #include "ibf/error.h"
 #include "ibf/rate.h"
+#include "ibf/suggest.h"
 #include "ibf/yaml_load.h"
 
 namespace ibf {
@@ -26,38 +27,6 @@ using YAML::Node;
 
 constexpr int kMaxPort = 255;             // port numbers are uint8 in the model
 constexpr size_t kMaxNodes = kMaxPlanNodes;  // plan_yaml.h: patterns must not expand to absurd sizes
-
-// Levenshtein distance, for "did you mean" suggestions.
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-        }
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
-}
-
-// "; did you mean 'x'?" when one candidate is close, else "".
-std::string suggestion(std::string_view word, const std::vector<std::string>& candidates) {
-    std::string best;
-    size_t best_d = SIZE_MAX;
-    for (const auto& c : candidates) {
-        size_t d = edit_distance(word, c);
-        if (d < best_d) {
-            best_d = d;
-            best = c;
-        }
-    }
-    size_t len = std::max(word.size(), best.size());
-    size_t limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
-    if (best.empty() || best_d > limit) return "";
-    return "; did you mean '" + best + "'?";
-}
 
 std::string join(const std::vector<std::string>& v, std::string_view sep = ", ") {
     std::string s;
@@ -251,7 +220,7 @@ private:
             if (!k.IsScalar()) fail(k, "expected a key name in " + what + ", got " + kind(k));
             const std::string& key = k.Scalar();
             if (std::find(names.begin(), names.end(), key) == names.end())
-                fail(k, "unknown key '" + key + "' in " + what + suggestion(key, names) +
+                fail(k, "unknown key '" + key + "' in " + what + did_you_mean(key, names) +
                             " (expected one of: " + join(names) + ")");
             auto [pos, fresh] = seen.emplace(key, k);
             if (!fresh) fail(k, "duplicate key '" + key + "' in " + what + " (first at " + where_str(loc(pos->second)) + ")");
@@ -556,7 +525,7 @@ private:
                     for (const auto& [name, _] : by_name_) known.push_back(name);
                     std::sort(known.begin(), known.end());
                     fail(e.key_node, "node '" + e.key + "' in 'nodes' is not declared by any tier, host group or cable" +
-                                         suggestion(e.name, known) + " (give it a `type:` to plan a node without cables)");
+                                         did_you_mean(e.name, known) + " (give it a `type:` to plan a node without cables)");
                 }
                 idx = resolve(ref, true);
             }
@@ -633,7 +602,7 @@ private:
             if (t.up_to.empty()) continue;
             auto f = by_name.find(t.up_to);
             if (f == by_name.end())
-                fail(t.up_to_node, "unknown tier '" + t.up_to + "' in up_to" + suggestion(t.up_to, tier_names) +
+                fail(t.up_to_node, "unknown tier '" + t.up_to + "' in up_to" + did_you_mean(t.up_to, tier_names) +
                                        " (tiers: " + join(tier_names) + ")");
             size_t u = f->second;
             if (u == i) fail(t.up_to_node, "tier '" + t.name + "' cannot go up to itself");
@@ -787,11 +756,11 @@ private:
                     if (it == by_name_.end() || it->second.empty() ||
                         plan_.nodes[it->second[0]].type != NodeType::Switch || plan_.nodes[it->second[0]].tier.empty()) {
                         fail(attach, "attach '" + a + "': '" + s + "' is neither a tier (" + join(tier_names) +
-                                         ") nor a switch of one" + suggestion(a, tier_names));
+                                         ") nor a switch of one" + did_you_mean(a, tier_names));
                     }
                     switches.push_back(it->second[0]);
                 }
-                if (sw.empty()) fail(attach, "attach '" + a + "' is neither a tier nor a switch pattern" + suggestion(a, tier_names));
+                if (sw.empty()) fail(attach, "attach '" + a + "' is neither a tier nor a switch pattern" + did_you_mean(a, tier_names));
                 for (const Tier& t : tiers_)
                     if (t.name == plan_.nodes[switches[0]].tier) tier = &t;
             } else {

@@ -100,7 +100,7 @@ TEST(ControllerConfig, HealthKeys) {
     EXPECT_EQ(error_of("health:\n  stale_after_s: 0\n", "c.yaml"), "c.yaml:2:18: 'health.stale_after_s' must be at least 1");
     EXPECT_EQ(error_of("health:\n  stale_after: 5\n", "c.yaml"),
               "c.yaml:2:3: unknown key 'health.stale_after' (expected stale_after_s, flap_threshold, flap_window_s, "
-              "flap_quiet_s, forget_sm_after_s)");
+              "flap_quiet_s, forget_sm_after_s); did you mean 'stale_after_s'?");
     EXPECT_EQ(error_of("health: 5\n", "c.yaml"), "c.yaml:1:9: 'health' must be a mapping");
 }
 
@@ -175,6 +175,35 @@ TEST(ControllerConfig, UnknownKeyNamesFileLineColumn) {
     EXPECT_NE(error_of("limits:\n  max_messages: 5\n").find(":2:3: unknown key 'limits.max_messages'"),
               std::string::npos);
     EXPECT_NE(error_of("checks:\n  rate_below_capability: maybe\n").find(":2:26: "), std::string::npos);
+}
+
+// The daemon config suggests the closest key as the plan reader does (one rule: ibf/suggest.h),
+// in every section, and says nothing when no key is close.
+TEST(ControllerConfig, UnknownKeySuggestsTheClosestKeyOfItsSection) {
+    EXPECT_EQ(error_of("topolgy: plan.yaml\n", "c.yaml"),
+              "c.yaml:1:1: unknown key 'topolgy' (expected socket, socket_mode, socket_users, tcp, tcp_key_file, "
+              "http, topology, node_name_map, waivers, history, token_file, token_for_reads, log_level, limits, "
+              "checks, health, counters, metrics, ha); did you mean 'topology'?");
+    EXPECT_EQ(error_of("history:\n  path: h.db\n  retension_days: 3\n", "c.yaml"),
+              "c.yaml:3:3: unknown key 'history.retension_days' (expected path, retention_days, max_sweeps); "
+              "did you mean 'retention_days'?");
+    EXPECT_NE(error_of("ha:\n  pol_ms: 100\n").find(":2:3: unknown key 'ha.pol_ms' (expected mode, "),
+              std::string::npos);
+    EXPECT_NE(error_of("ha:\n  pol_ms: 100\n").find("agents, expect); did you mean 'poll_ms'?"), std::string::npos);
+    EXPECT_NE(error_of("ha:\n  expect:\n    sm: []\n").find("unknown key 'ha.expect.sm' (expected sms, priorities); "
+                                                          "did you mean 'sms'?"),
+              std::string::npos);
+    EXPECT_NE(error_of("counters:\n  symbol_error: 5\n").find("unknown key 'counters.symbol_error' (expected "
+                                                               "window_s, symbol_errors, "),
+              std::string::npos);
+    EXPECT_NE(error_of("counters:\n  symbol_error: 5\n").find("; did you mean 'symbol_errors'?"), std::string::npos);
+    EXPECT_NE(error_of("limits:\n  max_message_byte: 5000\n").find("did you mean 'max_message_bytes'?"),
+              std::string::npos);
+    EXPECT_NE(error_of("checks:\n  rate_below_capabilty: true\n").find("did you mean 'rate_below_capability'?"),
+              std::string::npos);
+    EXPECT_EQ(error_of("metrics:\n  per_lnk: all\n", "c.yaml"),
+              "c.yaml:2:3: unknown key 'metrics.per_lnk' (expected per_link); did you mean 'per_link'?");
+    EXPECT_EQ(error_of("health:\n  colour: 5\n").find("did you mean"), std::string::npos);
 }
 
 TEST(ControllerConfig, BadValuesNamePosition) {

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "ibf/error.h"
+#include "ibf/suggest.h"
 
 namespace ibf {
 namespace {
@@ -183,16 +184,17 @@ void parse_ha(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
                         h.expected_priorities[ctx.guid(pk.first, "ha.expect.priorities")] =
                             ctx.int_value(pk.second, "ha.expect.priorities", 0, 15);
                 } else {
-                    ctx.fail(ek.first, "unknown key 'ha.expect." + e + "' (expected sms, priorities)");
+                    ctx.fail(ek.first, unknown_key("ha.expect.", e, {"sms", "priorities"}));
                 }
             }
         } else {
-            ctx.fail(kv.first, "unknown key '" + key +
-                                   "' (expected mode, local_sm, mad_ca, mad_port, poll_ms, mad_timeout_ms, "
-                                   "heartbeat_timeout_ms, fast_failures, slow_failures, slow_min_ms, promote_with, "
-                                   "promote_timeout_ms, retry_after_ms, fence, fence_timeout_ms, stall_ms, "
-                                   "flap_window_ms, sweep_timeout_ms, heal_attempts, guid2lid_file, track_file, opensm_conf, "
-                                   "sm_helper, agents, expect)");
+            ctx.fail(kv.first, unknown_key("ha.", k,
+                                           {"mode", "local_sm", "mad_ca", "mad_port", "poll_ms", "mad_timeout_ms",
+                                            "heartbeat_timeout_ms", "fast_failures", "slow_failures", "slow_min_ms",
+                                            "promote_with", "promote_timeout_ms", "retry_after_ms", "fence",
+                                            "fence_timeout_ms", "stall_ms", "flap_window_ms", "sweep_timeout_ms",
+                                            "heal_attempts", "guid2lid_file", "track_file", "opensm_conf", "sm_helper",
+                                            "agents", "expect"}));
         }
     }
     if (h.slow_failures < h.fast_failures)
@@ -214,9 +216,9 @@ void parse_health(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
                           : k == "forget_sm_after_s" ? &c.forget_sm_after_s
                                                   : nullptr;
         if (!field)
-            ctx.fail(hk.first, "unknown key 'health." + k +
-                                   "' (expected stale_after_s, flap_threshold, flap_window_s, flap_quiet_s, "
-                                   "forget_sm_after_s)");
+            ctx.fail(hk.first, unknown_key("health.", k,
+                                           {"stale_after_s", "flap_threshold", "flap_window_s", "flap_quiet_s",
+                                            "forget_sm_after_s"}));
         const uint64_t max = k == "flap_threshold" ? 1000 : 7 * 86400;
         const uint64_t n = ctx.unsigned_value(hk.second, k, max);
         const uint64_t min = k == "flap_threshold" ? 2 : 1;
@@ -238,14 +240,13 @@ void parse_counters(const Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
             continue;
         }
         size_t idx = wire::kPortCounterCount;
-        std::string names;
+        std::vector<std::string> names{"window_s"};
         for (size_t i = 0; i < wire::kPortCounterCount; ++i) {
             const auto name = wire::to_string(static_cast<wire::PortCounter>(i));
             if (name == k) idx = i;
-            names += ", " + std::string(name);
+            names.emplace_back(name);
         }
-        if (idx == wire::kPortCounterCount)
-            ctx.fail(ck.first, "unknown key 'counters." + k + "' (expected window_s" + names + ")");
+        if (idx == wire::kPortCounterCount) ctx.fail(ck.first, unknown_key("counters.", k, names));
         if (ck.second.IsScalar() && ck.second.Scalar() == "off")
             c.port_errors.max_per_window[idx].reset();
         else
@@ -303,7 +304,7 @@ void parse_history(Ctx& ctx, const YAML::Node& v, DaemonConfig& c) {
         if (k == "path") c.history_db = ctx.path(hk.second, "history.path");
         else if (k == "retention_days") c.history_retention_days = static_cast<uint32_t>(ctx.unsigned_value(hk.second, k, 36500));
         else if (k == "max_sweeps") c.history_max_sweeps = ctx.unsigned_value(hk.second, k, uint64_t{1} << 40);
-        else ctx.fail(hk.first, "unknown key 'history." + k + "' (expected path, retention_days, max_sweeps)");
+        else ctx.fail(hk.first, unknown_key("history.", k, {"path", "retention_days", "max_sweeps"}));
     }
     if (c.history_db.empty()) ctx.fail(v, "'history' needs 'path' (the SQLite file)");
 }
@@ -470,11 +471,12 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                     else if (k == "max_request_bytes")
                         c.max_request_bytes = ctx.unsigned_value(lk.second, k, 64u << 20);
                     else
-                        ctx.fail(lk.first, "unknown key 'limits." + k +
-                                               "' (expected max_message_bytes, max_request_bytes, "
-                                               "max_plugin_connections, max_pre_hello_per_source, "
-                                               "max_http_connections, hello_timeout_ms, "
-                                               "stale_connection_ms, http_header_timeout_ms, max_history_bytes)");
+                        ctx.fail(lk.first, unknown_key("limits.", k,
+                                                       {"max_message_bytes", "max_request_bytes",
+                                                        "max_plugin_connections", "max_pre_hello_per_source",
+                                                        "max_http_connections", "hello_timeout_ms",
+                                                        "stale_connection_ms", "http_header_timeout_ms",
+                                                        "max_history_bytes"}));
                     if ((k == "max_message_bytes" ? c.max_message_bytes : c.max_request_bytes) < 1024)
                         ctx.fail(lk.second, "'limits." + k + "' must be at least 1024");
                 }
@@ -487,7 +489,7 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                     if (k == "rate_below_capability")
                         c.check_rate_below_capability = ctx.boolean(ck.second, k);
                     else
-                        ctx.fail(ck.first, "unknown key 'checks." + k + "' (expected rate_below_capability)");
+                        ctx.fail(ck.first, unknown_key("checks.", k, {"rate_below_capability"}));
                 }
             } else if (key == "health") {
                 parse_health(ctx, v, c);
@@ -497,17 +499,18 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                 if (!v.IsMap()) ctx.fail(v, "'metrics' must be a mapping");
                 for (const auto& mk : v) {
                     const std::string k = mk.first.Scalar();
-                    if (k != "per_link") ctx.fail(mk.first, "unknown key 'metrics." + k + "' (expected per_link)");
+                    if (k != "per_link") ctx.fail(mk.first, unknown_key("metrics.", k, {"per_link"}));
                     const std::string val = mk.second.IsScalar() ? mk.second.Scalar() : "";
                     if (val != "deviating" && val != "all")
                         ctx.fail(mk.second, "'metrics.per_link' must be deviating or all");
                     c.metrics_all_links = val == "all";
                 }
             } else {
-                ctx.fail(kv.first, "unknown key '" + key +
-                                       "' (expected socket, socket_mode, socket_users, tcp, tcp_key_file, http, topology, "
-                                       "node_name_map, waivers, history, token_file, token_for_reads, log_level, limits, checks, "
-                                       "health, counters, metrics, ha)");
+                ctx.fail(kv.first, unknown_key("", key,
+                                               {"socket", "socket_mode", "socket_users", "tcp", "tcp_key_file", "http",
+                                                "topology", "node_name_map", "waivers", "history", "token_file",
+                                                "token_for_reads", "log_level", "limits", "checks", "health",
+                                                "counters", "metrics", "ha"}));
             }
         } catch (const InputError& e) {
             if (!e.file().empty()) throw;
