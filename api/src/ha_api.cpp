@@ -70,16 +70,6 @@ json split_brain_json(const std::optional<ha::SplitBrain>& sb) {
                 {"first", when(sb->first_ms)}, {"last", when(sb->last_ms)}};
 }
 
-std::string num(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
-
-void head(std::string& out, const char* name, const char* type, const char* help) {
-    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-}
-
 }  // namespace
 
 json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<std::string>& agents, const Fabric* fabric,
@@ -129,35 +119,6 @@ json ha_history_json(const ha::HaEngine& e) {
     for (auto it = h.rbegin(); it != h.rend(); ++it) arr.push_back(ha_record_json(*it));  // newest first
     return json{{"history", arr}, {"master_changes", e.master_changes()},
                 {"failovers_by_this_node", e.failovers_by_this_node()}};
-}
-
-std::string ha_metrics_text(const ha::HaEngine& e, int64_t now_ms) {
-    std::string out;
-    head(out, "ibfabric_ha_sm_state", "gauge",
-         "SM state as the HA agent last knew it (0 NOTACTIVE, 1 DISCOVERING, 2 STANDBY, 3 MASTER).");
-    for (const auto& [g, v] : e.sms())
-        out += "ibfabric_ha_sm_state{sm=\"" + guid_hex(g) + "\"} " + std::to_string(int(v.info.state)) + "\n";
-    head(out, "ibfabric_ha_sm_alive", "gauge", "1 while the SM's plugin heartbeats or it answers SMInfo.");
-    for (const auto& [g, v] : e.sms())
-        out += "ibfabric_ha_sm_alive{sm=\"" + guid_hex(g) + "\"} " + (e.alive(v, now_ms) ? "1" : "0") + "\n";
-    head(out, "ibfabric_ha_sminfo_failures", "gauge", "Consecutive SubnGet(SMInfo) failures to the SM.");
-    for (const auto& [g, v] : e.sms())
-        out += "ibfabric_ha_sminfo_failures{sm=\"" + guid_hex(g) + "\"} " + std::to_string(v.probe_failures) + "\n";
-    head(out, "ibfabric_ha_local_sm_master", "gauge", "1 while this node's SM is the live MASTER.");
-    out += std::string("ibfabric_ha_local_sm_master ") + (e.local_is_master(now_ms) ? "1" : "0") + "\n";
-    head(out, "ibfabric_ha_master_changes_total", "counter", "Master changes seen by this agent.");
-    out += "ibfabric_ha_master_changes_total " + std::to_string(e.master_changes()) + "\n";
-    head(out, "ibfabric_ha_failovers_total", "counter", "Promotions this agent made that succeeded.");
-    out += "ibfabric_ha_failovers_total " + std::to_string(e.failovers_by_this_node()) + "\n";
-    const ha::FailoverRecord* last = nullptr;
-    for (auto it = e.history().rbegin(); it != e.history().rend() && !last; ++it)
-        if (it->master_ms) last = &*it;
-    head(out, "ibfabric_ha_last_master_change_timestamp_seconds", "gauge", "When the latest master change was seen.");
-    out += "ibfabric_ha_last_master_change_timestamp_seconds " + num(last ? double(last->master_ms) / 1000 : 0) + "\n";
-    head(out, "ibfabric_ha_last_failover_duration_seconds", "gauge",
-         "First evidence of the old master's death to the new MASTER, for the latest master change.");
-    out += "ibfabric_ha_last_failover_duration_seconds " + num(last ? last->duration_ms() / 1000 : 0) + "\n";
-    return out;
 }
 
 }  // namespace ibf

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ibf/fabric_role.h"
+#include "ibf/ha_engine.h"
 #include "ibf/link_table.h"
 #include "ibf/wire.h"
 
@@ -55,12 +56,16 @@ using Emit = void (*)(const MetricsInput&, Out&);
 // role="active" on one daemon, role="standby" on the others (ha/fabric_role.h). Counters never
 // do: a role change would split their series and break increase() (the rules take the max).
 enum Scope : bool { kDaemon = false, kRole = true };
+// kWithHa: the HA agent's families (ibfabric_ha_*), which exist only with `ha:` configured
+// (MetricsInput::ha set); without it neither their HELP/TYPE nor a sample is written.
+enum Needs : bool { kAlways = false, kWithHa = true };
 struct Family {
     const char* name;
     const char* type;  // "gauge" or "counter"
     const char* help;
     Emit emit;
     Scope scope = kDaemon;
+    Needs needs = kAlways;
 };
 
 const ControllerState& S(const MetricsInput& in) { return *in.state; }
@@ -257,6 +262,15 @@ void counter_aggregate(const MetricsInput& in, Out& o, const char* key) { o.s +=
 ha::FabricRole fabric_role_of(const MetricsInput& in) {
     if (in.role) return in.role->role;
     return ha::fabric_role(in.ha ? ha::role_view(*in.ha, in.now_ms) : ha::RoleView{}).role;
+}
+
+// The HA agent's view (families marked kWithHa: only rendered when in.ha is set).
+const ha::HaEngine& H(const MetricsInput& in) { return *in.ha; }
+// The latest failover record with a new master, or null.
+const ha::FailoverRecord* last_master_change(const ha::HaEngine& e) {
+    for (auto it = e.history().rbegin(); it != e.history().rend(); ++it)
+        if (it->master_ms) return &*it;
+    return nullptr;
 }
 
 constexpr int kFirstAnalysisKind = static_cast<int>(FindingKind::missing_uplink);
@@ -542,6 +556,43 @@ const Family kFamilies[] = {
      plugin_counter<&wire::Counters::port_counter_events>},
     {"ibfabric_plugin_perfmgr_events_dropped_total", "counter",
      "Plugin: perfmgr counter events dropped (queue full).", plugin_counter<&wire::Counters::port_counter_events_dropped>},
+
+    // --- the HA agent (docs/ha.md; only with `ha:`) ---
+    {"ibfabric_ha_sm_state", "gauge",
+     "SM state as the HA agent last knew it (0 NOTACTIVE, 1 DISCOVERING, 2 STANDBY, 3 MASTER).",
+     [](const MetricsInput& in, Out& o) {
+         for (const auto& [g, v] : H(in).sms()) o.count(sm_label(g), static_cast<uint64_t>(v.info.state));
+     },
+     kDaemon, kWithHa},
+    {"ibfabric_ha_sm_alive", "gauge", "1 while the SM's plugin heartbeats or it answers SMInfo.",
+     [](const MetricsInput& in, Out& o) {
+         for (const auto& [g, v] : H(in).sms()) o.count(sm_label(g), H(in).alive(v, in.now_ms));
+     },
+     kDaemon, kWithHa},
+    {"ibfabric_ha_sminfo_failures", "gauge", "Consecutive SubnGet(SMInfo) failures to the SM.",
+     [](const MetricsInput& in, Out& o) {
+         for (const auto& [g, v] : H(in).sms()) o.count(sm_label(g), v.probe_failures);
+     },
+     kDaemon, kWithHa},
+    {"ibfabric_ha_local_sm_master", "gauge", "1 while this node's SM is the live MASTER.",
+     [](const MetricsInput& in, Out& o) { o.count("", H(in).local_is_master(in.now_ms)); }, kDaemon, kWithHa},
+    {"ibfabric_ha_master_changes_total", "counter", "Master changes seen by this agent.",
+     [](const MetricsInput& in, Out& o) { o.count("", H(in).master_changes()); }, kDaemon, kWithHa},
+    {"ibfabric_ha_failovers_total", "counter", "Promotions this agent made that succeeded.",
+     [](const MetricsInput& in, Out& o) { o.count("", H(in).failovers_by_this_node()); }, kDaemon, kWithHa},
+    {"ibfabric_ha_last_master_change_timestamp_seconds", "gauge", "When the latest master change was seen.",
+     [](const MetricsInput& in, Out& o) {
+         const ha::FailoverRecord* last = last_master_change(H(in));
+         o.time("", last ? last->master_ms : 0);
+     },
+     kDaemon, kWithHa},
+    {"ibfabric_ha_last_failover_duration_seconds", "gauge",
+     "First evidence of the old master's death to the new MASTER, for the latest master change.",
+     [](const MetricsInput& in, Out& o) {
+         const ha::FailoverRecord* last = last_master_change(H(in));
+         o.value("", last ? last->duration_ms() / 1000.0 : 0);
+     },
+     kDaemon, kWithHa},
 };
 
 }  // namespace
@@ -552,6 +603,7 @@ std::string metrics_text(const MetricsInput& in) {
     const auto& links = in.state->links();
     s.reserve(8192 + (links && in.all_links ? links->rows.size() * 7 * 240 : 0));
     for (const Family& f : kFamilies) {
+        if (f.needs == kWithHa && !in.ha) continue;
         s += "# HELP ";
         s += f.name;
         s += ' ';

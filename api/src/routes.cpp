@@ -85,7 +85,6 @@ ApiResponse metrics(const ApiRequest& req, const std::string&, const ApiContext&
         if (ctx.history_store) hist = ctx.history_store->write_status();
         std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha, .role = ctx.ha_role,
                                          .history = hist ? &*hist : nullptr, .all_links = ctx.metrics_all_links});
-        if (ctx.ha) body += ha_metrics_text(*ctx.ha, ctx.now_ms);
         if (!c) {
             ApiResponse r = text("text/plain; version=0.0.4", std::move(body));
             if (req.accept_gzip) {

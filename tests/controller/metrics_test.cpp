@@ -480,7 +480,8 @@ TEST(Metrics, ScrapeWithCountersOnEveryPortOfA2kNodeFabric) {
 TEST(Metrics, EveryFamilyFollowsPrometheusNaming) {
     Live l;
     l.sweep(small_fabric(), 1, T0);
-    const std::string m = l.metrics(T0);
+    const ha::HaEngine e{ha::HaConfig{}};  // the ibfabric_ha_* families need `ha:`
+    const std::string m = metrics_text({.state = &l.st, .now_ms = T0, .ha = &e, .all_links = true});
     std::set<std::string> seen;
     for (const std::string& name : metric_family_names()) {
         EXPECT_TRUE(seen.insert(name).second) << name << " twice";
@@ -494,6 +495,48 @@ TEST(Metrics, EveryFamilyFollowsPrometheusNaming) {
         const bool total = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
         EXPECT_EQ(type == "counter", total) << name << " is a " << type;
     }
+}
+
+// The HA agent's families are rows of the one family table (kWithHa): absent without `ha:`,
+// rendered by the same writer with `ha:` (per-SM samples, exact millisecond timestamps).
+TEST(Metrics, TheHaFamiliesComeFromTheFamilyTableOnlyWithHa) {
+    Live l;
+    l.sweep(small_fabric(), 1, T0);
+    EXPECT_EQ(l.metrics_default(T0).find("ibfabric_ha_"), std::string::npos);
+    ha::HaConfig c;
+    c.mode = ha::Mode::monitor;
+    c.local_sm = kStandbyGuid;
+    ha::HaEngine e(c);
+    e.on_plugin({kMasterGuid, 1, 15, SmState::Master, 100}, false, T0 + 1000);
+    e.on_plugin({kStandbyGuid, 2, 14, SmState::Standby, 100}, true, T0 + 1000);
+    e.tick(T0 + 1000);
+    e.on_plugin({kStandbyGuid, 2, 14, SmState::Master, 101}, true, T0 + 4321);
+    e.on_plugin({kMasterGuid, 1, 15, SmState::Standby, 101}, false, T0 + 4321);
+    e.tick(T0 + 4321);  // the engine notes the master change when it ticks
+    const std::string m = metrics_text({.state = &l.st, .now_ms = T0 + 4400, .ha = &e});
+    size_t names = 0;
+    for (const std::string& name : metric_family_names()) {
+        if (name.rfind("ibfabric_ha_", 0) != 0) continue;
+        ++names;
+        EXPECT_NE(m.find("\n# HELP " + name + " "), std::string::npos) << name;
+        EXPECT_EQ(m.find("# TYPE " + name + " "), m.rfind("# TYPE " + name + " ")) << name << " once";
+    }
+    EXPECT_EQ(names, 8u);
+    EXPECT_TRUE(has_line(m, "ibfabric_ha_sm_state{sm=\"" + guid_hex(kMasterGuid) + "\"} 2")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_ha_sm_state{sm=\"" + guid_hex(kStandbyGuid) + "\"} 3")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_ha_sm_alive{sm=\"" + guid_hex(kStandbyGuid) + "\"} 1")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_ha_local_sm_master 1")) << m;
+    EXPECT_TRUE(has_line(m, "ibfabric_ha_master_changes_total " + std::to_string(e.master_changes()))) << m;
+    ASSERT_GE(e.master_changes(), 1u);
+    const ha::FailoverRecord* last = nullptr;
+    for (const auto& r : e.history())
+        if (r.master_ms) last = &r;
+    ASSERT_NE(last, nullptr);
+    // Seconds with exactly three decimals: the change is dated to the millisecond (was %.6g: ~100 s).
+    char want[64];
+    std::snprintf(want, sizeof want, "%lld.%03lld", static_cast<long long>(last->master_ms / 1000),
+                  static_cast<long long>(last->master_ms % 1000));
+    EXPECT_TRUE(has_line(m, std::string("ibfabric_ha_last_master_change_timestamp_seconds ") + want)) << m;
 }
 
 // The SM nodes' daemons of an HA pair export the same fabric: the master's node as role="active",

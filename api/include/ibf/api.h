@@ -136,7 +136,6 @@ nlohmann::json ha_json(const ha::HaEngine& e, int64_t now_ms, const std::vector<
                        const Fabric* fabric = nullptr, const ha::RoleDecision* role = nullptr);
 nlohmann::json ha_history_json(const ha::HaEngine& e);
 nlohmann::json ha_record_json(const ha::FailoverRecord& r);
-std::string ha_metrics_text(const ha::HaEngine& e, int64_t now_ms);
 // Constant-time comparison of an Authorization header with "Bearer <token>" (the scheme in any
 // case, RFC 7235).
 bool bearer_matches(const std::string& authorization, const std::string& token);
