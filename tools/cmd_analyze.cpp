@@ -24,6 +24,7 @@
 #include "ibf/lft_dump.h"
 #include "ibf/route_check.h"
 #include "ibf/plan_infer.h"
+#include "ibf/plan_write.h"
 #include "ibf/inputs.h"
 #include "ibf/plan_yaml.h"
 #include "ibf/report.h"
@@ -135,11 +136,11 @@ struct PlanArgs {
 
 // What the analysis finds in a "known-good" dump would become the plan: listed as YAML comments
 // at the top of the plan (with --accept-anomalies), else a refusal.
-std::string anomaly_comments(const std::vector<Finding>& fs, const std::string& dump) {
-    std::string c = "# ibfabric plan from-dump --accept-anomalies: `ibfabric analyze " + dump + "` found " +
-                    std::to_string(fs.size()) + (fs.size() == 1 ? " anomaly" : " anomalies") +
-                    " that this plan declares as intended:\n";
-    for (const Finding& f : fs) c += "#   " + std::string(to_string(f.kind)) + ": " + terminal_safe(f.message) + "\n";
+std::vector<std::string> anomaly_comments(const std::vector<Finding>& fs, const std::string& dump) {
+    std::vector<std::string> c{"ibfabric plan from-dump --accept-anomalies: `ibfabric analyze " + dump + "` found " +
+                               std::to_string(fs.size()) + (fs.size() == 1 ? " anomaly" : " anomalies") +
+                               " that this plan declares as intended:"};
+    for (const Finding& f : fs) c.push_back("  " + std::string(to_string(f.kind)) + ": " + terminal_safe(f.message));
     return c;
 }
 
@@ -160,17 +161,19 @@ int run_plan_from_dump(const PlanArgs& args) {
     }
     InferOptions opt;
     opt.pin_all_guids = args.pin_guids;
-    InferredPlan p = infer_plan_yaml(f, a, args.dump, opt);
+    InferredPlan p = infer_plan(f, a, args.dump, opt);
     if (!anomalies.empty()) {
-        p.yaml = anomaly_comments(anomalies, args.dump) + p.yaml;
+        const std::vector<std::string> c = anomaly_comments(anomalies, args.dump);
+        p.doc.comments.insert(p.doc.comments.begin(), c.begin(), c.end());
         std::fprintf(stderr, "ibfabric: warning: the plan declares %zu %s of %s as intended (listed at its top)\n",
                      anomalies.size(), anomalies.size() == 1 ? "anomaly" : "anomalies", args.dump.c_str());
     }
+    const std::string yaml = plan_yaml_text(p.doc);
     if (args.out.empty() || args.out == "-") {
-        std::cout << p.yaml;
+        std::cout << yaml;
         std::cout.flush();
     } else {
-        write_text_file(args.out, p.yaml);
+        write_text_file(args.out, yaml);
         std::fprintf(stderr, "wrote %s: %d switches in tiers (%d with compact uplinks), %d hosts in host groups, %d explicit cables\n",
                      args.out.c_str(), p.tier_switches, p.compact_switches, p.compact_hosts, p.explicit_cables);
     }

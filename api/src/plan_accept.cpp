@@ -14,6 +14,7 @@
 #include "ibf/analysis.h"
 #include "ibf/inputs.h"
 #include "ibf/plan_infer.h"
+#include "ibf/plan_write.h"
 
 namespace ibf {
 namespace {
@@ -57,7 +58,8 @@ std::vector<Finding> findings_outside_scope(const std::vector<Finding>& fs, cons
 }
 
 AcceptWrite write_accepted_plan(const std::string& plan_path, const Fabric& f, const std::string& source) {
-    const InferredPlan p = infer_plan_yaml(f, analyze(f), source);
+    const InferredPlan p = infer_plan(f, analyze(f), source);
+    const std::string yaml = plan_yaml_text(p.doc);
     struct stat st{};
     if (::stat(plan_path.c_str(), &st) != 0) sys_fail(plan_path, "cannot read");
     const std::string old = read_text_file(plan_path, "plan");
@@ -69,12 +71,12 @@ AcceptWrite write_accepted_plan(const std::string& plan_path, const Fabric& f, c
     write_new(w.backup, old, st.st_mode & 07777);
     const std::string tmp = plan_path + ".accept-tmp";
     std::remove(tmp.c_str());
-    write_new(tmp, p.yaml, st.st_mode & 07777);
+    write_new(tmp, yaml, st.st_mode & 07777);
     if (std::rename(tmp.c_str(), plan_path.c_str()) != 0) sys_fail(plan_path, "cannot replace");
     w.compact_switches = p.compact_switches;
     w.compact_hosts = p.compact_hosts;
     w.explicit_cables = p.explicit_cables;
-    w.bytes = p.yaml.size();
+    w.bytes = yaml.size();
     return w;
 }
 

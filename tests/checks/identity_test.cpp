@@ -13,6 +13,7 @@
 #include "ibf/identity.h"
 #include "ibf/names.h"
 #include "ibf/plan_infer.h"
+#include "ibf/plan_write.h"
 #include "ibf/plan_yaml.h"
 
 using namespace ibf;
@@ -47,7 +48,7 @@ std::string dump(const std::vector<Finding>& fs) {
 Plan plan_from_dump(const Fabric& f, const std::string& path, bool pin_all_guids = false) {
     InferOptions opt;
     opt.pin_all_guids = pin_all_guids;
-    return parse_plan_yaml(infer_plan_yaml(f, analyze(f), path, opt).yaml, "plan.yaml");
+    return parse_plan_yaml(plan_yaml_text(infer_plan(f, analyze(f), path, opt).doc), "plan.yaml");
 }
 
 // The faults of issue 9 on the SX6036 capture: ib3/21 and ib3/23 (to ib8/18 and ib8/20) crossed,
@@ -208,7 +209,7 @@ TEST(Naming, SameNameInAnalyzeCheckAndPlanFromDump) {
     EXPECT_EQ(a.names[shared], shared_name);
     EXPECT_EQ(a.names, NameBook(f, a.tier_of).all());
 
-    const std::string yaml = infer_plan_yaml(f, a, kX5).yaml;
+    const std::string yaml = plan_yaml_text(infer_plan(f, a, kX5).doc);
     Plan plan = parse_plan_yaml(yaml, "plan.yaml");
     ASSERT_TRUE(check(plan, f).empty());
     for (NodeId sw : {named, shared}) {

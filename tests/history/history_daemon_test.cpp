@@ -16,6 +16,7 @@
 #include "ibf/daemon.h"
 #include "ibf/http_client.h"
 #include "ibf/plan_infer.h"
+#include "ibf/plan_write.h"
 #include "ibf/plan_yaml.h"
 
 namespace ibf {
@@ -36,7 +37,7 @@ protected:
 
     void SetUp() override {
         const Fabric f = small_fabric();
-        plan_text = infer_plan_yaml(f, analyze(f), "test").yaml;
+        plan_text = plan_yaml_text(infer_plan(f, analyze(f), "test").doc);
         write_file(plan_path, plan_text);
         write_file(dir.file("token"), "s3cret-token\n");
         ::chmod(dir.file("token").c_str(), 0600);

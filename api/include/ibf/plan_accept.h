@@ -1,5 +1,5 @@
 // `ibfabric accept` / POST /api/v1/accept: after an expansion, the current fabric becomes the plan.
-// The plan is written by the plan writer of `ibfabric plan from-dump` (routing/plan_infer.h); the
+// The plan is written by the plan writer of `ibfabric plan from-dump` (routing/plan_infer.h decides, config/plan_write.h writes); the
 // previous plan is kept next to it as plan.yaml.1 (.2, ... the first free number).
 //
 //   std::vector<std::string> scope = {"leaf19", "leaf2*"};

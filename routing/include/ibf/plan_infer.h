@@ -1,9 +1,12 @@
-// A compact YAML plan (schema: docs/plan.md) inferred from a known-good fabric, for
-// `ibfabric plan from-dump`. Pure: returns the text.
+// A compact plan (schema: docs/plan.md) inferred from a known-good fabric, for
+// `ibfabric plan from-dump` and the daemon's accept. Pure: decides what the plan says, as a
+// PlanDocument (ibf/plan_document.h); config/ writes it as YAML (ibf/plan_write.h), so this folder
+// needs no YAML library.
 //
 //   ibf::Analysis a = ibf::analyze(fabric);
-//   ibf::InferredPlan p = ibf::infer_plan_yaml(fabric, a, "golden.txt");
-//   // p.yaml parses with ibf::parse_plan_yaml, and ibf::check(plan, fabric) is then clean.
+//   ibf::InferredPlan p = ibf::infer_plan(fabric, a, "golden.txt");
+//   std::string yaml = ibf::plan_yaml_text(p.doc);
+//   // yaml parses with ibf::parse_plan_yaml, and ibf::check(plan, fabric) is then clean.
 //
 // Tiers come from the analysis (leaf, spine, core). A tier pair whose cabling follows the plan's
 // single-pod port rule (every lower switch reaches every upper switch with the same number of
@@ -22,11 +25,12 @@
 
 #include "ibf/analysis.h"
 #include "ibf/fabric.h"
+#include "ibf/plan_document.h"
 
 namespace ibf {
 
 struct InferredPlan {
-    std::string yaml;
+    PlanDocument doc;
     int tier_switches = 0;     // switches declared in tiers under `switches:` (names, ports, down)
     int compact_switches = 0;  // of those, switches whose uplinks use the compact rule (up, up_to)
     int compact_hosts = 0;     // host links written as host groups
@@ -40,6 +44,6 @@ struct InferOptions {
     bool pin_all_guids = false;
 };
 
-InferredPlan infer_plan_yaml(const Fabric& f, const Analysis& a, const std::string& source, const InferOptions& opt = {});
+InferredPlan infer_plan(const Fabric& f, const Analysis& a, const std::string& source, const InferOptions& opt = {});
 
 }  // namespace ibf
