@@ -1,5 +1,5 @@
 // `plan from-dump`: the inferred YAML plan parses and checks clean against the fabric it came
-// from; regular tiers come out compact.
+// from; regular tiers come out compact; the captures give the text of the old writer (tests/data/plans/).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -64,6 +64,56 @@ TEST(PlanInfer, SyntheticTwoLevelTreeIsFullyCompact) {
     EXPECT_NE(p.yaml.find("{names: [\"node[00001-00032]\"], hca: \"mlx5_0\", port: 1, attach: \"leaf[0001-0008]\", ports: \"1-4\", per_switch: 4}"),
               std::string::npos)
         << p.yaml;
+}
+
+std::string read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Node by node and cable by cable (identity, type, ports, tier; ends, label, rate, MTU).
+void expect_same_plan(const Plan& x, const Plan& y) {
+    ASSERT_EQ(x.nodes.size(), y.nodes.size());
+    for (size_t i = 0; i < x.nodes.size(); ++i) {
+        const PlannedNode &a = x.nodes[i], &b = y.nodes[i];
+        EXPECT_TRUE(a.name == b.name && a.hca == b.hca && a.guid == b.guid && a.type == b.type && a.num_ports == b.num_ports &&
+                    a.tier == b.tier)
+            << "node " << i << ": " << a.name << " vs " << b.name;
+    }
+    ASSERT_EQ(x.links.size(), y.links.size());
+    for (size_t i = 0; i < x.links.size(); ++i) {
+        const PlannedLink &a = x.links[i], &b = y.links[i];
+        EXPECT_TRUE(a.a.node == b.a.node && a.a.port == b.a.port && a.b.node == b.b.node && a.b.port == b.b.port &&
+                    a.label == b.label && a.rate == b.rate && a.mtu == b.mtu)
+            << "link " << i;
+    }
+}
+
+// tests/data/plans/ holds what the writer gave before it went through yaml-cpp (string
+// concatenation, issue 22) for these captures: the same text now, and parsed, the same Plan.
+TEST(PlanInfer, WriterGivesTheTextAndPlanOfTheOldWriter) {
+    const std::vector<std::pair<std::string, bool>> kept = {
+        {"iblinkinfo-qdr-1sw-5ca-infiniscale4-36port.txt", false}, {"iblinkinfo-qdr-1sw-8ca-infiniscale4-teaker.txt", false},
+        {"ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt", false},   {"ibnetdiscover-fdr10-qdr-8sw-144ca-sx6036.txt", true},
+        {"ibnetdiscover-qdr-ddr-11sw-89ca-voltaire4036-psmn-x5.txt", false},
+        {"ha/fat324.ibnetdiscover", false},                        {"ha/fat324.ibnetdiscover", true},
+        {"synthetic-ibnetdiscover-hdr-sharp.txt", false},          {"ibsim-2sw2sp-4ca-ibnetdiscover.txt", false},
+        {"synthetic-ibdiagnet2-2sw-3ca.net", false}};
+    for (const auto& [path, pin] : kept) {
+        const std::string name = path.substr(path.rfind('/') + 1);  // the source named in the top comment
+        const std::string golden_path = std::string(IBF_TEST_DATA) + "/plans/" + name + (pin ? ".pin" : "") + ".yaml";
+        SCOPED_TRACE(golden_path);
+        const std::string golden = read(golden_path);
+        ASSERT_FALSE(golden.empty());
+        const Fabric f = load(path);
+        InferOptions opt;
+        opt.pin_all_guids = pin;
+        const std::string yaml = plan_yaml_text(infer_plan(f, analyze(f), name, opt).doc);
+        EXPECT_EQ(yaml, golden);
+        expect_same_plan(parse_plan_yaml(yaml, "new.yaml"), parse_plan_yaml(golden, "old.yaml"));
+    }
 }
 
 TEST(PlanInfer, EveryCaptureRoundTripsWithAllGuidsPinned) {
