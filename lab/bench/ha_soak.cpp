@@ -189,7 +189,7 @@ private:
         o.sms.ha = LabHa::Ibfabric;
         o.ibfabricd = bin + "/ibfabricd";
         o.plugin_dir = fs::weakly_canonical(bin + "/../lib").string();
-        o.umad_timeouts = lab_umad_timeouts_beside(bin);
+        o.umad_kernel = lab_umad_kernel_beside(bin);
         o.perfmgr_sweep_s = 0;
         s_ = lab_up(net_, o);
         lab_arm_watchdog(s_, 60.0 * a_.faults + 300);  // the lab never outlives a killed soak for long

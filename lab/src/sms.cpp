@@ -124,7 +124,7 @@ int spawn_opensm(const LabState& s, const LabSm& m) {
     sm.env = {{"IBSIM_SOCKNAME", s.sockname}, {"SIM_HOST", m.host}, {"OSM_TMP_DIR", m.dir},
               {"OSM_CACHE_DIR", m.cache}, {"LD_PRELOAD", s.umad2sim}};
     // The timeout shim before umad2sim: its umad_send/umad_recv come first, umad2sim's I/O under them.
-    if (!s.umad_timeouts.empty()) sm.env.back().second = s.umad_timeouts + ":" + sm.env.back().second;
+    if (!s.umad_kernel.empty()) sm.env.back().second = s.umad_kernel + ":" + sm.env.back().second;
     // $IBF_OPENSM_PRELOAD goes first (scripts/sanitize.sh: the ASan runtime for an ASan-built plugin).
     if (const char* extra = getenv("IBF_OPENSM_PRELOAD"); extra && *extra)
         sm.env.back().second = std::string(extra) + ":" + sm.env.back().second;

@@ -265,13 +265,13 @@ TEST(HaCompound, ThreeSmsTwoKillsInARowEndWithOneSweepingMaster) {
     EXPECT_EQ(m3, 2u);
 }
 
-// The lab's OpenSMs run with the kernel's MAD timeouts (lab/umad-timeouts, docs/ha-facts.md
+// The lab's OpenSMs run with the kernel's MAD timeouts (lab/umad-kernel, docs/ha-facts.md
 // section 2): a frozen master no longer answers the SMInfo that the promoted standby's first sweep
 // sends it, and that sweep must still reach SUBNET UP while the old master is frozen, as on
 // hardware (under umad2sim alone the query stayed outstanding and the new master never swept).
 TEST(HaCompound, AStandbyPromotedBesideAFrozenMasterSweepsWhileItIsFrozen) {
     SCENARIO(sc, 2);
-    ASSERT_FALSE(sc.s.umad_timeouts.empty()) << "the lab ran OpenSM without libibf_umad_timeouts.so";
+    ASSERT_FALSE(sc.s.umad_kernel.empty()) << "the lab ran OpenSM without libibf_umad_kernel.so";
     Cli fz = sc.fault("freeze-sm", "master");
     ASSERT_EQ(fz.rc, 0) << describe(fz);
     const int64_t freeze_ms = fz.j["unix_ms"].get<int64_t>();
@@ -296,7 +296,7 @@ TEST(HaCompound, AStandbyPromotedBesideAFrozenMasterSweepsWhileItIsFrozen) {
 // master that sweeps.
 TEST(HaCompound, AMasterKilledAndRestartedThreeTimesLeavesOneSweepingMaster) {
     SCENARIO(sc, 2);
-    ASSERT_FALSE(sc.s.umad_timeouts.empty()) << "the lab ran OpenSM without libibf_umad_timeouts.so";
+    ASSERT_FALSE(sc.s.umad_kernel.empty()) << "the lab ran OpenSM without libibf_umad_kernel.so";
     for (int round = 0; round < 3; ++round) {
         auto m = lab_wait_one_master(sc.s, 15, 1.0);
         ASSERT_TRUE(m) << "round " << round << ": no single master\n" << logs(sc.s);
@@ -307,4 +307,26 @@ TEST(HaCompound, AMasterKilledAndRestartedThreeTimesLeavesOneSweepingMaster) {
         ASSERT_EQ(r.rc, 0) << describe(r);
         ASSERT_NO_FATAL_FAILURE(expect_one_sweeping_master(sc)) << "round " << round;
     }
+}
+
+// ibsim's ReLink resets both ends' PortInfo, so an SM's port lost IsSM at each flap of its cable
+// (ha-facts.md section 6) and the master no longer saw that SM: a killed master restarted beside it
+// then found no other SM and became a second MASTER (soak, seed 43). On hardware IsSM belongs to
+// the open issm device; the lab's shim sets it again while OpenSM holds the device.
+TEST(HaCompound, AnSmPortKeepsIsSmAcrossAFlapOfItsCable) {
+    SCENARIO(sc, 2);
+    ASSERT_FALSE(sc.s.umad_kernel.empty()) << "the lab ran OpenSM without libibf_umad_kernel.so";
+    const std::string lid = std::to_string(sc.s.sms[1].lid);
+    auto capmask = [&] {
+        const std::string out = lab_run_client(sc.s, {"smpquery", "portinfo", lid}, 10, sc.s.umad2sim, sc.quiet);
+        const size_t at = out.find("CapMask:");
+        return at == std::string::npos ? 0ul : std::stoul(out.substr(out.find("0x", at)), nullptr, 16);
+    };
+    ASSERT_NE(capmask() & 0x2, 0ul) << "sm2's port has no IsSM before the flap";
+    ASSERT_EQ(sc.fault("unlink", sc.cable(1)).rc, 0);
+    sleep_s(1.0);
+    ASSERT_EQ(sc.fault("relink", sc.cable(1)).rc, 0);
+    sleep_s(1.5);  // the shim asserts IsSM every 0.5 s
+    EXPECT_NE(capmask() & 0x2, 0ul) << "sm2's port lost IsSM with the flap\n" << logs(sc.s);
+    ASSERT_NO_FATAL_FAILURE(expect_one_sweeping_master(sc));
 }

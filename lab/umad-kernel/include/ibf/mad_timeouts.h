@@ -1,4 +1,4 @@
-// lab/umad-timeouts: what the kernel's MAD layer does for a request and what umad2sim does not.
+// lab/umad-kernel: what the kernel's MAD layer does for a request and what umad2sim does not.
 //
 // On hardware, a MAD sent with umad_send(..., timeout_ms, retries) that expects a response is
 // resent by the kernel each time timeout_ms passes without one, `retries` times, and is then handed
@@ -6,7 +6,7 @@
 // send_handler). OpenSM relies on that: umad_receiver() fails the request with IB_TIMEOUT, and a
 // sweep with a MAD to a vanished SM still completes. umad2sim ignores timeout_ms and retries: a MAD
 // that ibsim drops (a request to an SM that exited with it outstanding) stays outstanding forever and
-// the sweeping SM wedges (ha-facts.md section 5). The lab preloads libibf_umad_timeouts.so before
+// the sweeping SM wedges (ha-facts.md section 5). The lab preloads libibf_umad_kernel.so before
 // umad2sim into OpenSM; that shim is thin glue around this table.
 //
 // MadTimeouts is pure (no I/O, no clock: times are passed in) and not thread-safe (the shim locks).
