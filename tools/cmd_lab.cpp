@@ -251,6 +251,9 @@ int run_up(const UpArgs& a) {
             progress("ibfabricd or libibfabric_osm.so not built next to this ibfabric: findings come from ibnetdiscover");
         }
     }
+    o.umad_kernel = lab_umad_kernel_beside(bin);
+    if (o.umad_kernel.empty() && !getenv("IBF_LAB_NO_UMAD_KERNEL"))
+        progress("libibf_umad_kernel.so not built beside this ibfabric: OpenSM's MADs without a response never time out");
     LabState s;
     bool started = false;  // lab_up() stops what it started when it fails; after that it is ours to stop
     try {

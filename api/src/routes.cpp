@@ -196,6 +196,10 @@ ApiResponse sm_priority(const ApiRequest& req, const std::string&, const ApiCont
     return sm_call(ctx.sm_priority, req.body, "{\"priority\": 0..15}");
 }
 
+ApiResponse sm_process_gone(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
+    return sm_call(ctx.sm_process_gone, req.body, "{\"sm\": \"0x...\", \"pid\": N}");
+}
+
 ApiResponse sm_state(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
     return sm_call(ctx.sm_state, req.body, "{\"set\": \"disable\"}");
 }
@@ -286,6 +290,7 @@ const Route kRoutes[] = {
     {"GET", "/api/v1/ha/history", Auth::read, ha_history},
     {"POST", "/api/v1/sm/priority", Auth::token, sm_priority},
     {"POST", "/api/v1/sm/state", Auth::token, sm_state},
+    {"POST", "/api/v1/sm/process-gone", Auth::token, sm_process_gone},
     {"POST", "/api/v1/sm/switchover", Auth::token, sm_switchover},
     {"POST", "/api/v1/sm/switchover/abort", Auth::token, sm_switchover_abort},
     {"GET", "/api/v1/history", Auth::read, history, true},

@@ -161,6 +161,7 @@ ApiContext Daemon::Impl::api_context() {
         c.ha_agents = opt.config.ha_agents;
         c.sm_priority = [this](const nlohmann::json& body) { return set_local_priority(body); };
         c.sm_state = [this](const nlohmann::json& body) { return set_local_sm_state(body); };
+        c.sm_process_gone = [this](const nlohmann::json& body) { return relayed_process_gone(body); };
         c.switchover = [this](const nlohmann::json& body) { return start_switchover(body); };
         c.switchover_abort = [this](const nlohmann::json&) { return abort_switchover(); };
         c.switchover_status = [this] { return switchover_json(); };

@@ -14,6 +14,8 @@
 #include "ibf/clock.h"
 #include "ibf/error.h"
 #include "ibf/ha_findings.h"
+#include "ibf/history_api.h"  // ApiFailure
+#include "ibf/http_client.h"
 #include "ibf/local_sm.h"
 #include "ibf/report.h"
 #include "ibf/sm_helper.h"
@@ -133,6 +135,7 @@ void Daemon::Impl::ha_watch_gone() {
         } else if (!pid_alive(it->second.pid)) {
             spdlog::info("ha: SM {}: its opensm (pid {}) on this host is gone", guid_hex(it->first), it->second.pid);
             ha->on_process_gone(it->first, now);
+            relay_process_gone(it->first, it->second.pid);
             ha_local_pids.erase(it->first);
             it = ha_gone_watch.erase(it);
         } else {
@@ -146,6 +149,44 @@ void Daemon::Impl::ha_watch_gone() {
         ha_watch_gone();
         ha_step();
     });
+}
+
+void Daemon::Impl::relay_process_gone(Guid sm, uint32_t pid) {
+    if (opt.config.ha_agents.empty()) return;
+    const std::string auth = token ? "Bearer " + *token : "";
+    const std::string body = nlohmann::json{{"sm", guid_hex(sm)}, {"pid", pid}}.dump();
+    sw_calls.post([urls = opt.config.ha_agents, auth, body, sm] {
+        for (const std::string& u : urls) {
+            auto url = parse_http_url(u);
+            if (!url) continue;
+            try {
+                // Short: it is worth something only before the flap window would have decided.
+                const HttpResult r = http_request(*url, "POST", "/api/v1/sm/process-gone", body, auth,
+                                                  std::chrono::milliseconds(500));
+                if (r.status == 200) spdlog::info("ha: SM {}: its opensm's exit told to the agent at {}", guid_hex(sm), u);
+                else if (r.status == 409)  // that agent runs this SM itself (this node's own URL) or does not know it
+                    spdlog::info("ha: SM {}: the agent at {} takes no process-gone: {}", guid_hex(sm), u, r.body);
+                else spdlog::warn("ha: SM {}: {} answered {} to process-gone: {}", guid_hex(sm), u, r.status, r.body);
+            } catch (const std::exception& e) {
+                spdlog::warn("ha: SM {}: process-gone not told to {}: {}", guid_hex(sm), u, e.what());
+            }
+        }
+    });
+}
+
+nlohmann::json Daemon::Impl::relayed_process_gone(const nlohmann::json& body) {
+    IBF_ASSERT_ON_THREAD(io_owner);
+    if (!body.is_object() || !body.contains("sm") || !body["sm"].is_string())
+        throw InputError("", 0, 0, "'sm' must be the port GUID of the SM whose opensm exited");
+    const auto sm = parse_guid(body["sm"].get<std::string>());
+    if (!sm) throw InputError("", 0, 0, "'sm' must be a port GUID (0x...)");
+    if (*sm == ha->local_sm()) throw ApiFailure(409, "SM " + guid_hex(*sm) + " runs on this node: its process is watched here");
+    if (!ha->sms().count(*sm)) throw ApiFailure(409, "SM " + guid_hex(*sm) + " is not known to this agent");
+    const uint32_t pid = body.contains("pid") && body["pid"].is_number_unsigned() ? body["pid"].get<uint32_t>() : 0;
+    spdlog::info("ha: SM {}: its opensm (pid {}) is gone, says its node's agent", guid_hex(*sm), pid);
+    ha->on_process_gone(*sm, wall_clock_ms());
+    ha_step();
+    return nlohmann::json{{"sm", guid_hex(*sm)}, {"accepted", true}};
 }
 
 void Daemon::Impl::ha_snapshot(ConnId id, const std::shared_ptr<const Snapshot>& snap) {

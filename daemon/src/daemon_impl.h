@@ -133,6 +133,11 @@ struct Daemon::Impl {
     std::map<Guid, GoneWatch> ha_gone_watch;
     boost::asio::steady_timer ha_gone_timer{io};
     void ha_watch_gone();
+    // Across SM nodes the standby's agent cannot see the master's pid: the agent that does tells
+    // every ha.agents peer (POST /api/v1/sm/process-gone on sw_calls), and a peer's word is taken
+    // as the same witness (relayed_process_gone, io thread).
+    void relay_process_gone(Guid sm, uint32_t pid);
+    nlohmann::json relayed_process_gone(const nlohmann::json& body);
     nlohmann::json set_local_priority(const nlohmann::json& body);
     nlohmann::json set_priority_through_helper(int priority);
     nlohmann::json set_local_sm_state(const nlohmann::json& body);

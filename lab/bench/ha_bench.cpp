@@ -223,6 +223,7 @@ LabState start_lab(const Net& net, const Args& a, const Mode& m) {
     if (!(a.no_daemon && m.ha == LabHa::Native)) {
         o.ibfabricd = bin + "/ibfabricd";
         o.plugin_dir = fs::weakly_canonical(bin + "/../lib").string();
+        o.umad_kernel = lab_umad_kernel_beside(bin);
     }
     o.progress = [](const std::string& s) { std::fprintf(stderr, "bench: %s\n", s.c_str()); };
     return lab_up(net, o);

@@ -189,6 +189,7 @@ private:
         o.sms.ha = LabHa::Ibfabric;
         o.ibfabricd = bin + "/ibfabricd";
         o.plugin_dir = fs::weakly_canonical(bin + "/../lib").string();
+        o.umad_kernel = lab_umad_kernel_beside(bin);
         o.perfmgr_sweep_s = 0;
         s_ = lab_up(net_, o);
         lab_arm_watchdog(s_, 60.0 * a_.faults + 300);  // the lab never outlives a killed soak for long
@@ -295,6 +296,18 @@ private:
         sleep_s(0.5);
         auto last = smp_->next(now_s(), 5);
         if (!last) return "the sminfo sampler is stuck";
+        // An SM that rejoins (its cable back, restarted) discovers the fabric before it goes
+        // STANDBY: settled means it has left DISCOVERING, so it is sampled again for up to 10 s;
+        // one still DISCOVERING then, or in any other wrong state, is a violation.
+        auto rejoining = [&] {
+            for (size_t i = 0; i < s_.sms.size(); ++i)
+                if (i != *m && last->states[i] == "DISCOVERING") return true;
+            return false;
+        };
+        for (const double end = now_s() + 10; rejoining() && now_s() < end;) {
+            sleep_s(0.2);
+            if (auto again = smp_->next(now_s(), 5)) last = again;
+        }
         std::string bad;
         for (size_t i = 0; i < s_.sms.size(); ++i) {
             const std::string want = i == *m ? "MASTER" : "STANDBY";

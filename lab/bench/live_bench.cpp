@@ -266,6 +266,7 @@ int main(int argc, char** argv) {
             if (m.plugin) {
                 o.ibfabricd = bin + "/ibfabricd";
                 o.plugin_dir = fs::weakly_canonical(bin + "/../lib").string();
+                o.umad_kernel = lab_umad_kernel_beside(bin);
                 o.expected = expected;
                 o.plugin_options = "log=debug";
             }

@@ -143,6 +143,13 @@ std::string fill_template(const std::string& text, const std::vector<std::pair<s
     return out;
 }
 
+std::string lab_umad_kernel_beside(const std::string& bin_dir) {
+    if (const char* off = getenv("IBF_LAB_NO_UMAD_KERNEL"); off && *off) return "";
+    std::error_code ec;
+    const fs::path p = fs::weakly_canonical(fs::path(bin_dir) / ".." / "lib" / "libibf_umad_kernel.so", ec);
+    return !ec && fs::exists(p, ec) ? p.string() : "";
+}
+
 std::string default_lab_dir() {
     std::string user;
     if (const char* u = getenv("USER"); u && *u) user = u;
@@ -249,6 +256,7 @@ void lab_save_state(const LabState& in) {
                      {"sms", sms},
                      {"ha", std::string(to_string(s.ha))},
                      {"key_file", s.key_file},
+                     {"umad_kernel", s.umad_kernel},
                      {"plugin_dir", s.plugin_dir},
                      {"umad2sim", s.umad2sim}};
     std::string tmp = s.path("state.json.tmp");
@@ -287,6 +295,7 @@ std::optional<LabState> lab_load_state(const std::string& dir) {
         const std::string ha = j.value("ha", "single");
         s.ha = ha == "native" ? LabHa::Native : ha == "ibfabric" ? LabHa::Ibfabric : LabHa::Single;
         s.key_file = j.value("key_file", "");
+        s.umad_kernel = j.value("umad_kernel", "");
         s.plugin_dir = j.value("plugin_dir", "");
         s.umad2sim = j.value("umad2sim", "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so");
         mirror_sm1(s);
@@ -959,6 +968,7 @@ LabState lab_up(const Net& net, const LabOptions& o) {
     s.expected = o.expected;
     s.started_unix_ms = unix_ms();
     s.umad2sim = o.umad2sim;
+    s.umad_kernel = o.umad_kernel;
     const bool with_daemon = !o.ibfabricd.empty();
     const bool with_plugin = with_daemon && !o.plugin_dir.empty();
     s.plugin_dir = with_plugin ? o.plugin_dir : "";

@@ -123,9 +123,11 @@ int spawn_opensm(const LabState& s, const LabSm& m) {
     sm.argv = {"opensm", "-F", m.conf, "-f", m.log, "-e"};
     sm.env = {{"IBSIM_SOCKNAME", s.sockname}, {"SIM_HOST", m.host}, {"OSM_TMP_DIR", m.dir},
               {"OSM_CACHE_DIR", m.cache}, {"LD_PRELOAD", s.umad2sim}};
+    // The timeout shim before umad2sim: its umad_send/umad_recv come first, umad2sim's I/O under them.
+    if (!s.umad_kernel.empty()) sm.env.back().second = s.umad_kernel + ":" + sm.env.back().second;
     // $IBF_OPENSM_PRELOAD goes first (scripts/sanitize.sh: the ASan runtime for an ASan-built plugin).
     if (const char* extra = getenv("IBF_OPENSM_PRELOAD"); extra && *extra)
-        sm.env.back().second = std::string(extra) + ":" + s.umad2sim;
+        sm.env.back().second = std::string(extra) + ":" + sm.env.back().second;
     if (!s.plugin_dir.empty()) {
         std::string ld = s.plugin_dir;
         if (const char* old = getenv("LD_LIBRARY_PATH"); old && *old) ld += std::string(":") + old;

@@ -1286,3 +1286,69 @@ TEST_F(ControllerDaemon, SmPriorityGoesThroughTheHelperWhenConfigured) {
     EXPECT_EQ(r.status, 500);
     EXPECT_NE(r.body.find("sm helper " + cfg.ha.sm_helper + ": no opensm process runs as root on this node"), std::string::npos) << r.body;
 }
+
+// Across SM nodes the standby's agent cannot see the master's opensm exit; the master node's agent
+// can, and tells every ha.agents peer (docs/ha.md rule 2). Two daemons here: A sees the SM's
+// "opensm" (a child process) over its Unix socket, B only hears of the SM (Hello without a pid,
+// as from another node). The child dies after A's connection closed: B must log the relayed exit.
+// The route itself: a token, a port GUID, an SM it knows, never this node's own.
+TEST_F(ControllerDaemon, AnSmsExitSeenOnItsNodeIsRelayedToThePeerAgents) {
+    write_file(dir.file("token"), "t0ken\n");
+    ::chmod(dir.file("token").c_str(), 0600);
+    cfg.token_file = dir.file("token");
+    cfg.ha.mode = ha::Mode::monitor;
+    capture_log();
+    // B: the peer that runs no opensm of this SM.
+    DaemonConfig b_cfg = cfg;
+    b_cfg.socket_path = dir.file("b.sock");
+    b_cfg.ha.local_sm = kStandbyGuid;  // B's node runs another SM
+    auto b = std::make_unique<Daemon>(DaemonOptions{.config = b_cfg, .port_file = dir.file("b.port")});
+    std::thread b_thread([&] { b->run(); });
+    const HttpUrl b_url{"127.0.0.1", b->http_port(), ""};
+    auto stop_b = [&] {
+        b->stop();
+        if (b_thread.joinable()) b_thread.join();
+    };
+    cfg.ha_agents = {"http://127.0.0.1:" + std::to_string(b_url.port)};
+    start();
+
+    const auto post = [&](const HttpUrl& u, const std::string& body, const std::string& auth = "Bearer t0ken") {
+        return http_request(u, "POST", "/api/v1/sm/process-gone", body, auth);
+    };
+    EXPECT_EQ(post(b_url, "{\"sm\": \"0x0002c90300000001\"}", "").status, 401);
+    EXPECT_EQ(post(b_url, "{\"pid\": 1}").status, 400);
+    EXPECT_EQ(post(b_url, "{\"sm\": \"nope\"}").status, 400);
+    HttpResult unknown = post(b_url, "{\"sm\": \"0x0002c90300000001\"}");
+    EXPECT_EQ(unknown.status, 409);
+    EXPECT_NE(unknown.body.find("not known to this agent"), std::string::npos) << unknown.body;
+
+    UnixClient at_b(b_cfg.socket_path);
+    wire::Hello remote = hello(kMasterGuid, SmState::Master);
+    remote.pid = 0;  // another node's opensm: nothing B could watch
+    ASSERT_TRUE(at_b.send(remote));
+
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::pause();
+        _exit(0);
+    }
+    ASSERT_GT(child, 0);
+    auto at_a = std::make_unique<UnixClient>(cfg.socket_path);
+    wire::Hello local = hello(kMasterGuid, SmState::Master);
+    local.pid = static_cast<uint32_t>(child);
+    ASSERT_TRUE(at_a->send(local));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/sm")["sms"].size() == 1; }));
+    ASSERT_TRUE(wait_until([&] {
+        HttpResult r = http_request(b_url, "GET", "/api/v1/sm", "", "");
+        return r.status == 200 && json::parse(r.body)["sms"].size() == 1;
+    }));
+    at_a.reset();  // the plugin's connection closes first, as when opensm is killed
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    const bool relayed = wait_until([&] { return !lines_with("is gone, says its node's agent").empty(); });
+    stop_b();
+    ASSERT_TRUE(relayed) << "B never heard of the exit A saw";
+    EXPECT_EQ(lines_with("on this host is gone").size(), 1u);            // A saw it
+    EXPECT_EQ(lines_with("its opensm's exit told to the agent at").size(), 1u);  // and told B
+    EXPECT_EQ(lines_with("(pid " + std::to_string(child) + ") is gone, says its node's agent").size(), 1u);
+}

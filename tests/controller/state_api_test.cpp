@@ -221,7 +221,7 @@ TEST(ControllerApi, StatusCodes) {
 // 401 without or with a wrong one, before its handler runs (none is set in this context).
 TEST(ControllerApi, EveryPostNeedsTheToken) {
     ControllerState st;
-    for (const char* p : {"/api/v1/reload", "/api/v1/accept", "/api/v1/sm/priority", "/api/v1/sm/state",
+    for (const char* p : {"/api/v1/reload", "/api/v1/accept", "/api/v1/sm/priority", "/api/v1/sm/state", "/api/v1/sm/process-gone",
                           "/api/v1/sm/switchover", "/api/v1/sm/switchover/abort"}) {
         EXPECT_EQ(call(st, "POST", p).status, 403) << p;
         EXPECT_EQ(call(st, "POST", p, "s3cret", "").status, 401) << p;

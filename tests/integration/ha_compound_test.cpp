@@ -115,10 +115,8 @@ struct Scenario {
 };
 
 // The end of every scenario: exactly one MASTER that completes a heavy sweep (SIGHUP), every
-// other running SM STANDBY (sminfo from the quiet CA; a killed SM is not restarted: on ibsim a
-// restarted SM races the master's SMInfo query, which ibsim never times out, and wedges the master
-// in about a third of restarts, docs/benchmarks.md "SM failover soak"), no sample with two masters
-// after settling, no LID changed. Returns the master's index through `master`.
+// other running SM STANDBY (sminfo from the quiet CA), no sample with two masters after settling,
+// no LID changed. Returns the master's index through `master`.
 void expect_one_sweeping_master(Scenario& sc, size_t* master = nullptr) {
     LabState& s = sc.s;
     auto m = lab_wait_one_master(s, 15, 1.0);
@@ -265,4 +263,70 @@ TEST(HaCompound, ThreeSmsTwoKillsInARowEndWithOneSweepingMaster) {
     size_t m3 = 9;
     ASSERT_NO_FATAL_FAILURE(expect_one_sweeping_master(sc, &m3));
     EXPECT_EQ(m3, 2u);
+}
+
+// The lab's OpenSMs run with the kernel's MAD timeouts (lab/umad-kernel, docs/ha-facts.md
+// section 2): a frozen master no longer answers the SMInfo that the promoted standby's first sweep
+// sends it, and that sweep must still reach SUBNET UP while the old master is frozen, as on
+// hardware (under umad2sim alone the query stayed outstanding and the new master never swept).
+TEST(HaCompound, AStandbyPromotedBesideAFrozenMasterSweepsWhileItIsFrozen) {
+    SCENARIO(sc, 2);
+    ASSERT_FALSE(sc.s.umad_kernel.empty()) << "the lab ran OpenSM without libibf_umad_kernel.so";
+    Cli fz = sc.fault("freeze-sm", "master");
+    ASSERT_EQ(fz.rc, 0) << describe(fz);
+    const int64_t freeze_ms = fz.j["unix_ms"].get<int64_t>();
+    std::optional<int64_t> master, up;
+    for (double end = now_s() + 6; !up && now_s() < end; sleep_s(0.05)) {
+        if (!master) master = log_us_after(sc.s.sms[1].log, freeze_ms, "Entering MASTER state");
+        if (master) up = log_us_after(sc.s.sms[1].log, freeze_ms + *master / 1000, "SUBNET UP");
+    }
+    const std::string out = read_all(sc.s.sms[1].out);
+    ASSERT_EQ(sc.fault("thaw-sm", "sm1").rc, 0);
+    ASSERT_TRUE(master) << "sm2 was not promoted while sm1 was frozen\n" << logs(sc.s);
+    ASSERT_TRUE(up) << "sm2 became MASTER " << *master << " us after the freeze but never swept\n" << logs(sc.s);
+    EXPECT_LT(*up, 4000000) << "freeze -> sm2's SUBNET UP " << *up << " us";
+    // Its SubnGet(SMInfo) to the frozen SM was handed back timed out (class 0x81, attribute 0x0020).
+    EXPECT_NE(out.find("class 0x81 method 0x01 attr 0x0020"), std::string::npos) << out;
+    ASSERT_NO_FATAL_FAILURE(expect_one_sweeping_master(sc));
+}
+
+// The restart race: a master killed with a MAD to it outstanding and started again at once.
+// Under umad2sim alone the surviving master's query to the restarting SM could stay outstanding
+// forever and wedge it (2 of 20 soak faults); with the kernel's timeouts every round ends with one
+// master that sweeps.
+TEST(HaCompound, AMasterKilledAndRestartedThreeTimesLeavesOneSweepingMaster) {
+    SCENARIO(sc, 2);
+    ASSERT_FALSE(sc.s.umad_kernel.empty()) << "the lab ran OpenSM without libibf_umad_kernel.so";
+    for (int round = 0; round < 3; ++round) {
+        auto m = lab_wait_one_master(sc.s, 15, 1.0);
+        ASSERT_TRUE(m) << "round " << round << ": no single master\n" << logs(sc.s);
+        Cli k = sc.fault("kill-sm", "master");
+        ASSERT_EQ(k.rc, 0) << describe(k);
+        ASSERT_TRUE(lab_wait_one_master(sc.s, 10, 1.0)) << "round " << round << ": no master after the kill\n" << logs(sc.s);
+        Cli r = sc.fault("restart-sm", "sm" + std::to_string(*m + 1), false);
+        ASSERT_EQ(r.rc, 0) << describe(r);
+        ASSERT_NO_FATAL_FAILURE(expect_one_sweeping_master(sc)) << "round " << round;
+    }
+}
+
+// ibsim's ReLink resets both ends' PortInfo, so an SM's port lost IsSM at each flap of its cable
+// (ha-facts.md section 6) and the master no longer saw that SM: a killed master restarted beside it
+// then found no other SM and became a second MASTER (soak, seed 43). On hardware IsSM belongs to
+// the open issm device; the lab's shim sets it again while OpenSM holds the device.
+TEST(HaCompound, AnSmPortKeepsIsSmAcrossAFlapOfItsCable) {
+    SCENARIO(sc, 2);
+    ASSERT_FALSE(sc.s.umad_kernel.empty()) << "the lab ran OpenSM without libibf_umad_kernel.so";
+    const std::string lid = std::to_string(sc.s.sms[1].lid);
+    auto capmask = [&] {
+        const std::string out = lab_run_client(sc.s, {"smpquery", "portinfo", lid}, 10, sc.s.umad2sim, sc.quiet);
+        const size_t at = out.find("CapMask:");
+        return at == std::string::npos ? 0ul : std::stoul(out.substr(out.find("0x", at)), nullptr, 16);
+    };
+    ASSERT_NE(capmask() & 0x2, 0ul) << "sm2's port has no IsSM before the flap";
+    ASSERT_EQ(sc.fault("unlink", sc.cable(1)).rc, 0);
+    sleep_s(1.0);
+    ASSERT_EQ(sc.fault("relink", sc.cable(1)).rc, 0);
+    sleep_s(1.5);  // the shim asserts IsSM every 0.5 s
+    EXPECT_NE(capmask() & 0x2, 0ul) << "sm2's port lost IsSM with the flap\n" << logs(sc.s);
+    ASSERT_NO_FATAL_FAILURE(expect_one_sweeping_master(sc));
 }

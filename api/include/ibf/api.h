@@ -92,6 +92,9 @@ struct ApiContext {
     std::vector<std::string> ha_agents;
     std::function<nlohmann::json(const nlohmann::json& body)> sm_priority;
     std::function<nlohmann::json(const nlohmann::json& body)> sm_state;
+    // POST /api/v1/sm/process-gone (token) runs `sm_process_gone`: a peer agent saw the opensm of
+    // an SM on its node exit (the process-gone witness, relayed across SM nodes; docs/ha.md).
+    std::function<nlohmann::json(const nlohmann::json& body)> sm_process_gone;
     // POST /api/v1/sm/switchover (token) runs `switchover` (the daemon runs the whole switchover and
     // its rollback; throws ApiFailure 409 when refused), POST /api/v1/sm/switchover/abort
     // `switchover_abort`; GET /api/v1/sm shows `switchover_status()` as ha.switchover.

@@ -51,6 +51,10 @@ struct LabOptions {
     int perfmgr_sweep_s = 5;          // OpenSM perfmgr_sweep_time_s; 0 = perfmgr off (`lab up`: off with several SMs, docs/lab.md)
     double start_timeout_s = 60;      // per step
     std::string umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+    // libibf_umad_kernel.so, preloaded into OpenSM before umad2sim so that a request without a
+    // response times out as the kernel times it out (lab/umad-kernel); "" = none (under umad2sim
+    // alone such a MAD stays outstanding forever). lab_umad_kernel_beside() finds the built one.
+    std::string umad_kernel;
     std::function<void(const std::string&)> progress;  // one line per step, may be empty
 };
 
@@ -88,9 +92,14 @@ struct LabState {
     std::string key_file;     // shared TCP ingest key (several SMs with daemons)
     std::string plugin_dir;   // LD_LIBRARY_PATH for OpenSM ("" = no plugin)
     std::string umad2sim;     // LD_PRELOAD of OpenSM and clients
+    std::string umad_kernel;  // preloaded into OpenSM before umad2sim ("" = none), LabOptions
 
     std::string path(const std::string& name) const { return dir + "/" + name; }
 };
+
+// The lab's MAD timeout shim built beside the programs in bin_dir (<bin_dir>/../lib), or "" when
+// it is not there or $IBF_LAB_NO_UMAD_KERNEL is set (to compare with umad2sim alone).
+std::string lab_umad_kernel_beside(const std::string& bin_dir);
 
 // Default lab directory: /tmp/ibfabric-lab-<user>.
 std::string default_lab_dir();
