@@ -8,12 +8,6 @@
 namespace ibf {
 namespace {
 
-std::string hex_guid(Guid g) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g));
-    return buf;
-}
-
 // Names, patterns and port lists are always double-quoted, whatever they hold.
 void quoted(YAML::Emitter& o, const std::string& key, const std::string& value) {
     o << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
@@ -72,12 +66,12 @@ void write_node(YAML::Emitter& o, const PlanDocument::NodeEntry& n) {
     o << YAML::Key << YAML::DoubleQuoted << n.key << YAML::Value;
     if (n.type.empty()) {
         if (!n.guid) throw std::logic_error("plan_yaml_text: nodes entry '" + n.key + "' has neither a type nor a GUID");
-        o << hex_guid(*n.guid);
+        o << guid_hex(*n.guid);
         return;
     }
     o << YAML::Flow << YAML::BeginMap << YAML::Key << "type" << YAML::Value << n.type;
     o << YAML::Key << "ports" << YAML::Value << n.ports;
-    if (n.guid) o << YAML::Key << "guid" << YAML::Value << hex_guid(*n.guid);
+    if (n.guid) o << YAML::Key << "guid" << YAML::Value << guid_hex(*n.guid);
     o << YAML::EndMap;
 }
 

@@ -5,13 +5,6 @@
 #include <tuple>
 
 namespace ibf {
-namespace {
-std::string hex(Guid g) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g));
-    return buf;
-}
-}  // namespace
 
 FtreeFiles ftree_files(const Fabric& f, const Analysis& a) {
     FtreeFiles out;
@@ -20,7 +13,7 @@ FtreeFiles ftree_files(const Fabric& f, const Analysis& a) {
     for (const SwitchInfo& s : a.switches)
         if (top > 0 && s.tier == top) roots.push_back(f.node(s.node).guid);
     std::sort(roots.begin(), roots.end());
-    for (Guid g : roots) out.root_guids += hex(g) + "\n";
+    for (Guid g : roots) out.root_guids += guid_hex(g) + "\n";
     out.roots = static_cast<int>(roots.size());
 
     std::vector<Guid> cns;
@@ -34,7 +27,7 @@ FtreeFiles ftree_files(const Fabric& f, const Analysis& a) {
     }
     std::sort(cns.begin(), cns.end());
     cns.erase(std::unique(cns.begin(), cns.end()), cns.end());
-    for (Guid g : cns) out.cn_guids += hex(g) + "\n";
+    for (Guid g : cns) out.cn_guids += guid_hex(g) + "\n";
     out.compute_ports = static_cast<int>(cns.size());
 
     std::vector<std::tuple<int, std::string, Guid>> entries;  // (tier order, name, guid)
@@ -54,7 +47,7 @@ FtreeFiles ftree_files(const Fabric& f, const Analysis& a) {
             if (c == '"' || c == '\\') escaped += '\\';
             escaped += c;
         }
-        out.node_name_map += hex(guid) + " \"" + escaped + "\"\n";
+        out.node_name_map += guid_hex(guid) + " \"" + escaped + "\"\n";
     }
     return out;
 }
