@@ -243,11 +243,15 @@ private:
         switch (kind) {
             case 0: {
                 LabSmFault f = lab_sm_fault(s_, "kill-sm", sm_name(m));
+                std::string took;
                 if (auto n = lab_wait_one_master(s_, 20, 0.5)) {
-                    if (auto ms = kill_to_master_ms(s_, m, f.unix_ms)) t_.kill_to_master_ms.push_back(*ms);
+                    if (auto ms = kill_to_master_ms(s_, m, f.unix_ms)) {
+                        t_.kill_to_master_ms.push_back(*ms);
+                        took = " (MASTER after " + std::to_string(*ms).substr(0, std::to_string(*ms).find('.') + 2) + " ms)";
+                    }
                 }
                 lab_sm_fault(s_, "restart-sm", sm_name(m));
-                return "kill -9 of the master " + sm_name(m) + ", restarted";
+                return "kill -9 of the master " + sm_name(m) + took + ", restarted";
             }
             case 1: {
                 const size_t i = static_cast<size_t>(pick(sms_));
