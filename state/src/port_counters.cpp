@@ -2,6 +2,7 @@
 #include "ibf/port_counters.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 namespace ibf {
@@ -98,12 +99,15 @@ size_t PortCounterTracker::forget_absent(int64_t now_ms) {
     return n;
 }
 
-std::vector<PortErrorGrowth> PortCounterTracker::over_threshold(int64_t now_ms) const {
+std::vector<PortErrorGrowth> PortCounterTracker::over_threshold(int64_t now_ms, int64_t* changes_at) const {
     std::vector<PortErrorGrowth> out;
+    int64_t next = std::numeric_limits<int64_t>::max();
     for (const auto& [k, s] : ports_) {
         std::array<PortErrorGrowth, wire::kPortCounterCount> g{};
         for (const PortCounterState::Growth& x : s.recent) {
+            if (x.at_ms > now_ms) next = std::min(next, x.at_ms);  // enters the window then
             if (now_ms - x.at_ms >= opt_.window_ms || x.at_ms > now_ms) continue;
+            next = std::min(next, x.at_ms + opt_.window_ms);        // leaves it then
             PortErrorGrowth& e = g[x.counter];
             if (e.increase == 0) e.first_ms = x.at_ms;
             e.increase += x.amount;
@@ -123,6 +127,7 @@ std::vector<PortErrorGrowth> PortCounterTracker::over_threshold(int64_t now_ms) 
     std::sort(out.begin(), out.end(), [](const PortErrorGrowth& x, const PortErrorGrowth& y) {
         return std::tuple(x.guid, x.port, x.counter) < std::tuple(y.guid, y.port, y.counter);
     });
+    if (changes_at) *changes_at = next;
     return out;
 }
 

@@ -105,8 +105,11 @@ public:
     // Drops the ports out of the fabric, and without a row, for window_ms or longer. Returns how many.
     size_t forget_absent(int64_t now_ms);
 
-    // Counters over their threshold at `now_ms`, sorted by (guid, port, counter).
-    std::vector<PortErrorGrowth> over_threshold(int64_t now_ms) const;
+    // Counters over their threshold at `now_ms`, sorted by (guid, port, counter). `changes_at` (when
+    // given): the answer stays the same for every time in [now_ms, *changes_at) while no row comes
+    // and no port is dropped (the first growth to leave the window, or a future-dated one to enter
+    // it; INT64_MAX: never), so a caller can keep it per version().
+    std::vector<PortErrorGrowth> over_threshold(int64_t now_ms, int64_t* changes_at = nullptr) const;
     const PortMap& ports() const { return ports_; }
     const PortCounterState* find(Guid g, int port) const;
     uint64_t rows_total() const { return rows_; }
