@@ -73,6 +73,10 @@ void PortCounterTracker::on_row(Guid sm, const wire::PortCounterRow& r, int64_t 
     }
     add_trend_sample(s, prev_ms, now_ms);
     prune(s, now_ms);
+    if (s.recent.empty())
+        growing_.erase(it->first);
+    else
+        growing_.insert(it->first);
 }
 
 void PortCounterTracker::mark_present(const std::function<bool(Guid, int)>& in_fabric, int64_t now_ms) {
@@ -92,7 +96,9 @@ size_t PortCounterTracker::forget_absent(int64_t now_ms) {
     // A row after the port left the snapshot means the perfmgr still reads it: the grace restarts.
     const size_t n = std::erase_if(ports_, [&](const auto& kv) {
         const PortCounterState& s = kv.second;
-        return s.absent_since_ms != 0 && now_ms - std::max(s.absent_since_ms, s.updated_ms) >= opt_.window_ms;
+        const bool gone = s.absent_since_ms != 0 && now_ms - std::max(s.absent_since_ms, s.updated_ms) >= opt_.window_ms;
+        if (gone) growing_.erase(kv.first);
+        return gone;
     });
     forgotten_ += n;
     absent_ -= n;
@@ -102,7 +108,8 @@ size_t PortCounterTracker::forget_absent(int64_t now_ms) {
 std::vector<PortErrorGrowth> PortCounterTracker::over_threshold(int64_t now_ms, int64_t* changes_at) const {
     std::vector<PortErrorGrowth> out;
     int64_t next = std::numeric_limits<int64_t>::max();
-    for (const auto& [k, s] : ports_) {
+    for (const PortKey& k : growing_) {  // the ports with growth kept: not a pass over every port
+        const PortCounterState& s = ports_.at(k);
         std::array<PortErrorGrowth, wire::kPortCounterCount> g{};
         for (const PortCounterState::Growth& x : s.recent) {
             if (x.at_ms > now_ms) next = std::min(next, x.at_ms);  // enters the window then

@@ -31,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -124,6 +125,9 @@ private:
 
     PortErrorOptions opt_;
     PortMap ports_;
+    // The ports whose `recent` is not empty (growth within, or not yet pruned from, the window):
+    // what over_threshold() reads, so its cost follows the erring ports, not the fabric.
+    std::unordered_set<PortKey, PortKeyHash> growing_;
     uint64_t rows_ = 0, resets_ = 0, baselines_ = 0, forgotten_ = 0;
     size_t absent_ = 0;  // ports out of the fabric at the last mark_present() and not dropped since
 };
