@@ -16,7 +16,8 @@
 // linked port in 128-row batches (two rounds: baseline, then traffic everywhere and symbol errors
 // on 20 links), then GET /metrics' text by default (metrics.per_link: deviating) and with every
 // link (all): bytes, gzip bytes, render ms (first scrape after a batch, i.e. counters re-rendered,
-// and again), and the process RSS then (the daemon's state at that size).
+// and again) on the render thread and the io thread's share of each (metrics_job), and the
+// process RSS then (the daemon's state at that size).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -134,20 +135,33 @@ int bench_metrics(const Fabric& clean, const Fabric& faulty) {
     }
     std::printf("perfmgr: %zu port rows x 2 rounds in 128-row batches, applied in %.0f ms\n", rows.size(), feed_ms);
     const int64_t now = T0 + 3000;
+    // Per scrape, as ibfabricd splits it (docs/threading.md "Metrics"): the io thread's half
+    // (metrics_job: the small families, the findings, the shared_ptrs) and the render thread's
+    // (metrics_render, then gzip).
     for (bool all : {false, true}) {
         std::string text;
-        const double first = ms_of([&] { text = metrics_text({.state = &st, .now_ms = now, .all_links = all}); });
-        const double again = ms_of([&] { text = metrics_text({.state = &st, .now_ms = now, .all_links = all}); });
+        auto scrape = [&](double& io_ms, double& render_ms) {
+            MetricsJob job;
+            io_ms = ms_of([&] { job = metrics_job({.state = &st, .now_ms = now, .all_links = all}); });
+            render_ms = ms_of([&] { text = metrics_render(job); });
+        };
+        double io1 = 0, first = 0, io2 = 0, again = 0;
+        scrape(io1, first);
+        scrape(io2, again);
         std::string z;
         const double gz = ms_of([&] { z = gzip(text); });
-        std::printf("/metrics %-9s %10.1f MB  gzip %8.2f MB (%4.0f ms)  render: first %6.0f ms, again %6.0f ms\n",
-                    all ? "all" : "deviating", text.size() / 1e6, z.size() / 1e6, gz, first, again);
+        std::printf("/metrics %-9s %10.1f MB  gzip %8.2f MB (%4.0f ms)  render: first %6.0f ms, again %6.0f ms; "
+                    "io thread %.2f / %.2f ms\n",
+                    all ? "all" : "deviating", text.size() / 1e6, z.size() / 1e6, gz, first, again, io1, io2);
         // A new PortCounters batch re-renders the counter families only.
         wire::PortCounters pc{now, {rows.front()}};
         pc.ports.front().v[static_cast<size_t>(wire::PortCounter::xmit_data)] += 1;
         st.on_port_counters(1, pc, now);
-        const double batch = ms_of([&] { text = metrics_text({.state = &st, .now_ms = now, .all_links = all}); });
-        std::printf("/metrics %-9s first scrape after one more 1-row batch %6.0f ms\n", all ? "all" : "deviating", batch);
+        double io3 = 0, batch = 0;
+        scrape(io3, batch);
+        std::printf("/metrics %-9s first scrape after one more 1-row batch: render %6.0f ms, io thread %.2f ms "
+                    "(port_errors passes so far: %llu)\n",
+                    all ? "all" : "deviating", batch, io3, static_cast<unsigned long long>(st.port_error_passes()));
     }
     std::printf("RSS: %.0f MB now, peak %.0f MB\n", status_kb("VmRSS:") / 1024.0, status_kb("VmHWM:") / 1024.0);
     return 0;

@@ -89,6 +89,16 @@ private:
         if (auto it = req.find(http::field::accept_encoding); it != req.end())
             ar.accept_gzip = accepts_gzip(std::string_view(it->value().data(), it->value().size()));
         ApiResponse r = d_->handler_(ar);
+        if (r.later) {  // answered when ready (a /metrics render); the io thread goes on meanwhile
+            auto later = std::move(r.later);
+            later([self = shared_from_this(), keep_alive = req.keep_alive(), version = req.version(),
+                   what = ar.method + " " + ar.target](ApiResponse x) {
+                spdlog::debug("http: {} -> {}", what, x.status);
+                if (self->done_ || self->d_->stopping_) return;
+                self->write(x, keep_alive, version);
+            });
+            return;
+        }
         spdlog::debug("http: {} {} -> {}", ar.method, ar.target, r.status);
         write(r, req.keep_alive(), req.version());
     }

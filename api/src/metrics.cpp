@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "ibf/fabric_role.h"
 #include "ibf/ha_engine.h"
@@ -51,7 +52,20 @@ struct Out {
     }
 };
 
-using Emit = void (*)(const MetricsInput&, Out&);
+// How a family's samples are written: from the state, on the io thread (families bounded by the
+// SMs: O(1) or O(SMs)), or from the frozen MetricsFabric on the render thread (those that grow with
+// the fabric or its findings). A row's lambda says which by the argument it takes.
+struct Emit {
+    void (*state)(const MetricsInput&, Out&) = nullptr;
+    void (*fabric)(const MetricsFabric&, Out&) = nullptr;
+    template <class F>
+    Emit(F f) {  // NOLINT: implicit, so that a row names just its lambda
+        if constexpr (std::is_invocable_v<F, const MetricsFabric&, Out&>)
+            fabric = f;
+        else
+            state = f;
+    }
+};
 // kRole: a gauge about the fabric, which every daemon of an HA pair exports: its samples carry
 // role="active" on one daemon, role="standby" on the others (ha/fabric_role.h). Counters never
 // do: a role change would split their series and break increase() (the rules take the max).
@@ -98,12 +112,12 @@ uint64_t lft_value(const ControllerState& st, const char* key) {
 
 // Whether a row gets per-link series: every row with metrics.per_link: all, else the deviating
 // ones (docs/metrics.md, "Bounded by default").
-bool selected(const MetricsInput& in, const LinkRow& r) { return in.all_links || r.deviates; }
+bool selected(const MetricsFabric& in, const LinkRow& r) { return in.all_links || r.deviates; }
 
 // The same for families that depend on the rows alone: rendered once per link table (i.e. per
 // check) and role, then copied at every scrape (by default only the deviating rows: small).
-void per_link_cached(const MetricsInput& in, Out& o, void (*value)(const LinkRow&, Out&)) {
-    const auto& t = S(in).links();
+void per_link_cached(const MetricsFabric& in, Out& o, void (*value)(const LinkRow&, Out&)) {
+    const auto& t = in.links;
     if (!t) return;
     // Keyed by role too: after a failover the new role's copy is rendered once (both are dropped
     // with the table at the next check).
@@ -117,8 +131,8 @@ void per_link_cached(const MetricsInput& in, Out& o, void (*value)(const LinkRow
 }
 
 // Per-tier aggregates of the rows (every row, whatever the selection), rendered once per table.
-void per_tier_cached(const MetricsInput& in, Out& o, double (*value)(const LinkRow&)) {
-    const auto& t = S(in).links();
+void per_tier_cached(const MetricsFabric& in, Out& o, double (*value)(const LinkRow&)) {
+    const auto& t = in.links;
     if (!t) return;
     auto [it, fresh] = t->rendered.try_emplace(std::string(o.name) + (o.role ? o.role : ""));
     if (fresh && t->tier_of_row.size() == t->rows.size()) {
@@ -130,9 +144,9 @@ void per_tier_cached(const MetricsInput& in, Out& o, double (*value)(const LinkR
     o.s += it->second;
 }
 
-std::set<std::pair<Guid, int>> flapping_ports(const MetricsInput& in) {
+std::set<std::pair<Guid, int>> flapping_ports(const MetricsFabric& in) {
     std::set<std::pair<Guid, int>> s;
-    for (const Flapping& f : S(in).flaps().flapping(in.now_ms)) {
+    for (const Flapping& f : in.flapping) {
         s.insert({f.a.guid, f.a.port});
         s.insert({f.b.guid, f.b.port});
     }
@@ -180,11 +194,11 @@ constexpr CounterFamily kCounterFamily[kCounterFamilies] = {
     {"ibfabric_link_rcv_packets_total", wire::PortCounter::rcv_pkts, false, 1},
 };
 // rendered_counters keys: the family index as text for the link families, "tier", "switch".
-const std::string& counter_text(const MetricsInput& in, const std::string& key) {
+const std::string& counter_text(const MetricsFabric& in, const std::string& key) {
     static const std::string none;
-    const PortCounterTracker& t = S(in).port_counters();
-    const auto& links = S(in).links();
-    if (t.ports().empty() || !links) return none;
+    const auto& links = in.links;
+    if (!in.counters || in.counters->ports().empty() || !links) return none;
+    const PortCounterTracker& t = *in.counters;
     auto& all = links->rendered_counters;
     const std::string mode = in.all_links ? "all" : "deviating";
     auto& [version, stamp] = all["#"];
@@ -252,11 +266,11 @@ const std::string& counter_text(const MetricsInput& in, const std::string& key) 
 }
 
 template <size_t I>
-void link_counter(const MetricsInput& in, Out& o) {
+void link_counter(const MetricsFabric& in, Out& o) {
     o.s += counter_text(in, std::to_string(I));
 }
 
-void counter_aggregate(const MetricsInput& in, Out& o, const char* key) { o.s += counter_text(in, key); }
+void counter_aggregate(const MetricsFabric& in, Out& o, const char* key) { o.s += counter_text(in, key); }
 
 // This daemon's role in its HA pair (ha/fabric_role.h): the one the daemon publishes.
 ha::FabricRole fabric_role_of(const MetricsInput& in) {
@@ -308,16 +322,13 @@ const Family kFamilies[] = {
     // --- findings ---
     {"ibfabric_findings", "gauge",
      "Findings of the latest check plus link_flapping, by kind and severity (every kind listed).",
-     [](const MetricsInput& in, Out& o) { findings_by_kind(o, S(in).findings_at(in.now_ms), 0, kFindingKindCount - 1); }, kRole},
+     [](const MetricsFabric& in, Out& o) { findings_by_kind(o, in.findings, 0, kFindingKindCount - 1); }, kRole},
     {"ibfabric_findings_waived", "gauge",
      "Findings (check and analysis) that the waiver file covers; they are not in ibfabric_findings.",
-     [](const MetricsInput& in, Out& o) {
-         o.count("", S(in).waived_at(in.now_ms).size() + S(in).analysis_waived_at(in.now_ms).size());
-     }, kRole},
+     [](const MetricsFabric& in, Out& o) { o.count("", in.waived); }, kRole},
     {"ibfabric_analysis_findings", "gauge", "Findings of the latest live fat-tree analysis, by kind and severity.",
-     [](const MetricsInput& in, Out& o) {
-         const auto& la = S(in).analysis();
-         findings_by_kind(o, la ? S(in).analysis_findings_at(in.now_ms) : std::vector<Finding>{}, kFirstAnalysisKind, kLastAnalysisKind);
+     [](const MetricsFabric& in, Out& o) {
+         findings_by_kind(o, in.analysis_findings, kFirstAnalysisKind, kLastAnalysisKind);
      }, kRole},
     {"ibfabric_routing_fallback", "gauge", "1 when OpenSM routed with another engine than the first configured one.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).analysis() && S(in).analysis()->routing_fallback); }, kRole},
@@ -334,13 +345,13 @@ const Family kFamilies[] = {
 
     // --- the fabric and its sweeps ---
     {"ibfabric_nodes", "gauge", "Nodes in the current fabric, by type.",
-     [](const MetricsInput& in, Out& o) {
-         const auto& cur = S(in).current();
+     [](const MetricsFabric& in, Out& o) {
+         const auto& cur = in.current;
          for (NodeType t : {NodeType::Switch, NodeType::CA, NodeType::Router})
              o.count("type=\"" + std::string(to_string(t)) + "\"", cur ? cur->fabric.count(t) : 0);
      }, kRole},
     {"ibfabric_links", "gauge", "Links (cables) in the current fabric.",
-     [](const MetricsInput& in, Out& o) { o.count("", S(in).current() ? S(in).current()->fabric.link_count() : 0); }, kRole},
+     [](const MetricsFabric& in, Out& o) { o.count("", in.current ? in.current->fabric.link_count() : 0); }, kRole},
     {"ibfabric_sweeps_ingested_total", "counter", "Master sweeps (snapshots) taken as the fabric.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).sweeps_ingested()); }},
     {"ibfabric_last_sweep_seq", "gauge",
@@ -374,32 +385,32 @@ const Family kFamilies[] = {
 
     // --- per link (labels like infiniband-exporter, plus tier) ---
     {"ibfabric_link_state", "gauge", "Port state of the link's local end (IBA PortState: 1 Down, 2 Init, 3 Armed, 4 Active).",
-     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.state); }); }, kRole},
+     [](const MetricsFabric& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.state); }); }, kRole},
     {"ibfabric_link_width_lanes", "gauge", "Active link width in lanes (1, 2, 4, 8, 12; 0 unknown).",
-     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.lanes); }); }, kRole},
+     [](const MetricsFabric& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.lanes); }); }, kRole},
     // Rates in bytes/s (Prometheus' base unit; x8 for Gb/s): 4xHDR = 200 Gb/s = 2.5e10.
     {"ibfabric_link_speed_bytes_per_second", "gauge",
      "Active link speed: data rate of one lane, bytes/s (EDR 3.125e9, HDR 6.25e9).",
-     [](const MetricsInput& in, Out& o) {
+     [](const MetricsFabric& in, Out& o) {
          per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.lane_bps / 8); });
      }, kRole},
     {"ibfabric_link_rate_bytes_per_second", "gauge", "Active data rate of the link (lanes x speed), bytes/s.",
-     [](const MetricsInput& in, Out& o) {
+     [](const MetricsFabric& in, Out& o) {
          per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.value(r.labels, r.rate_bps / 8); });
      }, kRole},
     {"ibfabric_link_planned_rate_bytes_per_second", "gauge",
      "Data rate the plan declares for the link, bytes/s (only links the plan gives a width and speed).",
-     [](const MetricsInput& in, Out& o) {
+     [](const MetricsFabric& in, Out& o) {
          per_link_cached(in, o, [](const LinkRow& r, Out& x) {
              if (r.planned_rate_bps > 0) x.value(r.labels, r.planned_rate_bps / 8);
          });
      }, kRole},
     {"ibfabric_link_mtu_bytes", "gauge", "Active MTU of the link's local end (NeighborMTU), 0 unknown.",
-     [](const MetricsInput& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.mtu_bytes); }); }, kRole},
+     [](const MetricsFabric& in, Out& o) { per_link_cached(in, o, [](const LinkRow& r, Out& x) { x.count(r.labels, r.mtu_bytes); }); }, kRole},
     {"ibfabric_link_flapping", "gauge", "1 while the link has a link_flapping finding.",
-     [](const MetricsInput& in, Out& o) {
+     [](const MetricsFabric& in, Out& o) {
          const auto fl = flapping_ports(in);
-         const auto& t = S(in).links();
+         const auto& t = in.links;
          if (!t) return;
          if (in.all_links) {
              for (const LinkRow& r : t->rows) o.count(r.labels, fl.count({r.local_guid, r.local_port}));
@@ -411,15 +422,15 @@ const Family kFamilies[] = {
          for (size_t i : rows) o.count(t->rows[i].labels, 1);
      }, kRole},
     {"ibfabric_tier_links", "gauge", "Links of the current fabric by tier (every link, whatever metrics.per_link).",
-     [](const MetricsInput& in, Out& o) { per_tier_cached(in, o, [](const LinkRow&) { return 1.0; }); }, kRole},
+     [](const MetricsFabric& in, Out& o) { per_tier_cached(in, o, [](const LinkRow&) { return 1.0; }); }, kRole},
     {"ibfabric_tier_links_deviating", "gauge",
      "Links by tier that deviate (not Active, below the plan's rate, or named by a finding): those with per-link "
      "series by default.",
-     [](const MetricsInput& in, Out& o) { per_tier_cached(in, o, [](const LinkRow& r) { return r.deviates ? 1.0 : 0.0; }); }, kRole},
+     [](const MetricsFabric& in, Out& o) { per_tier_cached(in, o, [](const LinkRow& r) { return r.deviates ? 1.0 : 0.0; }); }, kRole},
     {"ibfabric_tier_rate_bytes_per_second", "gauge", "Active data rate summed over the tier's links, bytes/s.",
-     [](const MetricsInput& in, Out& o) { per_tier_cached(in, o, [](const LinkRow& r) { return r.rate_bps / 8; }); }, kRole},
+     [](const MetricsFabric& in, Out& o) { per_tier_cached(in, o, [](const LinkRow& r) { return r.rate_bps / 8; }); }, kRole},
     {"ibfabric_links_flapping", "gauge", "Links (or switches, port unknown) with a link_flapping finding.",
-     [](const MetricsInput& in, Out& o) { o.count("", S(in).flaps().flapping(in.now_ms).size()); }, kRole},
+     [](const MetricsFabric& in, Out& o) { o.count("", in.flapping.size()); }, kRole},
     {"ibfabric_link_flaps_total", "counter", "Link down-and-up cycles seen (sweeps and unexplained traps 128).",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).flaps().flaps_total()); }},
 
@@ -456,14 +467,14 @@ const Family kFamilies[] = {
      link_counter<14>},
     {"ibfabric_tier_perfmgr_total", "counter",
      "Port counters summed over every link of a tier (error counters: both ends; data counters: the local end).",
-     [](const MetricsInput& in, Out& o) { counter_aggregate(in, o, "tier"); }},
+     [](const MetricsFabric& in, Out& o) { counter_aggregate(in, o, "tier"); }},
     {"ibfabric_switch_link_errors_total", "counter",
      "Error counters (SymbolErrorCounter .. PortXmitWait, both ends) summed over the links whose local end is the switch.",
-     [](const MetricsInput& in, Out& o) { counter_aggregate(in, o, "switch_errors"); }},
+     [](const MetricsFabric& in, Out& o) { counter_aggregate(in, o, "switch_errors"); }},
     {"ibfabric_switch_xmit_bytes_total", "counter", "Bytes sent by the switch's ports on its links (PortXmitData x 4).",
-     [](const MetricsInput& in, Out& o) { counter_aggregate(in, o, "switch_xmit"); }},
+     [](const MetricsFabric& in, Out& o) { counter_aggregate(in, o, "switch_xmit"); }},
     {"ibfabric_switch_rcv_bytes_total", "counter", "Bytes received by the switch's ports on its links (PortRcvData x 4).",
-     [](const MetricsInput& in, Out& o) { counter_aggregate(in, o, "switch_rcv"); }},
+     [](const MetricsFabric& in, Out& o) { counter_aggregate(in, o, "switch_rcv"); }},
     {"ibfabric_perfmgr_rows_total", "counter",
      "Port counter rows received from the master's plugin (perfmgr), and from other SMs (ignored).",
      [](const MetricsInput& in, Out& o) {
@@ -597,27 +608,75 @@ const Family kFamilies[] = {
 
 }  // namespace
 
-std::string metrics_text(const MetricsInput& in) {
-    const char* role = ha::to_string(fabric_role_of(in)).data();  // a literal: NUL-terminated
+namespace {
+
+void head(std::string& s, const Family& f) {
+    s += "# HELP ";
+    s += f.name;
+    s += ' ';
+    s += f.help;
+    s += "\n# TYPE ";
+    s += f.name;
+    s += ' ';
+    s += f.type;
+    s += '\n';
+}
+
+}  // namespace
+
+MetricsJob metrics_job(const MetricsInput& in) {
+    const ControllerState& st = *in.state;
+    MetricsJob j;
+    j.role = ha::to_string(fabric_role_of(in)).data();  // a literal: NUL-terminated
+    MetricsFabric& f = j.fabric;
+    f.now_ms = in.now_ms;
+    f.all_links = in.all_links;
+    f.current = st.current();
+    f.links = st.links();
+    f.counters = st.port_counters_shared();
+    // One pass over the findings (port_errors kept per counter state: ControllerState).
+    Waived w = st.findings_and_waived_at(in.now_ms);
+    f.findings = std::move(w.active);
+    f.have_analysis = st.analysis() != nullptr;
+    if (f.have_analysis) f.analysis_findings = st.analysis_findings_at(in.now_ms);
+    f.waived = w.waived.size() + (st.have_waivers() ? st.analysis_waived_at(in.now_ms).size() : 0);
+    f.flapping = st.flaps().flapping(in.now_ms);
+    const size_t n = std::size(kFamilies);
+    j.text.resize(n);
+    j.deferred.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        const Family& fam = kFamilies[i];
+        if (fam.needs == kWithHa && !in.ha) continue;
+        j.deferred[i] = fam.emit.fabric != nullptr;
+        if (j.deferred[i]) continue;
+        std::string& s = j.text[i];
+        head(s, fam);
+        Out o{s, fam.name, fam.scope == kRole ? j.role : nullptr};
+        fam.emit.state(in, o);
+    }
+    return j;
+}
+
+std::string metrics_render(const MetricsJob& j) {
     std::string s;
-    const auto& links = in.state->links();
-    s.reserve(8192 + (links && in.all_links ? links->rows.size() * 7 * 240 : 0));
-    for (const Family& f : kFamilies) {
-        if (f.needs == kWithHa && !in.ha) continue;
-        s += "# HELP ";
-        s += f.name;
-        s += ' ';
-        s += f.help;
-        s += "\n# TYPE ";
-        s += f.name;
-        s += ' ';
-        s += f.type;
-        s += '\n';
-        Out o{s, f.name, f.scope == kRole ? role : nullptr};
-        f.emit(in, o);
+    const auto& links = j.fabric.links;
+    size_t small = 0;
+    for (const std::string& t : j.text) small += t.size();
+    s.reserve(small + 8192 + (links && j.fabric.all_links ? links->rows.size() * 7 * 240 : 0));
+    for (size_t i = 0; i < j.text.size(); ++i) {
+        if (!j.deferred[i]) {
+            s += j.text[i];
+            continue;
+        }
+        const Family& fam = kFamilies[i];
+        head(s, fam);
+        Out o{s, fam.name, fam.scope == kRole ? j.role : nullptr};
+        fam.emit.fabric(j.fabric, o);
     }
     return s;
 }
+
+std::string metrics_text(const MetricsInput& in) { return metrics_render(metrics_job(in)); }
 
 std::vector<std::string> metric_family_names() {
     std::vector<std::string> v;

@@ -64,27 +64,18 @@ std::optional<int64_t> int_param(const std::string& v, int64_t lo, int64_t hi) {
 
 ApiResponse healthz(const ApiRequest&, const std::string&, const ApiContext&) { return text("text/plain", "ok\n"); }
 
-// What a cached /metrics answer was rendered from: changes with every message, check, counter
-// row, reload and HA record (the time-dependent gauges follow within MetricsCache::max_age_ms).
-uint64_t metrics_stamp(const ApiContext& ctx) {
-    const ControllerState& st = *ctx.state;
-    uint64_t h = st.checks_run() * 1000003u + st.port_counters().version() * 7919u + st.port_counter_rows_ignored() +
-                 static_cast<uint64_t>(st.last_reload_ok_ms()) * 31u + st.sms_forgotten_total() * 131u +
-                 st.ingest().connections_total * 257u + (st.last_reload_ok() ? 1 : 0);
-    for (uint64_t m : st.ingest().messages) h = h * 1099511628211u + m;
-    if (ctx.history_store) h = h * 3u + (ctx.history_store->write_status().writable ? 1 : 0);
-    if (ctx.ha_role) h = h * 5u + 1u + static_cast<uint64_t>(ctx.ha_role->role);  // the role label
-    return h;
-}
-
 ApiResponse metrics(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
+    if (ctx.metrics_scrape) {
+        ApiResponse r;
+        r.later = [scrape = ctx.metrics_scrape, gz = req.accept_gzip](std::function<void(ApiResponse)> reply) {
+            scrape(gz, std::move(reply));
+        };
+        return r;
+    }
     MetricsCache* c = ctx.metrics_cache;
     const uint64_t stamp = c ? metrics_stamp(ctx) : 0;
     if (!c || !c->text || c->stamp != stamp || ctx.now_ms - c->made_ms >= c->max_age_ms || ctx.now_ms < c->made_ms) {
-        std::optional<HistoryWriteStatus> hist;
-        if (ctx.history_store) hist = ctx.history_store->write_status();
-        std::string body = metrics_text({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha, .role = ctx.ha_role,
-                                         .history = hist ? &*hist : nullptr, .all_links = ctx.metrics_all_links});
+        std::string body = metrics_render(metrics_job_of(ctx));
         if (!c) {
             ApiResponse r = text("text/plain; version=0.0.4", std::move(body));
             if (req.accept_gzip) {
@@ -99,16 +90,7 @@ ApiResponse metrics(const ApiRequest& req, const std::string&, const ApiContext&
         c->stamp = stamp;
         ++c->renders;
     }
-    ApiResponse r;
-    r.content_type = "text/plain; version=0.0.4";
-    if (req.accept_gzip) {
-        if (!c->gzip) c->gzip = std::make_shared<const std::string>(gzip(*c->text));
-        r.shared_body = c->gzip;
-        r.content_encoding = "gzip";
-    } else {
-        r.shared_body = c->text;
-    }
-    return r;
+    return metrics_response(*c, req.accept_gzip);
 }
 
 constexpr const char* kDrawing = "the picture of this sweep is being drawn: reload in a few seconds";
@@ -337,6 +319,37 @@ std::optional<ApiResponse> admit(const Route* route, const std::string& path, co
 }
 
 }  // namespace
+
+uint64_t metrics_stamp(const ApiContext& ctx) {
+    const ControllerState& st = *ctx.state;
+    uint64_t h = st.checks_run() * 1000003u + st.port_counters().version() * 7919u + st.port_counter_rows_ignored() +
+                 static_cast<uint64_t>(st.last_reload_ok_ms()) * 31u + st.sms_forgotten_total() * 131u +
+                 st.ingest().connections_total * 257u + (st.last_reload_ok() ? 1 : 0);
+    for (uint64_t m : st.ingest().messages) h = h * 1099511628211u + m;
+    if (ctx.history_store) h = h * 3u + (ctx.history_store->write_status().writable ? 1 : 0);
+    if (ctx.ha_role) h = h * 5u + 1u + static_cast<uint64_t>(ctx.ha_role->role);  // the role label
+    return h;
+}
+
+MetricsJob metrics_job_of(const ApiContext& ctx) {
+    std::optional<HistoryWriteStatus> hist;
+    if (ctx.history_store) hist = ctx.history_store->write_status();
+    return metrics_job({.state = ctx.state, .now_ms = ctx.now_ms, .ha = ctx.ha, .role = ctx.ha_role,
+                        .history = hist ? &*hist : nullptr, .all_links = ctx.metrics_all_links});
+}
+
+ApiResponse metrics_response(MetricsCache& c, bool gz) {
+    ApiResponse r;
+    r.content_type = "text/plain; version=0.0.4";
+    if (gz) {
+        if (!c.gzip) c.gzip = std::make_shared<const std::string>(gzip(*c.text));
+        r.shared_body = c.gzip;
+        r.content_encoding = "gzip";
+    } else {
+        r.shared_body = c.text;
+    }
+    return r;
+}
 
 ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx) {
     std::string path = req.target, query;

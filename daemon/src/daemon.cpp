@@ -76,6 +76,7 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
 
 Daemon::Impl::~Impl() {
     ui_draw.stop();                  // its tasks post to io, which outlives it
+    metrics_draw.stop();
     sw_calls.stop();                 // its tasks post to io, which outlives it
     if (ha_agent) ha_agent->stop();  // its hooks post to io, which outlives it
     {

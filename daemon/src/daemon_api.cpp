@@ -10,7 +10,9 @@
 #include "ibf/dumps.h"
 #include "ibf/error.h"
 #include "ibf/history_api.h"
+#include "ibf/gzip.h"
 #include "ibf/inputs.h"
+#include "ibf/metrics.h"
 #include "ibf/plan_accept.h"
 
 namespace ibf {
@@ -140,6 +142,60 @@ std::shared_ptr<const std::string> Daemon::Impl::ui_picture() {
     return ui_pic.svg;  // the last one drawn (of an earlier check while this one is drawn), null at first
 }
 
+// GET /metrics: answered at once from the last text when it was rendered from this state (same
+// stamp) less than max_age_ms ago, else queued for the first render begun at or after this call
+// (the one under way when it is of this stamp and time), so a scrape never gets a text older than
+// the state it found. The render runs on `metrics_draw`, like the page's picture on `ui_draw`.
+void Daemon::Impl::metrics_scrape(bool gzip, std::function<void(ApiResponse)> reply) {
+    IBF_ASSERT_ON_THREAD(io_owner);
+    MetricsRenders& m = metrics;
+    const ApiContext ctx = api_context();
+    const uint64_t stamp = metrics_stamp(ctx);
+    MetricsCache& c = m.cache;
+    auto fresh = [&](uint64_t s, int64_t made) { return s == stamp && ctx.now_ms >= made && ctx.now_ms - made < c.max_age_ms; };
+    if (c.text && fresh(c.stamp, c.made_ms)) return reply(metrics_response(c, gzip));
+    const bool busy = m.started != m.finished;
+    m.waiting.push_back({busy && fresh(m.busy_stamp, m.busy_made_ms) ? m.started : m.started + 1, gzip, std::move(reply)});
+    if (!busy) metrics_start_render();
+}
+
+void Daemon::Impl::metrics_start_render() {
+    IBF_ASSERT_ON_THREAD(io_owner);
+    MetricsRenders& m = metrics;
+    const ApiContext ctx = api_context();
+    const uint64_t seq = ++m.started;
+    m.busy_stamp = metrics_stamp(ctx);
+    m.busy_made_ms = ctx.now_ms;
+    auto job = std::make_shared<MetricsJob>(metrics_job_of(ctx));  // small families, findings, shared_ptrs
+    metrics_draw.post([this, seq, stamp = m.busy_stamp, made = ctx.now_ms, job = std::move(job)]() mutable {
+        const auto t0 = steady::now();
+        auto text = std::make_shared<const std::string>(metrics_render(*job));
+        auto gz = std::make_shared<const std::string>(ibf::gzip(*text));
+        const double ms = std::chrono::duration<double, std::milli>(steady::now() - t0).count();
+        // The job goes back with the result: its counter state is released on the io thread
+        // (ControllerState::port_counters_shared()).
+        boost::asio::post(io, [this, seq, stamp, made, ms, job = std::move(job), text = std::move(text), gz = std::move(gz)] {
+            IBF_ASSERT_ON_THREAD(io_owner);
+            MetricsRenders& r = metrics;
+            r.finished = seq;
+            r.cache.text = text;
+            r.cache.gzip = gz;
+            r.cache.stamp = stamp;
+            r.cache.made_ms = made;
+            ++r.cache.renders;
+            spdlog::debug("metrics: rendered {} bytes ({} gzip) in {:.0f} ms", text->size(), gz->size(), ms);
+            std::vector<MetricsWaiter> answer;
+            std::erase_if(r.waiting, [&](MetricsWaiter& w) {
+                if (w.needs > seq) return false;
+                answer.push_back(std::move(w));
+                return true;
+            });
+            if (!r.waiting.empty() && !stopping) metrics_start_render();  // scrapes that came during this one
+            for (MetricsWaiter& w : answer) w.reply(metrics_response(r.cache, w.gzip));
+        });
+    });
+}
+
 ApiContext Daemon::Impl::api_context() {
     IBF_ASSERT_ON_THREAD(io_owner);
     ApiContext c;
@@ -171,7 +227,7 @@ ApiContext Daemon::Impl::api_context() {
     c.history_store = history.get();
     c.accept = [this](const nlohmann::json& body) { return accept(body); };
     c.metrics_all_links = opt.config.metrics_all_links;
-    c.metrics_cache = &metrics_cache;
+    c.metrics_scrape = [this](bool gzip, std::function<void(ApiResponse)> reply) { metrics_scrape(gzip, std::move(reply)); };
     c.ui_picture = [this] { return ui_picture(); };
     return c;
 }

@@ -58,7 +58,25 @@ struct Daemon::Impl {
     // What the agent last wrote into the local guid2lid (touched only by its producers, which run
     // one at a time on the agent thread).
     std::shared_ptr<ha::Guid2Lid> guid2lid_written = std::make_shared<ha::Guid2Lid>();
-    MetricsCache metrics_cache;              // GET /metrics' last answer, shared by the scrapes of a second
+    // GET /metrics (docs/threading.md "Metrics"): the last text, shared by the scrapes of a second
+    // while the state is unchanged; a scrape that finds none for the current state waits (its
+    // reply queued, the io thread free) for a render on `metrics_draw` begun after it arrived.
+    struct MetricsWaiter {
+        uint64_t needs = 0;  // the first render that answers it (MetricsRenders::started numbering)
+        bool gzip = false;
+        std::function<void(ApiResponse)> reply;
+    };
+    struct MetricsRenders {
+        MetricsCache cache;
+        uint64_t started = 0, finished = 0;  // renders begun / posted back; busy while they differ
+        uint64_t busy_stamp = 0;             // the stamp and time of the render under way
+        int64_t busy_made_ms = 0;
+        std::vector<MetricsWaiter> waiting;
+    };
+    MetricsRenders metrics;
+    SerialTasks metrics_draw;
+    void metrics_scrape(bool gzip, std::function<void(ApiResponse)> reply);
+    void metrics_start_render();
     // The page's picture (/ui, /ui/fabric.svg): drawn on `ui_draw` (its layout grows with the fabric),
     // after each check, the last one served meanwhile (daemon_api.cpp ui_picture()).
     struct UiPicture {

@@ -2,6 +2,7 @@
 #include "ibf/port_counters.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 namespace ibf {
@@ -72,6 +73,10 @@ void PortCounterTracker::on_row(Guid sm, const wire::PortCounterRow& r, int64_t 
     }
     add_trend_sample(s, prev_ms, now_ms);
     prune(s, now_ms);
+    if (s.recent.empty())
+        growing_.erase(it->first);
+    else
+        growing_.insert(it->first);
 }
 
 void PortCounterTracker::mark_present(const std::function<bool(Guid, int)>& in_fabric, int64_t now_ms) {
@@ -91,19 +96,25 @@ size_t PortCounterTracker::forget_absent(int64_t now_ms) {
     // A row after the port left the snapshot means the perfmgr still reads it: the grace restarts.
     const size_t n = std::erase_if(ports_, [&](const auto& kv) {
         const PortCounterState& s = kv.second;
-        return s.absent_since_ms != 0 && now_ms - std::max(s.absent_since_ms, s.updated_ms) >= opt_.window_ms;
+        const bool gone = s.absent_since_ms != 0 && now_ms - std::max(s.absent_since_ms, s.updated_ms) >= opt_.window_ms;
+        if (gone) growing_.erase(kv.first);
+        return gone;
     });
     forgotten_ += n;
     absent_ -= n;
     return n;
 }
 
-std::vector<PortErrorGrowth> PortCounterTracker::over_threshold(int64_t now_ms) const {
+std::vector<PortErrorGrowth> PortCounterTracker::over_threshold(int64_t now_ms, int64_t* changes_at) const {
     std::vector<PortErrorGrowth> out;
-    for (const auto& [k, s] : ports_) {
+    int64_t next = std::numeric_limits<int64_t>::max();
+    for (const PortKey& k : growing_) {  // the ports with growth kept: not a pass over every port
+        const PortCounterState& s = ports_.at(k);
         std::array<PortErrorGrowth, wire::kPortCounterCount> g{};
         for (const PortCounterState::Growth& x : s.recent) {
+            if (x.at_ms > now_ms) next = std::min(next, x.at_ms);  // enters the window then
             if (now_ms - x.at_ms >= opt_.window_ms || x.at_ms > now_ms) continue;
+            next = std::min(next, x.at_ms + opt_.window_ms);        // leaves it then
             PortErrorGrowth& e = g[x.counter];
             if (e.increase == 0) e.first_ms = x.at_ms;
             e.increase += x.amount;
@@ -123,6 +134,7 @@ std::vector<PortErrorGrowth> PortCounterTracker::over_threshold(int64_t now_ms) 
     std::sort(out.begin(), out.end(), [](const PortErrorGrowth& x, const PortErrorGrowth& y) {
         return std::tuple(x.guid, x.port, x.counter) < std::tuple(y.guid, y.port, y.counter);
     });
+    if (changes_at) *changes_at = next;
     return out;
 }
 

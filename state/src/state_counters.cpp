@@ -37,42 +37,62 @@ bool ControllerState::on_port_counters(ConnId c, const wire::PortCounters& pc, i
         pc_rows_ignored_ += pc.ports.size();  // a standby's (or an unknown SM's) view of the counters
         return true;
     }
-    for (const wire::PortCounterRow& r : pc.ports) port_counters_.on_row(sm, r, now_ms);
-    port_counters_.forget_absent(now_ms);
+    PortCounterTracker& t = port_counters_for_write();
+    for (const wire::PortCounterRow& r : pc.ports) t.on_row(sm, r, now_ms);
+    t.forget_absent(now_ms);
     return true;
+}
+
+PortCounterTracker& ControllerState::port_counters_for_write() {
+    // Only this (the io) thread drops references (a render hands its copy back by posting), so the
+    // count cannot fall to 1 while another thread still reads the tracker.
+    if (port_counters_.use_count() > 1) port_counters_ = std::make_shared<PortCounterTracker>(*port_counters_);
+    return *port_counters_;
 }
 
 // Which ports with counter state the new fabric has (a node with that port number), and drop those
 // out of it for counters.window_s (port_counters.h).
 void ControllerState::note_counter_ports(const Fabric& f, int64_t now_ms) {
-    if (port_counters_.ports().empty()) return;
-    port_counters_.mark_present(
+    if (port_counters_->ports().empty()) return;
+    PortCounterTracker& t = port_counters_for_write();
+    t.mark_present(
         [&f](Guid g, int port) {
             const auto id = f.find(g);
             return id && f.node(*id).port(port) != nullptr;
         },
         now_ms);
-    port_counters_.forget_absent(now_ms);
+    t.forget_absent(now_ms);
 }
 
 // One finding per link and counter: both ends, the plan's cable label, the growth at each end
 // that went over the threshold.
 std::vector<Finding> ControllerState::port_error_findings(int64_t now_ms) const {
-    std::vector<Finding> out;
-    const auto over = port_counters_.over_threshold(now_ms);
-    if (over.empty()) return out;
-    std::map<std::pair<Guid, int>, const LinkRow*> by_end;
-    if (links_)
-        for (const LinkRow& r : links_->rows) {
-            by_end[{r.local_guid, r.local_port}] = &r;
-            by_end[{r.remote_guid, r.remote_port}] = &r;
-        }
+    PortErrorMemo& m = pe_memo_;
+    if (m.valid && m.version == port_counters_->version() && m.links == links_.get() && m.fabric == current_.get() &&
+        now_ms >= m.from_ms && now_ms < m.until_ms)
+        return m.findings;
+    ++m.passes;
+    m.valid = true;
+    m.version = port_counters_->version();
+    m.links = links_.get();
+    m.fabric = current_.get();
+    m.from_ms = now_ms;
+    m.findings.clear();
+    const auto over = port_counters_->over_threshold(now_ms, &m.until_ms);
+    if (over.empty()) return m.findings;
+    std::vector<Finding>& out = m.findings;
+    // Each end's row (the link table's index of both ends): names and cable label.
+    auto row_of = [this](Guid g, int port) -> const LinkRow* {
+        if (!links_) return nullptr;
+        auto it = links_->row_of.find({g, port});
+        return it == links_->row_of.end() ? nullptr : &links_->rows[it->second];
+    };
     // (link's local end, counter) -> the ends over the threshold
     std::map<std::tuple<Guid, int, int>, std::vector<const PortErrorGrowth*>> groups;
     for (const PortErrorGrowth& g : over) {
-        auto it = by_end.find({g.guid, g.port});
-        const Guid lg = it != by_end.end() ? it->second->local_guid : g.guid;
-        const int lp = it != by_end.end() ? it->second->local_port : g.port;
+        const LinkRow* r = row_of(g.guid, g.port);
+        const Guid lg = r ? r->local_guid : g.guid;
+        const int lp = r ? r->local_port : g.port;
         groups[{lg, lp, static_cast<int>(g.counter)}].push_back(&g);
     }
     auto name_of = [&](Guid g) -> std::string {
@@ -80,15 +100,14 @@ std::vector<Finding> ControllerState::port_error_findings(int64_t now_ms) const 
             if (auto n = current_->fabric.find(g)) return current_->fabric.node(*n).name;
         return "";
     };
-    const int64_t window = port_counters_.options().window_ms;
+    const int64_t window = port_counters_->options().window_ms;
     for (const auto& [key, ends] : groups) {
         const PortErrorGrowth& g0 = *ends.front();
         Finding fd;
         fd.kind = FindingKind::port_errors;
         fd.severity = default_severity(fd.kind);
-        auto it = by_end.find({g0.guid, g0.port});
-        if (it != by_end.end()) {
-            const LinkRow& r = *it->second;
+        if (const LinkRow* row = row_of(g0.guid, g0.port)) {
+            const LinkRow& r = *row;
             fd.a = {r.local_name, r.local_guid, r.local_port};
             fd.b = {r.remote_name, r.remote_guid, r.remote_port};
             fd.label = r.label;
@@ -116,7 +135,7 @@ std::vector<Finding> ControllerState::port_error_findings(int64_t now_ms) const 
                      remediation(g0.counter);
         out.push_back(std::move(fd));
     }
-    return out;
+    return m.findings;
 }
 
 }  // namespace ibf

@@ -30,7 +30,8 @@ std::string_view to_string(DataState s) {
 void ControllerState::configure(const HealthOptions& h) {
     health_ = h;
     flaps_.set_options(h.flap);
-    port_counters_.set_options(h.port_errors);
+    port_counters_for_write().set_options(h.port_errors);
+    pe_memo_.valid = false;  // other thresholds or window
 }
 
 void ControllerState::note_reload(bool ok, int64_t now_ms) {
@@ -65,18 +66,15 @@ std::vector<Finding> ControllerState::flapping_findings(int64_t now_ms) const {
     std::vector<Finding> out;
     const auto fl = flaps_.flapping(now_ms);
     if (fl.empty()) return out;
-    // Plan labels and the administrator's names from the latest link table.
-    std::map<std::pair<Guid, int>, const LinkRow*> by_end;
-    if (links_)
-        for (const LinkRow& r : links_->rows) {
-            by_end[{r.local_guid, r.local_port}] = &r;
-            by_end[{r.remote_guid, r.remote_port}] = &r;
-        }
+    // Plan labels and the administrator's names from the latest link table (its index of both ends).
     for (const Flapping& f : fl) {
         FlapEnd a = f.a, b = f.b;
         std::string label;
-        if (auto it = by_end.find({a.guid, a.port}); a.port && it != by_end.end()) {
-            const LinkRow& r = *it->second;  // the link is up now: names and label as /metrics has them
+        const LinkRow* row = nullptr;
+        if (links_ && a.port)
+            if (auto it = links_->row_of.find({a.guid, a.port}); it != links_->row_of.end()) row = &links_->rows[it->second];
+        if (row) {
+            const LinkRow& r = *row;  // the link is up now: names and label as /metrics has them
             a = {r.local_guid, r.local_port, r.local_name};
             b = {r.remote_guid, r.remote_port, r.remote_name};
             label = r.label;

@@ -7,10 +7,14 @@
 namespace ibf {
 
 std::vector<Finding> ControllerState::findings_at(int64_t now_ms) const {
-    if (!waivers_) return all_findings_at(now_ms);
+    return std::move(findings_and_waived_at(now_ms).active);
+}
+
+Waived ControllerState::findings_and_waived_at(int64_t now_ms) const {
+    if (!waivers_) return {all_findings_at(now_ms), {}};
     Waived r = apply_waivers(all_findings_at(now_ms), *waivers_, now_ms);
     std::stable_sort(r.active.begin(), r.active.end(), [](const Finding& x, const Finding& y) { return x.kind < y.kind; });
-    return std::move(r.active);
+    return r;
 }
 
 std::vector<WaivedFinding> ControllerState::waived_at(int64_t now_ms) const {

@@ -653,3 +653,69 @@ TEST(HaApi, TheRoleOfThisDaemonIsInTheSmView) {
     EXPECT_FALSE(j.value("role_why", "").empty()) << j.dump();
     EXPECT_EQ(ha::to_string(ha::fabric_role(ha::role_view(e, 150)).role), j.value("role", ""));
 }
+
+// Issue 18: the port_errors findings are one pass over every port per counter state, not per
+// scrape (nor three per scrape): scrapes, findings requests and waiver splits in between reuse it;
+// a batch, or the growth leaving the window, makes the next caller compute them afresh.
+TEST(Metrics, PortErrorsAreComputedOncePerCounterVersion) {
+    Live l;
+    int64_t t = T0;
+    l.sweep(small_fabric(), 1, t);
+    constexpr Guid kLeaf = 0x7cfe900301000001;
+    auto row = [](uint64_t symbol) {
+        wire::PortCounterRow r;
+        r.node_guid = kLeaf;
+        r.port = 5;
+        r.v[static_cast<size_t>(wire::PortCounter::symbol_errors)] = symbol;
+        return r;
+    };
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t += 1000, {row(0)}}, t));
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t += 1000, {row(55)}}, t));
+    const uint64_t before = l.st.port_error_passes();
+    for (int i = 0; i < 3; ++i) {
+        l.metrics(t + i);
+        l.metrics_default(t + i);
+        l.findings(t + i);
+    }
+    EXPECT_EQ(l.st.port_error_passes(), before + 1) << "one pass for 3 scrapes of each kind and 3 findings requests";
+    EXPECT_EQ(l.findings(t)["summary"]["port_errors"], 1);
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t += 1000, {row(60)}}, t));  // a new version
+    l.metrics(t);
+    l.metrics(t);
+    EXPECT_EQ(l.st.port_error_passes(), before + 2);
+    // The growth leaves the 1 h window: computed again once, and the finding is gone.
+    EXPECT_EQ(l.findings(t + 3600000)["summary"].count("port_errors"), 0u);
+    l.metrics(t + 3600000);
+    EXPECT_EQ(l.st.port_error_passes(), before + 3);
+}
+
+// The render off the io thread reads a frozen job: a counter batch after metrics_job() changes
+// the state's counters (a copy: copy-on-write), not the job's, whose text is the one of its time.
+TEST(Metrics, AJobKeepsTheCounterStateOfItsTime) {
+    Live l;
+    int64_t t = T0;
+    l.sweep(small_fabric(), 1, t);
+    constexpr Guid kLeaf = 0x7cfe900301000001;
+    auto row = [](uint64_t symbol) {
+        wire::PortCounterRow r;
+        r.node_guid = kLeaf;
+        r.port = 5;
+        r.v[static_cast<size_t>(wire::PortCounter::symbol_errors)] = symbol;
+        return r;
+    };
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t += 1000, {row(0)}}, t));
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t += 1000, {row(3)}}, t));
+    const std::string then = l.metrics(t);
+    MetricsJob job = metrics_job({.state = &l.st, .now_ms = t, .all_links = true});
+    ASSERT_EQ(job.fabric.counters.get(), &l.st.port_counters());
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t + 1000, {row(9)}}, t + 1000));
+    EXPECT_NE(job.fabric.counters.get(), &l.st.port_counters()) << "the batch went to a copy";
+    EXPECT_EQ(metrics_render(job), then);
+    const std::string kLeafEnd = "local_guid=\"0x7cfe900301000001\",local_name=\"leaf0001\",local_port=\"5\"";
+    EXPECT_NE(then.find("ibfabric_link_symbol_errors_total{" + kLeafEnd), std::string::npos);
+    EXPECT_NE(l.metrics(t + 1000), then);
+    job = {};  // released: the next batch writes in place
+    const PortCounterTracker* now = &l.st.port_counters();
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t + 2000, {row(10)}}, t + 2000));
+    EXPECT_EQ(&l.st.port_counters(), now);
+}

@@ -55,12 +55,17 @@ struct ApiResponse {
     // writes it (a cached /metrics), so slow readers hold a reference, never a copy.
     std::shared_ptr<const std::string> shared_body;
     std::string content_encoding;  // "gzip" or ""
+    // When set, the answer comes later (GET /metrics while its text is rendered off the io thread):
+    // the server calls later(reply) instead of writing this response, and `reply` writes the one it
+    // is given; both on the io thread, reply at most once (never, if the daemon stops first).
+    std::function<void(std::function<void(ApiResponse)> reply)> later;
     const std::string& bytes() const { return shared_body ? *shared_body : body; }
 };
 
 // GET /metrics' last answer, kept for max_age_ms while the state it was rendered from is
 // unchanged (`stamp`), shared by the scrapes of that time; its gzip made at the first scrape
-// that asks for it. Owned by the io thread (the daemon's; null in ApiContext: no cache).
+// that asks for it (handle_api()), or with the text (ibfabricd's render thread). Owned by the io
+// thread (ApiContext::metrics_cache: null, no cache).
 struct MetricsCache {
     int64_t max_age_ms = 1000;
     int64_t made_ms = 0;
@@ -114,7 +119,20 @@ struct ApiContext {
     // drawing of this fabric is under way (the page says so; /ui/fabric.svg answers 503).
     std::function<std::shared_ptr<const std::string>()> ui_picture;
     MetricsCache* metrics_cache = nullptr;  // null: every scrape renders
+    // GET /metrics answered off the io thread (ibfabricd, docs/threading.md "Metrics"): when set,
+    // the route answers through ApiResponse::later and this is called with the scrape's gzip wish
+    // and the reply; the cache above is then unused.
+    std::function<void(bool gzip, std::function<void(ApiResponse)> reply)> metrics_scrape;
 };
+
+// What GET /metrics' text is rendered from: changes with every message, check, counter row,
+// reload and HA record (the time-dependent gauges follow within MetricsCache::max_age_ms).
+uint64_t metrics_stamp(const ApiContext& ctx);
+// The io thread's half of a rendering of `ctx` (metrics.h metrics_job()).
+struct MetricsJob;
+MetricsJob metrics_job_of(const ApiContext& ctx);
+// The answer from a cache entry: its text, or its gzip when asked (made here if missing).
+ApiResponse metrics_response(MetricsCache& c, bool gzip);
 
 ApiResponse handle_api(const ApiRequest& req, const ApiContext& ctx);
 

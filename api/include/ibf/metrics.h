@@ -1,7 +1,16 @@
 // GET /metrics: the daemon's state in the Prometheus text format 0.0.4 (docs/metrics.md lists
-// every family). Pure: the caller passes the time; runs on the io thread at each scrape.
+// every family). Pure: the caller passes the time.
 //
 //   std::string text = ibf::metrics_text({.state = &st, .now_ms = now});
+//
+// In two halves for ibfabricd (docs/threading.md, "Metrics"): metrics_job() on the io thread, which
+// owns the state, writes the families whose size is bounded by the SMs and takes what is
+// proportional to the fabric (link table, counter state, snapshot) by shared_ptr<const ...>, with
+// the findings of that moment; metrics_render() on any thread writes the rest, in table order.
+// metrics_text() is both on the caller's thread.
+//
+//   ibf::MetricsJob job = ibf::metrics_job({.state = &st, .now_ms = now});   // io thread: cheap
+//   std::string text = ibf::metrics_render(job);                             // render thread
 //
 // Every family is one row of the table in metrics.cpp: name, type, help and the function that
 // writes its samples. To add a family (HA metrics: failovers, successor, ...), add a row there
@@ -15,7 +24,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "ibf/controller_state.h"
 #include "ibf/history.h"
@@ -42,6 +53,31 @@ struct MetricsInput {
     bool all_links = false;
 };
 
+// The state's parts that a render reads off the io thread: immutable, or a copy.
+struct MetricsFabric {
+    int64_t now_ms = 0;
+    bool all_links = false;
+    std::shared_ptr<const Snapshot> current;
+    std::shared_ptr<const LinkTable> links;  // its per-family text caches are the render thread's
+    std::shared_ptr<const PortCounterTracker> counters;  // ControllerState::port_counters_shared()
+    std::vector<Finding> findings;            // findings_at(now_ms)
+    size_t waived = 0;                        // waived_at() + analysis_waived_at()
+    bool have_analysis = false;
+    std::vector<Finding> analysis_findings;   // analysis_findings_at(now_ms)
+    std::vector<Flapping> flapping;           // flaps().flapping(now_ms)
+};
+
+struct MetricsJob {
+    // Per family of the table: its text (HELP, TYPE, samples), or "" for those left to
+    // metrics_render() (and for a family that is not written: HA ones without `ha:`).
+    std::vector<std::string> text;
+    std::vector<bool> deferred;  // per family: rendered by metrics_render() from `fabric`
+    const char* role = "active";  // the role label (a literal)
+    MetricsFabric fabric;
+};
+
+MetricsJob metrics_job(const MetricsInput& in);  // the io thread's half
+std::string metrics_render(const MetricsJob& job);  // the rest, on any thread (one at a time per link table)
 std::string metrics_text(const MetricsInput& in);
 
 // Names of every family, in output order (for tests and docs).

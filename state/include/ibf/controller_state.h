@@ -208,11 +208,22 @@ public:
     // The check's findings plus the link_flapping findings at `now_ms`, sorted by kind, without the
     // waived ones (plus a waiver_expired per expired waiver).
     std::vector<Finding> findings_at(int64_t now_ms) const;
+    // findings_at() (`active`) and waived_at() (`waived`) from one pass, for a caller that needs both.
+    Waived findings_and_waived_at(int64_t now_ms) const;
     std::vector<Finding> flapping_findings(int64_t now_ms) const;
     const FlapDetector& flaps() const { return flaps_; }
     // port_errors findings at `now_ms` (state_counters.cpp), and the counter state behind them.
+    // Computed once per counter state (PortCounterTracker::version()), link table, fabric and
+    // options, and kept for as long as the window leaves the answer unchanged: a scrape, a findings
+    // request and a check job in between all get the kept copy (port_error_passes() counts the
+    // passes over every port).
     std::vector<Finding> port_error_findings(int64_t now_ms) const;
-    const PortCounterTracker& port_counters() const { return port_counters_; }
+    uint64_t port_error_passes() const { return pe_memo_.passes; }
+    const PortCounterTracker& port_counters() const { return *port_counters_; }
+    // The counter state for a reader on another thread (a /metrics render, docs/threading.md):
+    // copy-on-write, the next change copies it first while such a reference is held, so the state
+    // never writes a tracker that another thread may read. Release it on the io thread.
+    std::shared_ptr<const PortCounterTracker> port_counters_shared() const { return port_counters_; }
     uint64_t port_counter_rows_ignored() const { return pc_rows_ignored_; }
     const std::shared_ptr<const LinkTable>& links() const { return links_; }
     bool last_reload_ok() const { return reload_ok_; }
@@ -255,7 +266,18 @@ private:
 
     HealthOptions health_;
     FlapDetector flaps_;
-    PortCounterTracker port_counters_;
+    std::shared_ptr<PortCounterTracker> port_counters_ = std::make_shared<PortCounterTracker>();
+    PortCounterTracker& port_counters_for_write();  // copies it first while another reference is held
+    struct PortErrorMemo {
+        bool valid = false;
+        uint64_t version = 0;
+        const void* links = nullptr;    // links_.get() and current_.get() it was made with (names, labels)
+        const void* fabric = nullptr;
+        int64_t from_ms = 0, until_ms = 0;  // the answer holds for now_ms in [from_ms, until_ms)
+        std::vector<Finding> findings;
+        uint64_t passes = 0;
+    };
+    mutable PortErrorMemo pe_memo_;     // io thread, like the rest
     uint64_t pc_rows_ignored_ = 0;
     int64_t current_confirmed_ms_ = 0;      // the current fabric's snapshot arrived, or its SM's heartbeat named it
     std::shared_ptr<const LinkTable> links_;

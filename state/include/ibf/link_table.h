@@ -46,8 +46,8 @@ struct LinkRow {
 struct LinkTable {
     std::vector<LinkRow> rows;      // in Fabric::links() order
     // /metrics' samples of the per-link families that depend on the rows alone, by family name,
-    // role and row selection, rendered at the first scrape after each check (io thread only:
-    // metrics.cpp; by default only the deviating rows, so small).
+    // role and row selection, rendered at the first scrape after each check (by metrics_render()
+    // only: ibfabricd's metrics thread, docs/threading.md; by default only the deviating rows).
     mutable std::map<std::string, std::string> rendered;
     // (local GUID, port) and (remote GUID, port) -> row index (the flapping links' rows).
     std::map<std::pair<Guid, int>, size_t> row_of;

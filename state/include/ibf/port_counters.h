@@ -31,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,8 +106,11 @@ public:
     // Drops the ports out of the fabric, and without a row, for window_ms or longer. Returns how many.
     size_t forget_absent(int64_t now_ms);
 
-    // Counters over their threshold at `now_ms`, sorted by (guid, port, counter).
-    std::vector<PortErrorGrowth> over_threshold(int64_t now_ms) const;
+    // Counters over their threshold at `now_ms`, sorted by (guid, port, counter). `changes_at` (when
+    // given): the answer stays the same for every time in [now_ms, *changes_at) while no row comes
+    // and no port is dropped (the first growth to leave the window, or a future-dated one to enter
+    // it; INT64_MAX: never), so a caller can keep it per version().
+    std::vector<PortErrorGrowth> over_threshold(int64_t now_ms, int64_t* changes_at = nullptr) const;
     const PortMap& ports() const { return ports_; }
     const PortCounterState* find(Guid g, int port) const;
     uint64_t rows_total() const { return rows_; }
@@ -121,6 +125,9 @@ private:
 
     PortErrorOptions opt_;
     PortMap ports_;
+    // The ports whose `recent` is not empty (growth within, or not yet pruned from, the window):
+    // what over_threshold() reads, so its cost follows the erring ports, not the fabric.
+    std::unordered_set<PortKey, PortKeyHash> growing_;
     uint64_t rows_ = 0, resets_ = 0, baselines_ = 0, forgotten_ = 0;
     size_t absent_ = 0;  // ports out of the fabric at the last mark_present() and not dropped since
 };
