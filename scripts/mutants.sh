@@ -72,15 +72,15 @@ wire-links-multiple-of-4 ::: wire/src/wire.cpp ::: if (links_.size() % 4 != 0) :
 wire-lft-port-bound ::: wire/src/wire.cpp ::: if (port != kLftNoPath && port > sw.num_ports()) ::: if (port != kLftNoPath && port > sw.num_ports() + 1) ::: wire_test
 wire-second-lft ::: wire/src/wire.cpp ::: if (seen[*id]++) return ::: if (seen[*id]++ > 1) return ::: wire_test
 wire-range-max ::: wire/src/wire.cpp ::: if (v.u > max) fail(where, ::: if (v.u > max + 1) fail(where, ::: wire_test
-controller-latest-master ::: state/src/state.cpp ::: if (!b || r.state_changed_ms > b->state_changed_ms) { ::: if (!b || r.state_changed_ms < b->state_changed_ms) { ::: controller_unit_test
-controller-master-tie ::: state/src/state.cpp ::: if (!b || r.state_changed_ms > b->state_changed_ms) { ::: if (!b || r.state_changed_ms >= b->state_changed_ms) { ::: controller_unit_test
-controller-master-connected ::: state/src/state.cpp ::: if (r.info.state != SmState::Master || !r.connected()) continue; ::: if (r.info.state != SmState::Master) continue; ::: controller_unit_test
-controller-second-hello-guid ::: state/src/state.cpp ::: if (conn_sm_[c] != h.sm.port_guid) return false; ::: if (conn_sm_[c] != h.sm.port_guid) conn_sm_[c] = h.sm.port_guid; ::: controller_unit_test
-controller-state-change-time ::: state/src/state.cpp ::: if (r.info.state != s || r.state_changed_ms == 0) r.state_changed_ms = now_ms; ::: r.state_changed_ms = now_ms; ::: controller_unit_test
-controller-publish-older ::: state/src/state.cpp ::: if (r.generation <= published_generation_) return false; ::: if (r.generation < published_generation_) return false; ::: controller_unit_test
-controller-nonmaster-ignored ::: state/src/state.cpp ::: if (m && !from_master) { ::: if (!from_master) { ::: controller_unit_test
-controller-queue-bound ::: state/include/ibf/check_queue.h ::: if (q.size() >= max) { ::: if (q.size() > max) { ::: controller_unit_test
-controller-queue-drops-newest ::: state/include/ibf/check_queue.h ::: dropped = std::move(q.front());\n        q.pop_front(); ::: dropped = std::move(q.back());\n        q.pop_back(); ::: controller_unit_test
+controller-latest-master ::: state/src/state.cpp ::: if (!b || r.state_changed_ms > b->state_changed_ms) { ::: if (!b || r.state_changed_ms < b->state_changed_ms) { ::: state_test api_test
+controller-master-tie ::: state/src/state.cpp ::: if (!b || r.state_changed_ms > b->state_changed_ms) { ::: if (!b || r.state_changed_ms >= b->state_changed_ms) { ::: state_test api_test
+controller-master-connected ::: state/src/state.cpp ::: if (r.info.state != SmState::Master || !r.connected()) continue; ::: if (r.info.state != SmState::Master) continue; ::: state_test api_test
+controller-second-hello-guid ::: state/src/state.cpp ::: if (conn_sm_[c] != h.sm.port_guid) return false; ::: if (conn_sm_[c] != h.sm.port_guid) conn_sm_[c] = h.sm.port_guid; ::: state_test api_test
+controller-state-change-time ::: state/src/state.cpp ::: if (r.info.state != s || r.state_changed_ms == 0) r.state_changed_ms = now_ms; ::: r.state_changed_ms = now_ms; ::: state_test api_test
+controller-publish-older ::: state/src/state.cpp ::: if (r.generation <= published_generation_) return false; ::: if (r.generation < published_generation_) return false; ::: state_test api_test
+controller-nonmaster-ignored ::: state/src/state.cpp ::: if (m && !from_master) { ::: if (!from_master) { ::: state_test api_test
+controller-queue-bound ::: state/include/ibf/check_queue.h ::: if (q.size() >= max) { ::: if (q.size() > max) { ::: state_test api_test
+controller-queue-drops-newest ::: state/include/ibf/check_queue.h ::: dropped = std::move(q.front());\n        q.pop_front(); ::: dropped = std::move(q.back());\n        q.pop_back(); ::: state_test api_test
 plugin-superseded-after-send ::: sm-plugin/src/sender.cpp ::: if (latest_ && picked_gen_ != latest_gen_) ++c_.snapshots_superseded; ::: if (latest_) ++c_.snapshots_superseded; ::: sm_plugin_test
 plugin-trap-before-snapshot ::: sm-plugin/src/sender.cpp ::: if (!resync) send_snap(); ::: if (!resync) {} ::: sm_plugin_test
 plugin-snapshot-first-on-connect ::: sm-plugin/src/sender.cpp ::: if (resync) send_snap(); ::: if (false) send_snap(); ::: sm_plugin_test

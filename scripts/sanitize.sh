@@ -28,8 +28,8 @@ ci_tests=(dumps_test config_test wire_test sm_plugin_test)
 case $MODE in
   all) cmake --build "$BUILD_DIR" -j"$JOBS" ;;
   # CI: the dump readers, the plan loader and the wire decoder (where untrusted bytes are parsed),
-  # the plugin's sender -- and the plugin inside opensm. Not the daemon: building ibf_controller
-  # with ASan alone costs more than the rest (docs/testing.md, "Sanitizers").
+  # the plugin's sender -- and the plugin inside opensm. Not the daemon: building its libraries
+  # (ibf_state, ibf_api, ibf_daemon, ...) with ASan alone costs more than the rest (docs/testing.md, "Sanitizers").
   ci) cmake --build "$BUILD_DIR" -j"$JOBS" --target "${ci_tests[@]}" sm_plugin_ibsim_test ibfabric_osm ;;
   *) echo "usage: $0 [all|ci]"; exit 2 ;;
 esac

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../controller/fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/doctor.h"
 #include "ibf/ibsim_fixture.h"
 #include "ibf/lab_process.h"

@@ -11,7 +11,7 @@
 #include <memory>
 #include <thread>
 
-#include "../controller/fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/analysis.h"
 #include "ibf/daemon.h"
 #include "ibf/http_client.h"

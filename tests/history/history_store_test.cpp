@@ -9,7 +9,7 @@
 
 #include <filesystem>
 
-#include "../controller/fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/change_json.h"
 #include "ibf/daemon_config.h"
 #include "ibf/error.h"

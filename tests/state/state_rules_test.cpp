@@ -5,7 +5,7 @@
 
 #include <deque>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/check_queue.h"
 #include "ibf/controller_state.h"
 

@@ -1,7 +1,7 @@
 // FlapDetector: sweeps and traps 128 fed with explicit times -> exact flap counts and episodes.
 #include <gtest/gtest.h>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/flap_detector.h"
 
 using namespace ibf;

@@ -3,7 +3,7 @@
 // serve the same pure code on the live fabric: GET /api/v1/route and /api/v1/impact.
 #include <gtest/gtest.h>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/analysis.h"
 #include "ibf/api.h"
 #include "ibf/controller_state.h"

@@ -1,5 +1,5 @@
-// Shared helpers for the controller tests: temp dirs, synthetic snapshots, a raw Unix-socket
-// plugin stand-in, polling.
+// Shared helpers for the daemon's tests (tests/state, api, pipeline, daemon, history, doctor): temp
+// dirs, synthetic snapshots, a raw Unix-socket plugin stand-in, polling.
 #pragma once
 
 #include <arpa/inet.h>

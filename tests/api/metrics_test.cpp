@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "fixture.h"
-#include "counter_rows.h"
+#include "ibf/counter_rows.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/api.h"
 #include "ibf/check.h"
 #include "ibf/controller_state.h"

@@ -2,7 +2,7 @@
 // growth over the thresholds within the window.
 #include <gtest/gtest.h>
 
-#include "counter_rows.h"
+#include "ibf/counter_rows.h"
 #include "ibf/daemon_config.h"
 #include "ibf/port_counters.h"
 

@@ -1,7 +1,7 @@
 // ibfabricd.yaml parsing: defaults, every key, relative paths, errors with file:line:column.
 #include <gtest/gtest.h>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/daemon_config.h"
 #include "ibf/error.h"
 

@@ -19,7 +19,7 @@
 #include <memory>
 #include <thread>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/check.h"
 #include "ibf/daemon.h"
 #include "ibf/dumps.h"

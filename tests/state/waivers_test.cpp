@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/api.h"
 #include "ibf/check.h"
 #include "ibf/controller_state.h"

@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/api.h"
 #include "ibf/check.h"
 #include "ibf/controller_state.h"

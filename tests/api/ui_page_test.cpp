@@ -1,7 +1,7 @@
 // The daemon's page and picture (GET /, /ui, /ui/fabric.svg) through handle_api(), without sockets.
 #include <gtest/gtest.h>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/api.h"
 #include "ibf/check.h"
 #include "ibf/controller_state.h"

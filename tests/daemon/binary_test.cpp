@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "counter_rows.h"
-#include "fixture.h"
+#include "ibf/counter_rows.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/api.h"
 #include "ibf/ha_engine.h"
 #include "ibf/dumps.h"

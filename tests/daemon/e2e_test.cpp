@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/http_client.h"
 #include "ibf/ibsim_fixture.h"
 #include "ibf/lab_process.h"

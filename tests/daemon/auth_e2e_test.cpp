@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/http_client.h"
 #include "ibf/ibsim_fixture.h"
 

@@ -2,7 +2,7 @@
 // snapshot's tables, and how ControllerState / GET /api/v1/analysis / /metrics serve them.
 #include <gtest/gtest.h>
 
-#include "fixture.h"
+#include "ibf/daemon_fixture.h"
 #include "ibf/analysis.h"
 #include "ibf/api.h"
 #include "ibf/controller_state.h"

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "counter_rows.h"
+#include "ibf/counter_rows.h"
 #include "ibf/counter_panel.h"
 
 using namespace ibf;
