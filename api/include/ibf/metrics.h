@@ -15,7 +15,7 @@
 // Every family is one row of the table in metrics.cpp: name, type, help and the function that
 // writes its samples. To add a family (HA metrics: failovers, successor, ...), add a row there
 // and a line to docs/metrics.md; the rendering, HELP/TYPE lines and the promtool/OpenMetrics
-// tests (tests/controller/metrics_test.cpp) cover it without further changes.
+// tests (tests/api/metrics_test.cpp) cover it without further changes.
 // Fabric gauges (findings, links, data_fresh, ...) carry role="active"|"standby" so that an HA
 // pair's alerts and dashboards count one copy (docs/metrics.md, "One copy per HA pair").
 // Naming (Prometheus practices): prefix ibfabric_, base units (seconds, bytes, bits), counters end
