@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "ibf/atomic_file.h"
 #include "ibf/error.h"
 #include "ibf/hostlist.h"
 #include "ibf/inputs.h"
@@ -45,21 +46,18 @@ Loaded load(const std::string& path, bool must_exist) {
     return l;
 }
 
-// Writes `text` after parsing it again (so a file this command writes always loads), through a
-// temporary file renamed over the old one (a reader never sees half a file).
+// Writes `text` after parsing it again (so a file this command writes always loads), with
+// write_file_atomic() (a reader never sees half a file; the old file's mode and owner stay; a new
+// one is 0644, as the daemon reads it as its own user).
 void store(const std::string& path, const std::string& text) {
     naming_file(path, "waiver file", [&] { return parse_waivers(text, path); });
     if (text.size() > (1u << 20)) throw InputError(path, 0, 0, "the waiver file would exceed 1 MiB");
-    const std::string tmp = path + ".tmp";
-    write_text_file(tmp, text);
-    std::error_code ec;
-    if (const auto st = std::filesystem::status(path, ec); !ec && std::filesystem::exists(st))
-        std::filesystem::permissions(tmp, st.permissions(), ec);  // the old file's mode stays
-    ec.clear();
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw InputError(path, 0, 0, "cannot replace: " + ec.message());
+    try {
+        write_file_atomic(path, text, {.mode_if_new = 0644});
+    } catch (const std::system_error& e) {  // "PATH: cannot ...": an InputError as before (exit 2)
+        std::string why = e.what();
+        if (why.rfind(path + ": ", 0) == 0) why.erase(0, path.size() + 2);
+        throw InputError(path, 0, 0, why);
     }
 }
 

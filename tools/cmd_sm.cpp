@@ -19,9 +19,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "commands.h"
+#include "ibf/atomic_file.h"
 #include "ibf/text.h"
 #include "ibf/error.h"
 #include "ibf/ha_ops.h"
@@ -237,17 +239,10 @@ int run_notify(const SmOptions& o) {
         return kExitBadInput;
     }
     const auto& v = std::get<ha::Notify>(n);
-    const std::string tmp = o.state_file + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::trunc);
-        f << v.state << "\n";
-        if (!f.flush()) {
-            std::fprintf(stderr, "ibfabric ha notify: cannot write %s\n", tmp.c_str());
-            return kExitUnavailable;
-        }
-    }
-    if (std::rename(tmp.c_str(), o.state_file.c_str()) != 0) {
-        std::fprintf(stderr, "ibfabric ha notify: cannot replace %s\n", o.state_file.c_str());
+    try {  // 0644 when new: keepalived writes it as root, the daemon reads it as its own user
+        write_file_atomic(o.state_file, v.state + "\n", {.mode_if_new = 0644});
+    } catch (const std::system_error& e) {
+        std::fprintf(stderr, "ibfabric ha notify: %s\n", terminal_safe(e.what()).c_str());
         return kExitUnavailable;
     }
     std::fprintf(stderr, "ibfabric ha notify: keepalived says %s%s\n", v.state.c_str(),

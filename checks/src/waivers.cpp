@@ -10,10 +10,12 @@
 #include <initializer_list>
 #include <map>
 #include <string_view>
+#include <vector>
 
 #include "ibf/error.h"
 #include "ibf/hostlist.h"
 #include "ibf/report.h"
+#include "ibf/suggest.h"
 #include "ibf/text.h"
 #include "ibf/yaml_load.h"
 
@@ -41,7 +43,7 @@ public:
         for (const auto& kv : root) {
             const std::string key = scalar(kv.first, "key");
             if (key != "waivers" && key != "version" && key != "maintenance")
-                fail(kv.first, "unknown key '" + printable(key) + "' (expected waivers, maintenance, version)");
+                fail(kv.first, unknown_key("", key, {"waivers", "maintenance", "version"}));
         }
         if (const YAML::Node list = root["waivers"]; list && !list.IsNull()) {
             if (!list.IsSequence()) fail(list, "expected a list of waivers under `waivers:`");
@@ -63,16 +65,14 @@ public:
     }
 
     // A list item that must be a map of `keys` only (`what`: "a waiver"): its file:line.
-    std::string item(const YAML::Node& n, const std::string& what, std::initializer_list<std::string_view> keys,
+    std::string item(const YAML::Node& n, const std::string& what, std::initializer_list<const char*> keys,
                      const std::string& shape) const {
         if (!n.IsMap()) fail(n, "expected " + shape);
         no_duplicate_keys(n, what);
-        std::string names;
-        for (std::string_view k : keys) names += (names.empty() ? "" : ", ") + std::string(k);
+        const std::vector<std::string> names(keys.begin(), keys.end());
         for (const auto& kv : n) {
             const std::string key = scalar(kv.first, "key");
-            if (std::find(keys.begin(), keys.end(), key) == keys.end())
-                fail(kv.first, "unknown key '" + printable(key) + "' in " + what + " (expected " + names + ")");
+            if (std::find(names.begin(), names.end(), key) == names.end()) fail(kv.first, unknown_key("", key, names, what));
         }
         return file_ + ":" + std::to_string(n.Mark().line + 1);
     }

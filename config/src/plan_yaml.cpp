@@ -18,6 +18,7 @@
 #include "ibf/error.h"
 #include "ibf/rate.h"
 #include "ibf/suggest.h"
+#include "ibf/text.h"
 #include "ibf/yaml_load.h"
 
 namespace ibf {
@@ -27,15 +28,6 @@ using YAML::Node;
 
 constexpr int kMaxPort = 255;             // port numbers are uint8 in the model
 constexpr size_t kMaxNodes = kMaxPlanNodes;  // plan_yaml.h: patterns must not expand to absurd sizes
-
-std::string join(const std::vector<std::string>& v, std::string_view sep = ", ") {
-    std::string s;
-    for (size_t i = 0; i < v.size(); ++i) {
-        if (i) s += sep;
-        s += v[i];
-    }
-    return s;
-}
 
 std::string quoted(std::string_view v) { return "'" + printable(v) + "'"; }
 
@@ -220,8 +212,7 @@ private:
             if (!k.IsScalar()) fail(k, "expected a key name in " + what + ", got " + kind(k));
             const std::string& key = k.Scalar();
             if (std::find(names.begin(), names.end(), key) == names.end())
-                fail(k, "unknown key '" + key + "' in " + what + did_you_mean(key, names) +
-                            " (expected one of: " + join(names) + ")");
+                fail(k, unknown_key("", key, names, what));
             auto [pos, fresh] = seen.emplace(key, k);
             if (!fresh) fail(k, "duplicate key '" + key + "' in " + what + " (first at " + where_str(loc(pos->second)) + ")");
         }

@@ -9,10 +9,9 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
-#include <filesystem>
-#include <fstream>
 
 #include "daemon_impl.h"
+#include "ibf/atomic_file.h"
 #include "ibf/text.h"
 #include "ibf/check_queue.h"
 #include "ibf/clock.h"
@@ -61,15 +60,8 @@ Daemon::Impl::Impl(DaemonOptions o) : opt(std::move(o)) {
     bind_http();
     start_ingest();
 
-    if (!opt.port_file.empty()) {
-        const std::string tmp = opt.port_file + ".tmp";
-        {
-            std::ofstream pf(tmp, std::ios::trunc);
-            pf << http_port << "\n";
-            if (!pf) throw std::runtime_error(opt.port_file + ": cannot write the port file");
-        }
-        std::filesystem::rename(tmp, opt.port_file);
-    }
+    if (!opt.port_file.empty())  // read by whoever started the daemon (a test, the lab): not secret
+        write_file_atomic(opt.port_file, std::to_string(http_port) + "\n", {.mode_if_new = 0644});
     worker = std::thread([this] { worker_loop(); });
     if (c.ha.mode != ha::Mode::off) ha_start();
 }

@@ -151,8 +151,9 @@ Check helper_check(const std::string& name, const Facts& f, const std::string& w
     return make(name, Status::ok, f.unit_user.name + " reaches the root helper at " + mode_text(s) + ": " + what + " goes through it");
 }
 
-// The HA agent rewrites `file` by writing FILE.tmp beside it and renaming: the directory must be
-// writable and searchable by the user, and the sandbox must leave it writable.
+// The HA agent rewrites `file` with write_file_atomic() (fsio/: FILE.tmp.XXXXXXXX beside it, then a
+// rename): the directory must be writable and searchable by the user, and the sandbox must leave
+// it writable.
 Check rewrite_check(const std::string& name, const Facts& f, const FileFact& file, const FileFact& dir, const std::string& what) {
     if (const std::string ro = read_only_by_unit(f.unit, file.path); !ro.empty() && !f.unit.path.empty())
         return make(name, Status::fail, f.unit.path + ": " + ro + ": " + what + " fails", kUseTheHelper);

@@ -21,8 +21,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
+#include "ibf/atomic_file.h"
 #include "ibf/error.h"
 #include "ibf/guid2lid.h"
 #include "ibf/lab_process.h"
@@ -259,11 +261,13 @@ void lab_save_state(const LabState& in) {
                      {"umad_kernel", s.umad_kernel},
                      {"plugin_dir", s.plugin_dir},
                      {"umad2sim", s.umad2sim}};
-    std::string tmp = s.path("state.json.tmp");
-    write_file(tmp, j.dump(2) + "\n");
-    // 0644 whatever the umask: lab_load_state() trusts no file that others may write.
-    fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
-    fs::rename(tmp, s.path("state.json"));
+    // A new state file is 0644 whatever the umask, a replaced one keeps its mode:
+    // lab_load_state() trusts no file that others may write.
+    try {
+        write_file_atomic(s.path("state.json"), j.dump(2) + "\n", {.mode_if_new = 0644});
+    } catch (const std::system_error& e) {
+        throw LabError(e.what());
+    }
 }
 
 std::optional<LabState> lab_load_state(const std::string& dir) {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "ibf/error.h"
+#include "ibf/text.h"
+
 namespace ibf {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -36,11 +39,11 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
     return "; did you mean '" + *best + "'?";
 }
 
-std::string unknown_key(std::string_view prefix, std::string_view key, const std::vector<std::string>& expected) {
-    std::string list;
-    for (const auto& e : expected) list += (list.empty() ? "" : ", ") + e;
-    return "unknown key '" + std::string(prefix) + std::string(key) + "' (expected " + list + ")" +
-           did_you_mean(key, expected);
+std::string unknown_key(std::string_view prefix, std::string_view key, const std::vector<std::string>& expected,
+                        std::string_view where) {
+    std::string s = "unknown key '" + std::string(prefix) + printable(key) + "'";
+    if (!where.empty()) s += " in " + std::string(where);
+    return s + did_you_mean(key, expected) + " (expected one of: " + join(expected) + ")";
 }
 
 }  // namespace ibf

@@ -1,4 +1,4 @@
-// terminal_safe(): escaping fabric-supplied text for text reports (model/include/ibf/text.h).
+// terminal_safe(): escaping fabric-supplied text for text reports; join() (model/include/ibf/text.h).
 #include "ibf/text.h"
 
 namespace ibf {
@@ -44,6 +44,15 @@ std::string terminal_safe(std::string_view s) {
         }
     }
     return out;
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (i) s += sep;
+        s += v[i];
+    }
+    return s;
 }
 
 }  // namespace ibf

@@ -90,7 +90,8 @@ TEST(Waivers, ErrorsNameFileLineAndColumn) {
     EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reason: x\n    expires: 2027-02-30\n"),
               "w.yaml:4:14: bad date '2027-02-30' for 'expires': expected YYYY-MM-DD");
     EXPECT_EQ(err("waivers:\n  - kind: miswired\n    reasons: x\n"),
-              "w.yaml:3:5: unknown key 'reasons' in a waiver (expected kind, ends, labels, name, reason, expires)");
+              "w.yaml:3:5: unknown key 'reasons' in a waiver; did you mean 'reason'? (expected one of: kind, ends, labels, "
+              "name, reason, expires)");
     EXPECT_EQ(err("- kind: miswired\n"),
               "w.yaml:1:1: expected a map with `waivers:` and/or `maintenance:` (lists, see docs/findings.md)");
     EXPECT_EQ(err("waivers: [\n"), "w.yaml:2:1: YAML syntax error: end of sequence flow not found");
@@ -273,7 +274,8 @@ TEST(Maintenance, ErrorsNameFileLineAndColumn) {
     EXPECT_EQ(err("maintenance:\n  - {hosts: n1, until: 27-01-01, reason: x}\n"),
               "w.yaml:2:24: bad date '27-01-01' for 'until': expected YYYY-MM-DD");
     EXPECT_EQ(err("maintenance:\n  - {hosts: n1, untill: 2027-01-01, reason: x}\n"),
-              "w.yaml:2:17: unknown key 'untill' in a maintenance entry (expected hosts, until, reason)");
+              "w.yaml:2:17: unknown key 'untill' in a maintenance entry; did you mean 'until'? (expected one of: hosts, "
+              "until, reason)");
     EXPECT_EQ(err("maintenance:\n  - {hosts: \"n[3-1]\", until: 2027-01-01, reason: x}\n"),
               "w.yaml:2:13: bad hostlist 'n[3-1]': hosts:1:3: range '3-1' runs backwards");
     EXPECT_EQ(err("maintenance: n1\n"), "w.yaml:1:14: expected a list of hosts in maintenance under `maintenance:`");

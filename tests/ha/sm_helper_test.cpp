@@ -16,7 +16,6 @@
 #include <sstream>
 #include <thread>
 
-#include "ibf/atomic_file.h"
 #include "ibf/sm_helper_client.h"
 
 namespace {
@@ -123,48 +122,6 @@ std::string slurp(const std::string& path) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
-}
-
-using AtomicFile = TempDir;
-
-TEST_F(AtomicFile, KeepsTheModeAndOwnerOfTheFileItReplaces) {
-    const std::string f = dir + "/opensm.conf";
-    std::ofstream(f) << "sm_key 0x1\n";
-    ASSERT_EQ(::chmod(f.c_str(), 0600), 0);
-    const bool root = ::geteuid() == 0;
-    if (root) {
-        ASSERT_EQ(::chown(f.c_str(), 1234, 5678), 0);
-    }
-    ibf::write_file_atomic(f, "sm_key 0x1\nsm_priority 3\n");
-    struct stat st {};
-    ASSERT_EQ(::stat(f.c_str(), &st), 0);
-    EXPECT_EQ(st.st_mode & 07777, 0600u);
-    if (root) {
-        EXPECT_EQ(st.st_uid, 1234u);
-        EXPECT_EQ(st.st_gid, 5678u);
-    } else {
-        std::printf("not root: the owner part is checked only as root\n");
-    }
-    EXPECT_EQ(slurp(f), "sm_key 0x1\nsm_priority 3\n");
-    EXPECT_FALSE(fs::exists(f + ".tmp"));
-}
-
-TEST_F(AtomicFile, ANewFileGetsTheGivenModeWhateverTheUmask) {
-    const mode_t old = ::umask(0);
-    ibf::write_file_atomic(dir + "/track", "1\n", 0640);
-    ::umask(old);
-    struct stat st {};
-    ASSERT_EQ(::stat((dir + "/track").c_str(), &st), 0);
-    EXPECT_EQ(st.st_mode & 07777, 0640u);
-}
-
-TEST_F(AtomicFile, AnUnwritableDirectoryIsAnErrorNamingTheFile) {
-    try {
-        ibf::write_file_atomic(dir + "/no/such/dir/guid2lid", "x");
-        FAIL() << "no error";
-    } catch (const std::runtime_error& e) {
-        EXPECT_EQ(std::string(e.what()), dir + "/no/such/dir/guid2lid.tmp: cannot create: No such file or directory");
-    }
 }
 
 // The helper on one end of a socketpair (stdin and stdout, as systemd's Accept=yes gives it), the

@@ -296,7 +296,7 @@ TEST(HistoryConfig, PathOrMappingWithRetention) {
         parse_daemon_config("history:\n  path: h.db\n  keep_days: 3\n", "d.yaml");
         FAIL() << "an unknown key was accepted";
     } catch (const InputError& e) {
-        EXPECT_EQ(std::string(e.what()), "d.yaml:3:3: unknown key 'history.keep_days' (expected path, retention_days, max_sweeps)");
+        EXPECT_EQ(std::string(e.what()), "d.yaml:3:3: unknown key 'history.keep_days' (expected one of: path, retention_days, max_sweeps)");
     }
     EXPECT_THROW(parse_daemon_config("history:\n  retention_days: 3\n", "d.yaml"), InputError);
     EXPECT_THROW(parse_daemon_config("history:\n  path: h.db\n  retention_days: -1\n", "d.yaml"), InputError);

@@ -31,9 +31,24 @@ TEST(Suggest, DidYouMeanOnlyWithinTheLengthsLimit) {
 
 TEST(Suggest, UnknownKeyNamesTheDottedKeyTheListAndTheSuggestion) {
     EXPECT_EQ(unknown_key("history.", "retension_days", {"path", "retention_days", "max_sweeps"}),
-              "unknown key 'history.retension_days' (expected path, retention_days, max_sweeps); did you mean "
-              "'retention_days'?");
-    EXPECT_EQ(unknown_key("", "colour", {"socket", "http"}), "unknown key 'colour' (expected socket, http)");
+              "unknown key 'history.retension_days'; did you mean 'retention_days'? (expected one of: path, "
+              "retention_days, max_sweeps)");
+    EXPECT_EQ(unknown_key("", "colour", {"socket", "http"}), "unknown key 'colour' (expected one of: socket, http)");
+}
+
+// One wording for the plan, the daemon config and the waiver file: the mapping's name after the
+// key, the suggestion before the list.
+TEST(Suggest, UnknownKeyNamesWhereWhenGiven) {
+    EXPECT_EQ(unknown_key("", "cable_per_pair", {"names", "cables_per_pair"}, "tier 'leaf'"),
+              "unknown key 'cable_per_pair' in tier 'leaf'; did you mean 'cables_per_pair'? (expected one of: names, "
+              "cables_per_pair)");
+    EXPECT_EQ(unknown_key("", "colour", {"waivers", "maintenance"}, "the waiver file"),
+              "unknown key 'colour' in the waiver file (expected one of: waivers, maintenance)");
+}
+
+// The key is input: quoted as printable() shows it, so a control byte cannot break the line.
+TEST(Suggest, UnknownKeyQuotesTheKeyPrintably) {
+    EXPECT_EQ(unknown_key("", "a\x1b[2Jb", {"ab"}), "unknown key 'a\\x1b[2Jb' (expected one of: ab)");
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ expect "ibfabricd.service without SupplementaryGroups=rdma" 1 '^mad: .*EACCES' -
 stop_helper
 start_helper --set ReadWritePaths=
 expect "ibfabric-sm-helper@.service without ReadWritePaths=" 6 '^priority: error: .*Read-only file system' --
-grep -q '^guid2lid: error: .*/var/cache/opensm/guid2lid.tmp: cannot .*: Read-only file system' <<<"$(probe)" || fail "guid2lid without ReadWritePaths did not fail read-only"
+grep -q '^guid2lid: error: .*/var/cache/opensm/guid2lid: cannot create a temporary file in /var/cache/opensm: Read-only file system$' <<<"$(probe)" || fail "guid2lid without ReadWritePaths did not fail read-only"
 stop_helper
 start_helper
 chgrp root "$sock"

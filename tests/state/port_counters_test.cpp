@@ -137,10 +137,12 @@ TEST(PortCounters, DaemonConfigSetsTheWindowAndPerCounterThresholds) {
         parse_daemon_config("counters:\n  symbol_error: 3\n", "d.yaml");
         FAIL() << "accepted an unknown counter";
     } catch (const std::exception& e) {
-        EXPECT_NE(std::string(e.what()).find("d.yaml:2:3: unknown key 'counters.symbol_error' (expected window_s, "
-                                             "symbol_errors, link_error_recovery,"),
-                  std::string::npos)
-            << e.what();
+        EXPECT_EQ(std::string(e.what()),
+                  "d.yaml:2:3: unknown key 'counters.symbol_error'; did you mean 'symbol_errors'? (expected one of: "
+                  "window_s, symbol_errors, link_error_recovery, link_downed, rcv_errors, rcv_remote_phys_errors, "
+                  "rcv_switch_relay_errors, xmit_discards, xmit_constraint_errors, rcv_constraint_errors, "
+                  "link_integrity_errors, excessive_buffer_overruns, vl15_dropped, xmit_wait, xmit_data, rcv_data, "
+                  "xmit_pkts, rcv_pkts)");
     }
 }
 

@@ -29,8 +29,9 @@ struct AcceptWrite {
     size_t bytes = 0;
 };
 
-// Infers the plan from `f`, copies `plan_path` to the first free plan_path.N, then replaces
-// plan_path atomically (temporary file + rename, same mode). std::runtime_error naming the file.
+// Infers the plan from `f`, copies `plan_path` to the first free plan_path.N (the plan's mode),
+// then replaces plan_path with write_file_atomic() (fsio/: its mode and owner kept, fsync'd).
+// std::runtime_error naming the file.
 AcceptWrite write_accepted_plan(const std::string& plan_path, const Fabric& f, const std::string& source);
 
 }  // namespace ibf

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "ibf/atomic_file.h"
 #include "ibf/sm_helper.h"
 #include "ibf/sm_helper_client.h"
 
@@ -138,7 +139,7 @@ void HaAgent::do_jobs(ha::SmpPort* port) {
             if (path == cfg_.guid2lid_file && !cfg_.sm_helper.empty())
                 call_sm_helper(cfg_.sm_helper, guid2lid_request(*text));
             else
-                write_file_atomic(path, *text);
+                write_file_atomic(path, *text, {.mode_if_new = 0644});  // OpenSM and keepalived read them
         } catch (const std::exception& e) {
             if (hooks_.log_warn) hooks_.log_warn(e.what());
         }

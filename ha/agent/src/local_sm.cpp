@@ -26,7 +26,7 @@ LocalPriority set_opensm_priority(const std::string& opensm_conf, int pid, int p
     if (!in) throw std::runtime_error(opensm_conf + ": cannot read");
     const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     LocalPriority p;
-    write_file_atomic(opensm_conf, opensm_conf_with_priority(old, priority, p.before), 0600);
+    write_file_atomic(opensm_conf, opensm_conf_with_priority(old, priority, p.before), {.mode_if_new = 0600});
     if (pid > 0 && ::kill(pid, SIGHUP) != 0) throw std::runtime_error("cannot signal opensm (pid " + std::to_string(pid) + ")");
     return p;
 }

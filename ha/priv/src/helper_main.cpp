@@ -127,7 +127,7 @@ std::vector<ibf::ProcInfo> scan_proc() {
 std::string set_priority(const Options& o, int priority) {
     int before = -1;
     const std::string text = ibf::opensm_conf_with_priority(slurp(o.opensm_conf), priority, before);
-    ibf::write_file_atomic(o.opensm_conf, text, 0600);
+    ibf::write_file_atomic(o.opensm_conf, text, {.mode_if_new = 0600});
     const auto pick = ibf::pick_opensm(scan_proc(), o.opensm_conf);
     if (const auto* why = std::get_if<std::string>(&pick))
         throw std::runtime_error("sm_priority " + std::to_string(priority) + " written to " + o.opensm_conf + ", not applied: " + *why);
@@ -142,7 +142,7 @@ std::string serve(const Options& o) {
     if (const auto* e = std::get_if<std::string>(&r)) throw std::runtime_error(*e);
     const auto& req = std::get<ibf::HelperRequest>(r);
     if (req.kind == ibf::HelperRequest::Kind::priority) return set_priority(o, req.priority);
-    ibf::write_file_atomic(o.guid2lid, req.body, 0644);
+    ibf::write_file_atomic(o.guid2lid, req.body, {.mode_if_new = 0644});
     return "guid2lid bytes=" + std::to_string(req.body.size()) + " entries=" + std::to_string(req.entries);
 }
 

@@ -25,7 +25,6 @@
 #include <thread>
 #include <vector>
 
-#include "ibf/atomic_file.h"
 #include "ibf/ha_engine.h"
 #include "ibf/smp.h"
 
