@@ -29,7 +29,7 @@
 #include "ibf/ha_switchover.h"
 #include "ibf/pipeline.h"
 #include "ibf/thread_owner.h"
-#include "serial_tasks.h"
+#include "ibf/serial_tasks.h"
 
 namespace ibf {
 
