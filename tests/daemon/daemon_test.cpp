@@ -1385,7 +1385,10 @@ TEST_F(ControllerDaemon, AnSmsExitSeenOnItsNodeIsRelayedToThePeerAgents) {
     at_a.reset();  // the plugin's connection closes first, as when opensm is killed
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
-    const bool relayed = wait_until([&] { return !lines_with("is gone, says its node's agent").empty(); });
+    // A logs "told" once B's answer is back, which may be after B logged the relayed exit.
+    const bool relayed = wait_until([&] {
+        return !lines_with("is gone, says its node's agent").empty() && !lines_with("its opensm's exit told to the agent at").empty();
+    });
     stop_b();
     ASSERT_TRUE(relayed) << "B never heard of the exit A saw";
     EXPECT_EQ(lines_with("on this host is gone").size(), 1u);            // A saw it
