@@ -174,8 +174,38 @@ ApiResponse sm_call(const std::function<json(const json&)>& run, const std::stri
     }
 }
 
+// The answer to an SM call's exception, as handle_api() maps a handler's.
+ApiResponse sm_call_error(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const ApiFailure& x) {
+        return api_error(x.status, x.what());
+    } catch (const InputError& x) {
+        return api_error(400, x.what());
+    } catch (const std::exception& x) {
+        return api_error(500, x.what());
+    }
+}
+
+// Answered when the daemon's job calls back (the helper may take seconds: never on the io thread).
 ApiResponse sm_priority(const ApiRequest& req, const std::string&, const ApiContext& ctx) {
-    return sm_call(ctx.sm_priority, req.body, "{\"priority\": 0..15}");
+    if (!ctx.sm_priority) return api_error(404, "SM high availability is off (no 'ha:' section in the config)");
+    json body;
+    try {
+        body = json::parse(req.body);
+    } catch (const json::exception&) {
+        return api_error(400, "the body must be JSON: {\"priority\": 0..15}");
+    }
+    ApiResponse r;
+    r.later = [run = ctx.sm_priority, body = std::move(body)](std::function<void(ApiResponse)> reply) {
+        auto done = [reply](json answer, std::exception_ptr e) { reply(e ? sm_call_error(e) : ok_json(answer)); };
+        try {
+            run(body, done);
+        } catch (...) {
+            done(nullptr, std::current_exception());
+        }
+    };
+    return r;
 }
 
 ApiResponse sm_process_gone(const ApiRequest& req, const std::string&, const ApiContext& ctx) {

@@ -70,6 +70,7 @@ Daemon::Impl::~Impl() {
     ui_draw.stop();                  // its tasks post to io, which outlives it
     metrics_draw.stop();
     sw_calls.stop();                 // its tasks post to io, which outlives it
+    local_sm_calls.stop();           // the same (a helper call under way ends within 5 s)
     if (ha_agent) ha_agent->stop();  // its hooks post to io, which outlives it
     {
         std::lock_guard lk(mu);

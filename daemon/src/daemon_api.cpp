@@ -215,7 +215,7 @@ ApiContext Daemon::Impl::api_context() {
         c.ha = &*ha;
         c.ha_role = ha_role && ha_role->published() ? &*ha_role->published() : nullptr;
         c.ha_agents = opt.config.ha_agents;
-        c.sm_priority = [this](const nlohmann::json& body) { return set_local_priority(body); };
+        c.sm_priority = [this](const nlohmann::json& body, SmCallDone done) { set_local_priority(body, std::move(done)); };
         c.sm_state = [this](const nlohmann::json& body) { return set_local_sm_state(body); };
         c.sm_process_gone = [this](const nlohmann::json& body) { return relayed_process_gone(body); };
         c.switchover = [this](const nlohmann::json& body) { return start_switchover(body); };

@@ -1,7 +1,7 @@
 // ibfabricd's SM high availability wiring (docs/ha.md): the io thread's HaEngine fed from the
-// plugins' messages and the agent's probe batches, its actions handed to the HA agent thread,
+// plugins' messages and the agent's probe batches, its actions handed to the HA agent's threads,
 // and the switchover calls (POST /api/v1/sm/priority, /api/v1/sm/state). io thread, except the
-// agent's hooks (agent thread), which only post here.
+// agent's hooks (agent threads) and the priority jobs (local_sm_calls), which only post here.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -293,69 +293,105 @@ void Daemon::Impl::ha_step() {
 }
 
 // The engine's set_priority (an SM stepping aside, ha_engine.h): the same edit as POST
-// /api/v1/sm/priority, on the io thread.
+// /api/v1/sm/priority, run off the io thread; the outcome is logged.
 void Daemon::Impl::ha_set_priority(int prio, bool running) {
+    IBF_ASSERT_ON_THREAD(io_owner);
     if (!running) {  // this node's SM is not running: its opensm.conf for the next start, no SIGHUP
         const ha::HaConfig& hc = opt.config.ha;
-        try {
-            if (!hc.sm_helper.empty()) {
-                set_priority_through_helper(prio);  // writes, then finds no opensm to signal
-            } else if (!hc.opensm_conf.empty()) {
-                const int before = set_opensm_priority(hc.opensm_conf, 0, prio).before;
-                spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} in {} for its next start (it is not running)",
-                             guid_hex(ha->local_sm()), before, prio, hc.opensm_conf);
+        if (hc.sm_helper.empty() && hc.opensm_conf.empty()) return;
+        // The helper writes, then finds no opensm to signal; the direct path signals nobody (pid 0).
+        run_priority_job(priority_job(prio, 0, true), [prio](nlohmann::json, std::exception_ptr e) {
+            if (!e) return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                spdlog::info("ha: sm_priority {} for the next start of this node's SM: {}", prio, x.what());
             }
-        } catch (const std::exception& e) {
-            spdlog::info("ha: sm_priority {} for the next start of this node's SM: {}", prio, e.what());
-        }
+        });
         return;
     }
+    auto failed = [prio](nlohmann::json, std::exception_ptr e) {
+        if (!e) return;
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            spdlog::error("ha: sm_priority {} not set: {}", prio, x.what());
+        }
+    };
     try {  // the same path as POST /api/v1/sm/priority: through ha.sm_helper when configured
-        set_local_priority(nlohmann::json{{"priority", static_cast<unsigned>(prio)}});
-    } catch (const std::exception& e) {
-        spdlog::error("ha: sm_priority {} not set: {}", prio, e.what());
+        set_local_priority(nlohmann::json{{"priority", static_cast<unsigned>(prio)}}, failed);
+    } catch (...) {
+        failed(nullptr, std::current_exception());
     }
 }
 
 // POST /api/v1/sm/priority: rewrites `sm_priority` in the local opensm.conf and sends the local
 // opensm SIGHUP, which makes it re-read the option (and, if it now outranks the master, ask for
-// the mastership: trap 144, handover). The switchover command uses it on two nodes.
-nlohmann::json Daemon::Impl::set_local_priority(const nlohmann::json& body) {
+// the mastership: trap 144, handover); with ha.sm_helper the root helper does both. The switchover
+// command uses it on two nodes. The body and the pid are checked here (InputError thrown at once);
+// the file, /proc and the helper's socket are touched on `local_sm_calls`, and `done` gets the
+// answer back on the io thread: the io thread never waits for them (up to 5 s for the helper).
+void Daemon::Impl::set_local_priority(const nlohmann::json& body, SmCallDone done) {
+    IBF_ASSERT_ON_THREAD(io_owner);
     const ha::HaConfig& hc = opt.config.ha;
     if (!body.is_object() || !body.contains("priority") || !body["priority"].is_number_unsigned() ||
         body["priority"].get<uint64_t>() > 15)
         throw InputError("", 0, 0, "the body must be {\"priority\": 0..15}");
     const int prio = body["priority"].get<int>();
-    if (!hc.sm_helper.empty()) return set_priority_through_helper(prio);
+    if (!hc.sm_helper.empty()) return run_priority_job(priority_job(prio, 0, false), std::move(done));
     if (hc.opensm_conf.empty()) throw InputError("", 0, 0, "ha.opensm_conf is not configured on this node");
     const Guid local = ha->local_sm();
     auto rec = state.sms().find(local);
     if (!local || rec == state.sms().end() || !rec->second.connected() || rec->second.pid == 0)
         throw InputError("", 0, 0, "this node's OpenSM is not connected: its pid is unknown");
-    const int pid = static_cast<int>(rec->second.pid);
-    const int before = set_opensm_priority(hc.opensm_conf, pid, prio).before;
-    spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} in {}; opensm (pid {}) re-reads it on SIGHUP",
-                 guid_hex(local), before, prio, hc.opensm_conf, pid);
-    return nlohmann::json{{"sm", guid_hex(local)},
-                          {"priority_before", before < 0 ? nlohmann::json(nullptr) : nlohmann::json(before)},
-                          {"priority", prio},
-                          {"opensm_pid", pid},
-                          {"opensm_conf", hc.opensm_conf}};
+    run_priority_job(priority_job(prio, static_cast<int>(rec->second.pid), false), std::move(done));
 }
 
-// The same through the root helper (ha.sm_helper, the packaged units): it rewrites its own
-// opensm.conf and signals the opensm it finds itself; the daemon names neither file nor pid.
-nlohmann::json Daemon::Impl::set_priority_through_helper(int prio) {
-    const std::string& sock = opt.config.ha.sm_helper;
-    const std::string a = call_sm_helper(sock, priority_request(prio));
-    const int before = answer_field(a, "before"), pid = answer_field(a, "pid");
-    spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} by the helper at {}; opensm (pid {}) re-reads it on SIGHUP",
-                 guid_hex(ha->local_sm()), before, prio, sock, pid);
-    return nlohmann::json{{"sm", guid_hex(ha->local_sm())},
-                          {"priority_before", before < 0 ? nlohmann::json(nullptr) : nlohmann::json(before)},
-                          {"priority", prio},
-                          {"opensm_pid", pid},
-                          {"sm_helper", sock}};
+// What sets this node's sm_priority, as a job for `local_sm_calls`: through the root helper
+// (ha.sm_helper, the packaged units: it rewrites its own opensm.conf and signals the opensm it finds
+// itself; the daemon names neither file nor pid), else opensm.conf and SIGHUP to `pid` (0: the file
+// only, for the SM's next start). Logs what it did; throws what set_opensm_priority / call_sm_helper throw.
+std::function<nlohmann::json()> Daemon::Impl::priority_job(int prio, int pid, bool next_start) {
+    const ha::HaConfig& hc = opt.config.ha;
+    const std::string local = guid_hex(ha->local_sm());
+    auto before_json = [](int b) { return b < 0 ? nlohmann::json(nullptr) : nlohmann::json(b); };
+    if (!hc.sm_helper.empty())
+        return [sock = hc.sm_helper, prio, local, before_json] {
+            const std::string a = call_sm_helper(sock, priority_request(prio));
+            const int before = answer_field(a, "before"), pid = answer_field(a, "pid");
+            spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} by the helper at {}; opensm (pid {}) re-reads it on SIGHUP",
+                         local, before, prio, sock, pid);
+            return nlohmann::json{{"sm", local}, {"priority_before", before_json(before)}, {"priority", prio},
+                                  {"opensm_pid", pid}, {"sm_helper", sock}};
+        };
+    return [conf = hc.opensm_conf, prio, pid, next_start, local, before_json] {
+        const int before = set_opensm_priority(conf, pid, prio).before;
+        if (next_start)
+            spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} in {} for its next start (it is not running)",
+                         local, before, prio, conf);
+        else
+            spdlog::warn("ha: sm_priority of this node's SM {} set {} -> {} in {}; opensm (pid {}) re-reads it on SIGHUP",
+                         local, before, prio, conf, pid);
+        return nlohmann::json{{"sm", local}, {"priority_before", before_json(before)}, {"priority", prio},
+                              {"opensm_pid", pid}, {"opensm_conf", conf}};
+    };
+}
+
+// Runs `job` on `local_sm_calls` (one at a time, in the order asked: a step-aside and a switchover
+// step keep theirs) and hands its answer or exception to `done` on the io thread.
+void Daemon::Impl::run_priority_job(std::function<nlohmann::json()> job, SmCallDone done) {
+    local_sm_calls.post([this, job = std::move(job), done = std::move(done)]() mutable {
+        nlohmann::json answer;
+        std::exception_ptr error;
+        try {
+            answer = job();
+        } catch (...) {
+            error = std::current_exception();
+        }
+        asio::post(io, [this, done = std::move(done), answer = std::move(answer), error]() mutable {
+            if (!stopping) done(std::move(answer), error);
+        });
+    });
 }
 
 // POST /api/v1/sm/state: {"set": "disable"} or {"set": "standby", "master": GUID}: the HA thread

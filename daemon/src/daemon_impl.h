@@ -29,7 +29,7 @@
 #include "ibf/ha_switchover.h"
 #include "ibf/pipeline.h"
 #include "ibf/thread_owner.h"
-#include "serial_tasks.h"
+#include "ibf/serial_tasks.h"
 
 namespace ibf {
 
@@ -156,8 +156,13 @@ struct Daemon::Impl {
     // as the same witness (relayed_process_gone, io thread).
     void relay_process_gone(Guid sm, uint32_t pid);
     nlohmann::json relayed_process_gone(const nlohmann::json& body);
-    nlohmann::json set_local_priority(const nlohmann::json& body);
-    nlohmann::json set_priority_through_helper(int priority);
+    // This node's sm_priority (POST /api/v1/sm/priority, a switchover's local step, the engine's
+    // step-aside): checked here (InputError at once), carried out on `local_sm_calls` (opensm.conf
+    // and SIGHUP, or the root helper, up to 5 s), `done` called back on the io thread.
+    void set_local_priority(const nlohmann::json& body, SmCallDone done);
+    std::function<nlohmann::json()> priority_job(int prio, int pid, bool next_start);
+    void run_priority_job(std::function<nlohmann::json()> job, SmCallDone done);
+    SerialTasks local_sm_calls;              // the priority jobs, in order (never the io thread)
     nlohmann::json set_local_sm_state(const nlohmann::json& body);
     int64_t last_disable_ms = 0;             // last DISABLE asked of this node's SM (the stranded rule)
     int64_t local_not_active_ms = 0;         // this node's SM first seen NOT_ACTIVE (0 = it is not)

@@ -191,12 +191,20 @@ void Daemon::Impl::sw_send(const ha::SwitchoverStep& s) {
     if (s.kind == ha::SwitchoverStep::Kind::await_master) return;
     const auto [path, body] = step_call(s);
     const std::string& agent = sw->agent_of.at(s.sm);
-    if (agent.empty()) {
+    if (agent.empty()) {  // as for another agent's step: a failure is logged when it comes back
+        auto failed = [this, id = sw->id, what = s.text](json, std::exception_ptr e) {
+            if (!e) return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                if (sw && sw->id == id) sw_log(what + ": not carried out here: " + x.what());
+            }
+        };
         try {
-            if (s.kind == ha::SwitchoverStep::Kind::set_priority) set_local_priority(body);
+            if (s.kind == ha::SwitchoverStep::Kind::set_priority) set_local_priority(body, failed);
             else set_local_sm_state(body);
-        } catch (const std::exception& e) {
-            sw_log(s.text + ": not carried out here: " + e.what());
+        } catch (...) {
+            failed(nullptr, std::current_exception());
         }
         return;
     }

@@ -1267,12 +1267,14 @@ TEST_F(AuthDaemon, KeyFileAndBindAddressAreCheckedAtStart) {
 namespace {
 
 // A stand-in for ibfabric-sm-helper on its socket: takes one connection, reads the request to
-// EOF, answers `answer`.
+// EOF, answers `answer` after `delay`.
 struct FakeSmHelper {
     std::string path, answer, request;
+    std::chrono::milliseconds delay;
     int fd = -1;
     std::thread thread;
-    FakeSmHelper(std::string p, std::string a) : path(std::move(p)), answer(std::move(a)) {
+    FakeSmHelper(std::string p, std::string a, std::chrono::milliseconds d = std::chrono::milliseconds(0))
+        : path(std::move(p)), answer(std::move(a)), delay(d) {
         fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
         sockaddr_un addr{};
         addr.sun_family = AF_UNIX;
@@ -1284,6 +1286,7 @@ struct FakeSmHelper {
             if (c < 0) return;
             char buf[256];
             for (ssize_t n; (n = ::read(c, buf, sizeof buf)) > 0;) request.append(buf, static_cast<size_t>(n));
+            std::this_thread::sleep_for(delay);
             (void)!::write(c, answer.data(), answer.size());
             ::close(c);
         });
@@ -1325,6 +1328,53 @@ TEST_F(ControllerDaemon, SmPriorityGoesThroughTheHelperWhenConfigured) {
     HttpResult r = http_request(url, "POST", "/api/v1/sm/priority", "{\"priority\": 13}", "Bearer t0ken");
     EXPECT_EQ(r.status, 500);
     EXPECT_NE(r.body.find("sm helper " + cfg.ha.sm_helper + ": no opensm process runs as root on this node"), std::string::npos) << r.body;
+}
+
+// The helper's call never holds the io thread (docs/threading.md "ha threads"): with a helper
+// that takes 2 s to answer, /healthz keeps answering at once meanwhile, and POST /api/v1/sm/priority
+// still answers with what the helper did.
+TEST_F(ControllerDaemon, HealthzAnswersWhileTheSmHelperTakesTwoSeconds) {
+    write_file(dir.file("token"), "t0ken\n");
+    ::chmod(dir.file("token").c_str(), 0600);
+    cfg.token_file = dir.file("token");
+    cfg.ha.mode = ha::Mode::monitor;
+    cfg.ha.sm_helper = dir.file("helper.sock");
+    start();
+    FakeSmHelper helper(cfg.ha.sm_helper, "ok priority=12 before=15 pid=4242\n", std::chrono::milliseconds(2000));
+    HttpResult r;
+    std::atomic<bool> answered{false};
+    const auto asked = std::chrono::steady_clock::now();
+    std::thread caller([&] {
+        r = http_request(url, "POST", "/api/v1/sm/priority", "{\"priority\": 12}", "Bearer t0ken");
+        answered = true;
+    });
+    double slowest_ms = 0;
+    int polls = 0;
+    while (!answered) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const HttpResult h = request("GET", "/healthz");
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_EQ(h.status, 200);
+        if (!answered) {  // answered while the call was under way
+            slowest_ms = std::max(slowest_ms, ms);
+            ++polls;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    caller.join();
+    const double call_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count();
+    std::printf("POST /api/v1/sm/priority answered in %.0f ms; %d /healthz meanwhile, slowest %.1f ms\n", call_ms, polls,
+                slowest_ms);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    EXPECT_EQ(j["priority"], 12);
+    EXPECT_EQ(j["priority_before"], 15);
+    EXPECT_EQ(j["opensm_pid"], 4242);
+    EXPECT_GE(call_ms, 2000);
+    EXPECT_GE(polls, 20);  // ~2 s of polls every ~20 ms
+    EXPECT_LT(slowest_ms, 50);
+    helper.thread.join();
+    EXPECT_EQ(helper.request, "priority 12\n");
 }
 
 // Across SM nodes the standby's agent cannot see the master's opensm exit; the master node's agent
@@ -1385,7 +1435,10 @@ TEST_F(ControllerDaemon, AnSmsExitSeenOnItsNodeIsRelayedToThePeerAgents) {
     at_a.reset();  // the plugin's connection closes first, as when opensm is killed
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
-    const bool relayed = wait_until([&] { return !lines_with("is gone, says its node's agent").empty(); });
+    // A logs "told" once B's answer is back, which may be after B logged the relayed exit.
+    const bool relayed = wait_until([&] {
+        return !lines_with("is gone, says its node's agent").empty() && !lines_with("its opensm's exit told to the agent at").empty();
+    });
     stop_b();
     ASSERT_TRUE(relayed) << "B never heard of the exit A saw";
     EXPECT_EQ(lines_with("on this host is gone").size(), 1u);            // A saw it

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -74,6 +75,11 @@ struct MetricsCache {
     uint64_t renders = 0;  // for tests and benchmarks
 };
 
+// How a call that finishes off the io thread answers (POST /api/v1/sm/priority): on the io thread,
+// once, with its JSON or the exception it threw (mapped as a handler's: ApiFailure -> its status,
+// InputError -> 400, anything else -> 500).
+using SmCallDone = std::function<void(nlohmann::json answer, std::exception_ptr error)>;
+
 struct ApiContext {
     const ControllerState* state = nullptr;
     int64_t now_ms = 0;
@@ -89,13 +95,15 @@ struct ApiContext {
     // bad topology file, std::exception (500) otherwise.
     std::function<nlohmann::json()> reload;
     // SM high availability (null / empty when `ha:` is off): GET /api/v1/sm gains "ha",
-    // GET /api/v1/ha/history, POST /api/v1/sm/priority (token) runs `sm_priority`,
-    // POST /api/v1/sm/state (token) runs `sm_state` (a switchover's SubnSet(SMInfo) to this node's SM).
+    // GET /api/v1/ha/history, POST /api/v1/sm/priority (token) runs `sm_priority` and answers
+    // when it calls `done` (ApiResponse::later: the io thread serves other requests meanwhile; it
+    // may also throw at once), POST /api/v1/sm/state (token) runs `sm_state` (a switchover's
+    // SubnSet(SMInfo) to this node's SM).
     const ha::HaEngine* ha = nullptr;
     // The role this daemon publishes (the daemon's ha::RoleHold); null: decided from `ha` at once.
     const ha::RoleDecision* ha_role = nullptr;
     std::vector<std::string> ha_agents;
-    std::function<nlohmann::json(const nlohmann::json& body)> sm_priority;
+    std::function<void(const nlohmann::json& body, SmCallDone done)> sm_priority;
     std::function<nlohmann::json(const nlohmann::json& body)> sm_state;
     // POST /api/v1/sm/process-gone (token) runs `sm_process_gone`: a peer agent saw the opensm of
     // an SM on its node exit (the process-gone witness, relayed across SM nodes; docs/ha.md).

@@ -1,4 +1,5 @@
-// HaAgent: the HA thread's I/O (ha_agent.h): probes, promotion, fence, files.
+// HaAgent: the HA threads' I/O (ha_agent.h): probes and promotion on the prober thread, files
+// and history rows on the file thread, the fence command on a thread of its own.
 #include "ibf/ha_agent.h"
 
 #include <fcntl.h>
@@ -25,8 +26,8 @@ HaAgent::~HaAgent() { stop(); }
 
 void HaAgent::start() {
     std::lock_guard lk(mu_);
-    if (thread_.joinable()) return;
-    stop_ = false;
+    if (thread_.joinable() || stop_) return;
+    slow_.post([this] { file_owner_.bind(); });  // the file thread's first task
     thread_ = std::thread([this] { run(); });
 }
 
@@ -38,6 +39,7 @@ void HaAgent::stop() {
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
     if (fence_thread_.joinable()) fence_thread_.join();
+    slow_.stop();  // queued files and rows are dropped, as the prober's queue always was
 }
 
 void HaAgent::set_targets(std::vector<HaTarget> t) {
@@ -62,23 +64,48 @@ void HaAgent::run_action(const ha::Action& a) {
 void HaAgent::write_file(std::string path, FileText make) {
     {
         std::lock_guard lk(mu_);
-        // Only the newest content per file matters.
-        for (auto& f : files_)
-            if (f.first == path) {
-                f.second = std::move(make);
-                return;
-            }
-        files_.emplace_back(std::move(path), std::move(make));
+        // Only the newest content per file matters: a producer still waiting is replaced, and the
+        // task already queued for its path runs the newest one.
+        auto [it, fresh] = files_.try_emplace(path);
+        it->second = std::move(make);
+        if (!fresh) return;
     }
-    cv_.notify_all();
+    slow_.post([this, path = std::move(path)] { write_pending(path); });
+}
+
+void HaAgent::write_pending(const std::string& path) {
+    IBF_ASSERT_ON_THREAD(file_owner_);
+    FileText make;
+    {
+        std::lock_guard lk(mu_);
+        auto it = files_.find(path);
+        if (it == files_.end()) return;
+        make = std::move(it->second);
+        files_.erase(it);  // a newer write_file from now on queues its own task
+    }
+    try {
+        auto text = make();
+        if (!text) return;
+        // Under the packaged unit OpenSM's cache is not the daemon's to write: the root helper
+        // replaces it (docs/ha.md "Privileges under the packaged unit").
+        if (path == cfg_.guid2lid_file && !cfg_.sm_helper.empty())
+            call_sm_helper(cfg_.sm_helper, guid2lid_request(*text));
+        else
+            write_file_atomic(path, *text, {.mode_if_new = 0644});  // OpenSM and keepalived read them
+    } catch (const std::exception& e) {
+        if (hooks_.log_warn) hooks_.log_warn(e.what());
+    }
 }
 
 void HaAgent::run_task(std::function<void()> task) {
-    {
-        std::lock_guard lk(mu_);
-        tasks_.push_back(std::move(task));
-    }
-    cv_.notify_all();
+    slow_.post([this, task = std::move(task)] {
+        IBF_ASSERT_ON_THREAD(file_owner_);
+        try {
+            task();
+        } catch (const std::exception& e) {
+            if (hooks_.log_warn) hooks_.log_warn(std::string("ha: ") + e.what());
+        }
+    });
 }
 
 void HaAgent::run_with_port(std::function<void(ha::SmpPort*)> task) {
@@ -89,16 +116,14 @@ void HaAgent::run_with_port(std::function<void(ha::SmpPort*)> task) {
     cv_.notify_all();
 }
 
+// Prober thread: the queued MADs (and the fence's start), never a file.
 void HaAgent::do_jobs(ha::SmpPort* port) {
+    IBF_ASSERT_ON_THREAD(prober_owner_);
     std::deque<ha::Action> acts;
-    std::deque<std::pair<std::string, FileText>> files;
-    std::deque<std::function<void()>> tasks;
     std::deque<std::function<void(ha::SmpPort*)>> port_tasks;
     {
         std::lock_guard lk(mu_);
         acts.swap(actions_);
-        files.swap(files_);
-        tasks.swap(tasks_);
         port_tasks.swap(port_tasks_);
     }
     for (auto& t : port_tasks) {
@@ -123,27 +148,6 @@ void HaAgent::do_jobs(ha::SmpPort* port) {
             fence_thread_ = std::thread([this, argv = a.argv] { fence(argv); });
         }
     }
-    for (auto& t : tasks) {
-        try {
-            t();
-        } catch (const std::exception& e) {
-            if (hooks_.log_warn) hooks_.log_warn(std::string("ha: ") + e.what());
-        }
-    }
-    for (auto& [path, make] : files) {
-        try {
-            auto text = make();
-            if (!text) continue;
-            // Under the packaged unit OpenSM's cache is not the daemon's to write: the root
-            // helper replaces it (docs/ha.md "Privileges under the packaged unit").
-            if (path == cfg_.guid2lid_file && !cfg_.sm_helper.empty())
-                call_sm_helper(cfg_.sm_helper, guid2lid_request(*text));
-            else
-                write_file_atomic(path, *text, {.mode_if_new = 0644});  // OpenSM and keepalived read them
-        } catch (const std::exception& e) {
-            if (hooks_.log_warn) hooks_.log_warn(e.what());
-        }
-    }
 }
 
 void HaAgent::fence(std::vector<std::string> argv) {
@@ -153,6 +157,7 @@ void HaAgent::fence(std::vector<std::string> argv) {
 }
 
 void HaAgent::probe_round(ha::SmpPort& port, const std::vector<HaTarget>& targets) {
+    IBF_ASSERT_ON_THREAD(prober_owner_);
     HaBatch b;
     // Urgent targets (a suspect master) first: their answer decides a failover.
     for (int pass = 0; pass < 2; ++pass)
@@ -167,6 +172,7 @@ void HaAgent::probe_round(ha::SmpPort& port, const std::vector<HaTarget>& target
 }
 
 void HaAgent::run() {
+    prober_owner_.bind();
     std::unique_ptr<ha::SmpPort> port;
     auto next_open = std::chrono::steady_clock::now();
     std::string last_open_error;
@@ -203,7 +209,7 @@ void HaAgent::run() {
         // probe anyway; a live one answers in microseconds, hence the 10 ms floor).
         const auto wait = std::chrono::milliseconds(urgent ? std::min(10, cfg_.poll_ms) : cfg_.poll_ms);
         cv_.wait_for(lk, wait, [&] {
-            if (stop_ || !actions_.empty() || !files_.empty() || !tasks_.empty() || !port_tasks_.empty()) return true;
+            if (stop_ || !actions_.empty() || !port_tasks_.empty()) return true;
             for (const auto& t : targets_)
                 if (t.urgent) return !urgent;  // became urgent while we slept
             return false;

@@ -1,23 +1,28 @@
-// The daemon's HA thread: the I/O half of SM high availability. It owns this node's SmpPort
-// (SubnGet(SMInfo) probes to every known SM, the promotion SubnSet), runs the fence command, and
-// writes the guid2lid and keepalived track files. It decides nothing: the io thread's HaEngine
-// (ha/include/ibf/ha_engine.h) does, and this thread reports back through hooks. No Asio here;
-// the daemon's hooks post to its io_context. docs/threading.md ("ha thread").
+// The daemon's HA threads: the I/O half of SM high availability. The prober thread owns this
+// node's SmpPort and only sends MADs: SubnGet(SMInfo) probes to every known SM, the promotion
+// SubnSet, a switchover's Sets to this node's SM. Everything slow that is not a MAD (the guid2lid
+// text proportional to the fabric, its write or the root helper's call, the keepalived
+// track_file, history rows) runs in order on a second thread of its own, so a promotion never
+// waits behind file I/O; the fence command runs on a short-lived thread. It decides nothing: the
+// io thread's HaEngine (ha/include/ibf/ha_engine.h) does, and these threads report back through
+// hooks. No Asio here; the daemon's hooks post to its io_context. docs/threading.md ("ha threads").
 //
 //   ibf::HaAgent a(cfg, {.open_port = ..., .on_batch = post_to_io, ...});
 //   a.start();
 //   a.set_targets({{master_guid, 1, /*urgent=*/true}});   // probed back to back while urgent
-//   a.run_action(promote);                                 // SubnSet(SMInfo) at once
+//   a.run_action(promote);                                 // SubnSet(SMInfo) at once (prober)
 //   a.write_file("/var/cache/opensm/guid2lid", [snap] { return text_of(*snap); });  // made and
-//                                                          // written off the io thread (tmp + rename)
+//                                                          // written on the file thread (tmp + rename)
 //   a.run_with_port([](ha::SmpPort* p) { if (p) p->set_sminfo_as(lid, ha::kSmInfoDisable, SmState::Master, 0); });
-//   a.stop();                                              // joins within ~mad_timeout_ms
+//   a.stop();                                              // joins within ~mad_timeout_ms (and the
+//                                                          // file job under way)
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,7 +31,9 @@
 #include <vector>
 
 #include "ibf/ha_engine.h"
+#include "ibf/serial_tasks.h"
 #include "ibf/smp.h"
+#include "ibf/thread_owner.h"
 
 namespace ibf {
 
@@ -64,19 +71,21 @@ public:
     HaAgent(const HaAgent&) = delete;
     HaAgent& operator=(const HaAgent&) = delete;
 
-    void start();
-    void stop();  // idempotent
+    void start();  // once: a stopped agent is not restarted
+    void stop();   // idempotent
 
     // Thread-safe; all return at once.
     void set_targets(std::vector<HaTarget> t);
     void run_action(const ha::Action& a);  // fence or promote (log actions are the caller's)
-    // The newest producer per path wins; it runs on the agent thread; nullopt = leave the file.
+    // File thread. The newest producer per path wins (one waiting per path: a newer one replaces
+    // it); producers run one at a time, in the order their paths were first queued; nullopt =
+    // leave the file. With ha.sm_helper the guid2lid text goes to the root helper instead.
     using FileText = std::function<std::optional<std::string>()>;
     void write_file(std::string path, FileText make);
-    // Any other slow work (a history row): run on the agent thread, in order.
+    // Any other slow work (a history row): run on the file thread, in order with the files.
     void run_task(std::function<void()> task);
     // Work that needs the MAD port (a switchover's SubnSet(SMInfo) to this node's SM): run on the
-    // agent thread with the open port, or nullptr when none could be opened.
+    // prober thread with the open port, or nullptr when none could be opened.
     void run_with_port(std::function<void(ha::SmpPort*)> task);
 
 private:
@@ -84,6 +93,7 @@ private:
     void probe_round(ha::SmpPort& port, const std::vector<HaTarget>& targets);
     void do_jobs(ha::SmpPort* port);
     void fence(std::vector<std::string> argv);
+    void write_pending(const std::string& path);  // file thread
 
     ha::HaConfig cfg_;
     HaAgentHooks hooks_;
@@ -92,10 +102,14 @@ private:
     bool stop_ = false;
     std::vector<HaTarget> targets_;
     std::deque<ha::Action> actions_;
-    std::deque<std::pair<std::string, FileText>> files_;
-    std::deque<std::function<void()>> tasks_;
     std::deque<std::function<void(ha::SmpPort*)>> port_tasks_;
+    std::map<std::string, FileText> files_;  // the producer waiting per path (under mu_)
     std::thread thread_, fence_thread_;
+    // Checked in debug and sanitizer builds (ibf/thread_owner.h): MADs only on the prober, files
+    // only on the file thread.
+    ThreadOwner prober_owner_{"ha prober"};
+    ThreadOwner file_owner_{"ha file"};
+    SerialTasks slow_;  // the file thread; declared last: stopped (joined) first
 };
 
 // Runs `argv` (never a shell) with a timeout; true when it exited 0. `detail`: exit status or

@@ -2,7 +2,8 @@
 // "Graceful switchover"): `sm_priority` rewritten in its opensm.conf, then SIGHUP, which makes
 // OpenSM re-read the option (and, if it now outranks the master, ask for the mastership: trap
 // 144, handover). The process is checked first (/proc/PID/exe must be opensm), so a stale pid
-// never signals another program. Runs on the io thread (a small file, one signal).
+// never signals another program. Blocking (a small file, /proc, one signal): ibfabricd runs it on a worker,
+// never on its io thread (docs/threading.md "ha threads").
 //
 //   ibf::LocalPriority p = ibf::set_opensm_priority("/etc/opensm/opensm.conf", opensm_pid, 14);
 //   p.before;   // the sm_priority the file had, -1 when it had none (then the line is appended)

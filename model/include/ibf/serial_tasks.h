@@ -1,5 +1,7 @@
-// SerialTasks: one thread that runs posted tasks in order, for blocking work the io thread must
-// not wait on (a switchover's HTTP calls to the other SM nodes' agents). Private to ibf_daemon.
+// SerialTasks: one thread that runs posted tasks in order, for blocking work a thread must not
+// wait on: the daemon's page and /metrics renders and its HTTP calls to the other SM nodes' agents
+// (the io thread), the HA agent's file writes and history rows (its MAD prober). Header-only; the
+// user links Threads::Threads. docs/threading.md.
 //
 //   SerialTasks t;                       // the thread starts at the first post
 //   t.post([] { http_request(...); });   // returns at once
