@@ -31,6 +31,7 @@ TEST=(
   chromium                               # the daemon's page in a headless browser (draw_chromium_test)
   rpm                                    # rpmbuild for CPack's RPM generator, rpm -qp/--root in packaging_rpm_test
   systemd                                # systemd-analyze verify, systemd-sysusers in the package tests
+  systemd-container                      # systemd-nspawn: the installed units under the real systemd (packaging_nspawn_test)
 )
 
 list=false

@@ -33,6 +33,9 @@ void register_doctor(CLI::App& app, Runner& run) {
     cmd->add_option("--unit", paths->unit,
                     "the daemon's systemd unit whose user and sandbox the HA checks use (its drop-ins in /etc/systemd/system/NAME.d/ too)")
         ->capture_default_str();
+    cmd->add_option("--helper-unit", paths->helper_unit,
+                    "the root SM helper's unit (when ha.sm_helper is set): its ExecStart= names the files it writes")
+        ->capture_default_str();
     cmd->add_option("--umad", paths->umad_glob, "the MAD devices (a glob)")->capture_default_str();
     cmd->add_flag("--json", *json, "one JSON object: {\"ok\", \"checks\": [{name, status, detail, fix}]}");
     cmd->callback([&run, paths, json] {

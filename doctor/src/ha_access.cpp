@@ -87,9 +87,21 @@ UnitFact parse_unit(const std::string& path, const std::vector<std::string>& tex
             else if (key == "ReadWritePaths") list(u.read_write_paths, false);
             else if (key == "SupplementaryGroups") list(u.supplementary_groups, false);
             else if (key == "AmbientCapabilities") list(u.ambient_capabilities, false);
+            else if (key == "ExecStart") list(u.exec_start, true);
         }
     }
     return u;
+}
+
+std::optional<std::string> exec_option(const UnitFact& u, std::string_view option) {
+    if (u.exec_start.empty()) return std::nullopt;
+    const auto words = split_words(u.exec_start.back());
+    for (size_t i = 0; i + 1 < words.size(); ++i)
+        if (words[i] == option) return words[i + 1];
+    const std::string joined = std::string(option) + "=";
+    for (const auto& w : words)
+        if (w.rfind(joined, 0) == 0) return w.substr(joined.size());
+    return std::nullopt;
 }
 
 bool may_access(const FileFact& f, const Account& account, const std::vector<std::string>& extra_groups, unsigned bits) {
@@ -137,8 +149,11 @@ const char* const kUseTheHelper =
     "ibfabric-sm-helper.socket (the root helper), not a wider unit (docs/ha.md \"Privileges under the packaged unit\")";
 
 // With ha.sm_helper the daemon writes neither file itself: the helper's socket must be there and
-// the unit's user must be able to connect to it (write permission on the socket).
-Check helper_check(const std::string& name, const Facts& f, const std::string& what) {
+// the unit's user must be able to connect to it (write permission on the socket). The helper
+// writes the file its own ExecStart= names (`option`), which must be `expected` (`expected_why`
+// says whose path that is): else the agent's writes go where OpenSM never reads them.
+Check helper_check(const std::string& name, const Facts& f, const std::string& what, std::string_view option,
+                   const std::string& expected, const std::string& expected_why) {
     const FileFact& s = f.sm_helper;
     if (!s.exists)
         return make(name, Status::fail, s.path + " (ha.sm_helper) does not exist: " + what + " fails",
@@ -148,7 +163,23 @@ Check helper_check(const std::string& name, const Facts& f, const std::string& w
     if (!may_access(s, f.unit_user, f.unit.supplementary_groups, 2))
         return make(name, Status::fail, f.unit_user.name + " cannot connect to " + mode_text(s) + ": " + what + " fails",
                     "SocketGroup=ibfabric and SocketMode=0660 in ibfabric-sm-helper.socket");
-    return make(name, Status::ok, f.unit_user.name + " reaches the root helper at " + mode_text(s) + ": " + what + " goes through it");
+    const std::string reach = f.unit_user.name + " reaches the root helper at " + mode_text(s) + ": " + what + " goes through it";
+    const UnitFact& h = f.helper_unit;
+    if (h.path.empty())
+        return make(name, Status::warn, reach + ", but its unit was not found: which file it writes is not known",
+                    "install the ibfabric package (ibfabric-sm-helper@.service), or give doctor --helper-unit");
+    const auto written = exec_option(h, option);
+    if (!written)
+        return make(name, Status::fail, h.path + ": its ExecStart= has no " + std::string(option) + ": " + what + " fails",
+                    "restore " + std::string(option) + " " + expected + " on the ExecStart= line (systemctl edit " +
+                        h.path.substr(h.path.rfind('/') + 1) + ")");
+    if (*written != expected)
+        return make(name, Status::fail,
+                    h.path + " writes " + *written + " (" + std::string(option) + ") but " + expected_why + " is " + expected +
+                        ": " + what + " never reaches OpenSM",
+                    "make them the same file: " + std::string(option) + " in the helper's ExecStart= (systemctl edit " +
+                        h.path.substr(h.path.rfind('/') + 1) + ") or " + expected_why);
+    return make(name, Status::ok, reach + " (it writes " + *written + ")");
 }
 
 // The HA agent rewrites `file` with write_file_atomic() (fsio/: FILE.tmp.XXXXXXXX beside it, then a
@@ -172,14 +203,18 @@ Check check_guid2lid(const Facts& f) {
     const std::string name = "guid2lid";
     if (!ha_on(f)) return make(name, Status::skip, "ha is off in the daemon config");
     if (f.config->ha.guid2lid_file.empty()) return make(name, Status::skip, "ha.guid2lid_file is not set: the standby's LIDs are not kept");
-    if (!f.config->ha.sm_helper.empty()) return helper_check(name, f, "keeping the standby's guid2lid current");
+    if (!f.config->ha.sm_helper.empty())
+        return helper_check(name, f, "keeping the standby's guid2lid current", "--guid2lid", f.config->ha.guid2lid_file,
+                            "ha.guid2lid_file");
     return rewrite_check(name, f, f.guid2lid, f.guid2lid_dir, "keeping the standby's guid2lid current");
 }
 
 Check check_priority_path(const Facts& f) {
     const std::string name = "sm priority";
     if (!ha_on(f)) return make(name, Status::skip, "ha is off in the daemon config");
-    if (!f.config->ha.sm_helper.empty()) return helper_check(name, f, "setting sm_priority");
+    if (!f.config->ha.sm_helper.empty())
+        return helper_check(name, f, "setting sm_priority", "--opensm-conf", f.opensm_conf.path,
+                            "the opensm.conf OpenSM reads (doctor --opensm-conf)");
     if (f.config->ha.opensm_conf.empty()) return make(name, Status::skip, "ha.opensm_conf is not set: no switchover from this node");
     Check c = rewrite_check(name, f, f.ha_opensm_conf, f.ha_opensm_conf_dir, "rewriting sm_priority");
     if (c.status != Status::ok || f.unit_user.name == "root" || f.unit.path.empty()) return c;

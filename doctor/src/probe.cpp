@@ -175,7 +175,10 @@ void probe_ha(const Paths& p, Facts& f) {
         f.guid2lid = look(f.config->ha.guid2lid_file);
         f.guid2lid_dir = look(parent(f.config->ha.guid2lid_file));
     }
-    if (!f.config->ha.sm_helper.empty()) f.sm_helper = look(f.config->ha.sm_helper);
+    if (!f.config->ha.sm_helper.empty()) {
+        f.sm_helper = look(f.config->ha.sm_helper);
+        f.helper_unit = probe_unit(p.helper_unit);
+    }
     if (!f.config->ha.opensm_conf.empty()) {
         f.ha_opensm_conf = look(f.config->ha.opensm_conf);
         f.ha_opensm_conf_dir = look(parent(f.config->ha.opensm_conf));

@@ -1,6 +1,6 @@
 // ibf_lab_bench: live figures on a ~2k-node simulated fat-tree (docs/benchmarks-live.md).
 //
-//   ibf_lab_bench [--leaves 60] [--sweeps 20] [--dir /tmp/ibf-lab-bench-<pid>]
+//   ibf_lab_bench [--leaves 60 | --plan FILE] [--sweeps 20] [--dir /tmp/ibf-lab-bench-<pid>]
 //
 // 1. OpenSM heavy-sweep period without and with the ibfabric plugin (+ ibfabricd), two labs side
 //    by side swept in alternating pairs: heavy sweeps are forced back to back with SIGHUP (sent the moment SUBNET UP is logged, so the plugin's
@@ -9,6 +9,7 @@
 // 2. The plugin's own copy time under OpenSM's lock (its log=debug line per snapshot).
 // 3. SUBNET UP (osm.log timestamp) -> the findings of that sweep served by GET /api/v1/findings
 //    (polled every millisecond).
+// 4. GET /metrics (the daemon's default export): bytes and time.
 // Prints medians (and min/max); a program, not a test: it asserts nothing.
 #include <signal.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #include "ibf/lab_report.h"
 #include "ibf/lab_runner.h"
 #include "ibf/plan_yaml.h"
+#include "ibf/http_client.h"
 
 namespace fs = std::filesystem;
 using namespace ibf;
@@ -197,29 +199,46 @@ std::vector<double> findings_lags(const LabState& s, int n) {
     return lags;
 }
 
+// `n` GET /metrics from the lab's daemon: seconds each, and the bytes of the last.
+std::vector<double> scrape_times(const LabState& s, int n, size_t& bytes) {
+    std::vector<double> t;
+    const HttpUrl url{"127.0.0.1", static_cast<uint16_t>(s.api_port), ""};
+    for (int i = 0; i < n; ++i) {
+        const double t0 = lab_detail::now_s();
+        const HttpResult r = http_request(url, "GET", "/metrics", "", "", std::chrono::seconds(60));
+        if (r.status != 200) throw LabError("GET /metrics answered " + std::to_string(r.status));
+        t.push_back(lab_detail::now_s() - t0);
+        bytes = r.body.size();
+    }
+    return t;
+}
+
 }  // namespace
 
 constexpr const char* kUsage =
-    "usage: ibf_lab_bench [--leaves N (1..64, default 60)] [--sweeps N (>= 3, default 20)] [--dir DIR]\n"
-    "Live figures on a simulated 2-level fat-tree (docs/benchmarks-live.md): OpenSM's heavy-sweep period\n"
-    "without and with the plugin, the plugin's copy time, SUBNET UP -> findings. Takes minutes.\n"
-    "Example: ibf_lab_bench --leaves 60 --sweeps 20\n";
+    "usage: ibf_lab_bench [--leaves N (1..64, default 60) | --plan FILE] [--sweeps N (>= 3, default 20)] [--dir DIR]\n"
+    "Live figures on a simulated fat-tree (docs/benchmarks-live.md): OpenSM's heavy-sweep period\n"
+    "without and with the plugin, the plugin's copy time, SUBNET UP -> findings, the /metrics scrape.\n"
+    "--leaves N: a 2-level fabric of 64-port switches; --plan: any plan (docs/plan.md). Takes minutes.\n"
+    "Examples: ibf_lab_bench --leaves 60 --sweeps 20\n"
+    "          ibf_lab_bench --plan config/examples/fat-tree-3tier-8192.yaml --sweeps 3\n";
 
 int main(int argc, char** argv) {
     int leaves = 60, sweeps = 20;
-    std::string dir = "/tmp/ibf-lab-bench-" + std::to_string(getpid());
+    std::string dir = "/tmp/ibf-lab-bench-" + std::to_string(getpid()), plan_file;
     for (int i = 1; i < argc; i += 2) {
         std::string k = argv[i];
         if (k == "--help" || k == "-h") {
             std::fputs(kUsage, stdout);
             return 0;
         }
-        if (i + 1 >= argc || (k != "--leaves" && k != "--sweeps" && k != "--dir")) {
+        if (i + 1 >= argc || (k != "--leaves" && k != "--sweeps" && k != "--dir" && k != "--plan")) {
             std::fputs(kUsage, stderr);
             return 2;
         }
         if (k == "--leaves") leaves = std::atoi(argv[i + 1]);
         else if (k == "--sweeps") sweeps = std::atoi(argv[i + 1]);
+        else if (k == "--plan") plan_file = argv[i + 1];
         else dir = argv[i + 1];
     }
     if (leaves < 1 || leaves > 64 || sweeps < 3) {
@@ -229,15 +248,34 @@ int main(int argc, char** argv) {
     const std::string bin = fs::canonical("/proc/self/exe").parent_path().string();
     const std::string src = IBF_LAB_SOURCE_DIR;
     fs::create_directories(dir);
-    const std::string plan_path = dir + "/plan.yaml";
-    std::ofstream(plan_path) << plan_yaml(leaves);
-    Plan plan = load_plan(plan_yaml(leaves), plan_path);
+    std::string plan_text, plan_path = dir + "/plan.yaml";
+    if (plan_file.empty()) {
+        plan_text = plan_yaml(leaves);
+        std::ofstream(plan_path) << plan_text;
+    } else {
+        std::ifstream in(plan_file);
+        if (!in) {
+            std::fprintf(stderr, "ibf_lab_bench: %s: cannot read\n", plan_file.c_str());
+            return 2;
+        }
+        plan_text.assign(std::istreambuf_iterator<char>(in), {});
+        plan_path = plan_file;
+    }
+    Plan plan;
+    try {
+        plan = load_plan(plan_text, plan_path);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ibf_lab_bench: %s\n", e.what());
+        return 2;
+    }
     Net net = net_from_plan(plan);
     LabExpectation ex = lab_expectation(plan);
     const std::string expected = dir + "/expected-plan.yaml";
-    std::ofstream(expected) << (ex.adjusted ? ex.yaml : plan_yaml(leaves));
-    std::printf("fabric: 2-level fat-tree, 64-port switches: %d leaves, 32 spines, %zu HCAs, %zu links; "
-                "%d alternating pairs of forced heavy sweeps (without, with)\n", leaves, net.count(NodeType::CA), net.link_count(), sweeps);
+    std::ofstream(expected) << (ex.adjusted ? ex.yaml : plan_text);
+    std::printf("fabric: %s: %zu switches, %zu HCAs, %zu links; %d alternating pairs of forced heavy sweeps (without, with)\n",
+                plan_file.empty() ? ("2-level fat-tree of 64-port switches, " + std::to_string(leaves) + " leaves").c_str()
+                                  : plan_file.c_str(),
+                net.count(NodeType::Switch), net.count(NodeType::CA), net.link_count(), sweeps);
     std::fflush(stdout);
 
     struct Mode {
@@ -254,7 +292,8 @@ int main(int argc, char** argv) {
         for (auto& m : modes)
             if (auto st = lab_load_state(m.s.dir.empty() ? dir + "/none" : m.s.dir)) lab_down(*st);
     };
-    std::vector<double> ratios;
+    std::vector<double> ratios, scrapes;
+    size_t scrape_bytes = 0;
     try {
         for (auto& m : modes) {
             LabOptions o;
@@ -293,6 +332,7 @@ int main(int argc, char** argv) {
         }
         modes[1].copies = copy_times(copies);
         modes[1].lags = findings_lags(modes[1].s, std::max(10, sweeps));
+        scrapes = scrape_times(modes[1].s, 5, scrape_bytes);
     } catch (const LabError& e) {
         std::fprintf(stderr, "ibf_lab_bench: %s\n%s", e.what(), e.log_tail().c_str());
         stop_all();
@@ -319,6 +359,9 @@ int main(int argc, char** argv) {
                 c.median, c.min, c.max, c.n, c.median / 1000 / a.median * 100);
     std::printf("SUBNET UP -> findings served by GET /api/v1/findings (ms): median %.1f (min %.1f max %.1f, n=%zu)\n",
                 l.median * 1000, l.min * 1000, l.max * 1000, l.n);
+    Stats m = stats(scrapes);
+    std::printf("GET /metrics (default): %.2f MB, %.1f ms median (min %.1f max %.1f, n=%zu)\n", scrape_bytes / 1e6,
+                m.median * 1000, m.min * 1000, m.max * 1000, m.n);
     std::error_code ec;
     fs::remove_all(dir, ec);
     return 0;

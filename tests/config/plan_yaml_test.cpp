@@ -203,6 +203,24 @@ TEST(Example3Tier, CountsAndPlanes) {
     EXPECT_EQ(m.at("node1296:mlx5_0/1"), "leaf072/18");
 }
 
+// The 8k-host example the live path is measured on (issue 18: 640 switches, 24,576 links).
+TEST(Example3Tier, TheEightThousandHostExampleHasTheMeasuredSize) {
+    const std::string path = example_path("fat-tree-3tier-8192.yaml");
+    Plan p = load_plan(read_file(path), path);
+    EXPECT_EQ(count_type(p, NodeType::CA), 8192u);
+    EXPECT_EQ(count_type(p, NodeType::Switch), 256u + 256u + 128u);
+    EXPECT_EQ(p.links.size(), 8192u + 256u * 32u + 256u * 32u);
+    auto m = peer_map(p);
+    EXPECT_EQ(m.at("leaf001/33"), "mid001/1");
+    EXPECT_EQ(m.at("leaf033/33"), "mid033/1");  // pod 2
+    EXPECT_EQ(m.at("mid001/33"), "core001/1");
+    EXPECT_EQ(m.at("mid001/41"), "core002/1");  // k=8 -> second core of plane 0
+    EXPECT_EQ(m.at("mid001/64"), "core004/8");
+    EXPECT_EQ(m.at("mid033/33"), "core001/9");  // pod 2 (rank 1): core ports 9..16
+    EXPECT_EQ(m.at("mid256/64"), "core128/64");
+    EXPECT_EQ(m.at("node8192:mlx5_0/1"), "leaf256/32");
+}
+
 TEST(Compact, RatesAndMtusPerTierHostGroupCableAndOverride) {
     const char* y = R"(version: 1
 rate: 4xHDR

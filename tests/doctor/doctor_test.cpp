@@ -273,15 +273,19 @@ TEST(DoctorHa, TheShippedUnitsPassWithTheHelper) {
     f.sm_helper.is_socket = true;
     f.sm_helper.is_regular = false;
     f.sm_helper.group = "ibfabric";
+    f.helper_unit = parse_unit("/usr/lib/systemd/system/ibfabric-sm-helper@.service",
+                               {read_text(std::string(IBF_SOURCE_DIR) + "/packaging/ibfabric-sm-helper@.service")});
     EXPECT_EQ(check_mad_access(f).detail,
               "ibfabric can open /dev/infiniband/umad0 (read and write) under /usr/lib/systemd/system/ibfabricd.service");
     EXPECT_EQ(check_mad_access(f).status, Status::ok);
     Check c = check_guid2lid(f);
     EXPECT_EQ(c.status, Status::ok) << c.detail;
     EXPECT_EQ(c.detail, "ibfabric reaches the root helper at /run/ibfabric-sm-helper.sock (0660 root:ibfabric): "
-                        "keeping the standby's guid2lid current goes through it");
+                        "keeping the standby's guid2lid current goes through it (it writes /var/cache/opensm/guid2lid)");
     c = check_priority_path(f);
     EXPECT_EQ(c.status, Status::ok) << c.detail;
+    EXPECT_EQ(c.detail, "ibfabric reaches the root helper at /run/ibfabric-sm-helper.sock (0660 root:ibfabric): "
+                        "setting sm_priority goes through it (it writes /etc/opensm/opensm.conf)");
     // The socket missing (the .socket unit not enabled), or one ibfabric cannot connect to.
     Facts off = f;
     off.sm_helper.exists = false;
@@ -298,6 +302,62 @@ TEST(DoctorHa, TheShippedUnitsPassWithTheHelper) {
     f.keepalived_conf = file("/etc/keepalived/keepalived.conf", "notify_master \"/usr/bin/ibfabric ha notify\"\n");
     const auto all = run_checks(f);
     EXPECT_TRUE(all_passed(all)) << render_text(all);
+}
+
+// The helper writes the files its own ExecStart= names: a daemon config or a drop-in that points
+// elsewhere means the agent's guid2lid or priority never reaches OpenSM, and doctor says which.
+TEST(DoctorHa, TheHelperMustWriteTheFilesOpenSmReads) {
+    const std::string helper = read_text(std::string(IBF_SOURCE_DIR) + "/packaging/ibfabric-sm-helper@.service");
+    ASSERT_NE(helper.find("--guid2lid /var/cache/opensm/guid2lid"), std::string::npos);
+    Facts f = ha_node({read_text(std::string(IBF_SOURCE_DIR) + "/packaging/ibfabricd.service")});
+    f.config->ha.sm_helper = "/run/ibfabric-sm-helper.sock";
+    f.sm_helper = file("/run/ibfabric-sm-helper.sock", "", 0660);
+    f.sm_helper.is_socket = true;
+    f.sm_helper.is_regular = false;
+    f.sm_helper.group = "ibfabric";
+    const std::string unit = "/usr/lib/systemd/system/ibfabric-sm-helper@.service";
+    f.helper_unit = parse_unit(unit, {helper});
+    EXPECT_EQ(exec_option(f.helper_unit, "--guid2lid"), "/var/cache/opensm/guid2lid");
+    EXPECT_EQ(exec_option(f.helper_unit, "--opensm-conf"), "/etc/opensm/opensm.conf");
+    EXPECT_EQ(exec_option(f.helper_unit, "--nope"), std::nullopt);
+    ASSERT_EQ(check_guid2lid(f).status, Status::ok);
+    ASSERT_EQ(check_priority_path(f).status, Status::ok);
+
+    // The daemon keeps guid2lid somewhere the helper does not write.
+    Facts other = f;
+    other.config->ha.guid2lid_file = "/var/lib/opensm/guid2lid";
+    Check c = check_guid2lid(other);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, unit + " writes /var/cache/opensm/guid2lid (--guid2lid) but ha.guid2lid_file is /var/lib/opensm/guid2lid: "
+                               "keeping the standby's guid2lid current never reaches OpenSM");
+    EXPECT_EQ(c.fix, "make them the same file: --guid2lid in the helper's ExecStart= (systemctl edit ibfabric-sm-helper@.service) "
+                     "or ha.guid2lid_file");
+    EXPECT_EQ(check_priority_path(other).status, Status::ok);
+
+    // A drop-in moves opensm.conf: the last ExecStart= wins, as in systemd (an empty one resets).
+    Facts moved = f;
+    moved.helper_unit = parse_unit(unit, {helper, "[Service]\nExecStart=\nExecStart=/usr/libexec/ibfabric/ibfabric-sm-helper "
+                                                  "--opensm-conf /etc/opensm/other.conf --guid2lid /var/cache/opensm/guid2lid\n"});
+    c = check_priority_path(moved);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_NE(c.detail.find("writes /etc/opensm/other.conf (--opensm-conf) but the opensm.conf OpenSM reads (doctor --opensm-conf) "
+                            "is /etc/opensm/opensm.conf"),
+              std::string::npos)
+        << c.detail;
+    EXPECT_EQ(check_guid2lid(moved).status, Status::ok);
+
+    // No --guid2lid at all, and no helper unit found.
+    Facts bare = f;
+    bare.helper_unit = parse_unit(unit, {"[Service]\nExecStart=/usr/libexec/ibfabric/ibfabric-sm-helper --opensm-conf /etc/opensm/opensm.conf\n"});
+    c = check_guid2lid(bare);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, unit + ": its ExecStart= has no --guid2lid: keeping the standby's guid2lid current fails");
+    Facts none = f;
+    none.helper_unit = {};
+    c = check_guid2lid(none);
+    EXPECT_EQ(c.status, Status::warn);
+    EXPECT_NE(c.detail.find("its unit was not found"), std::string::npos) << c.detail;
+    EXPECT_EQ(c.fix, "install the ibfabric package (ibfabric-sm-helper@.service), or give doctor --helper-unit");
 }
 
 // Without ha.sm_helper the daemon would write both files itself: the shipped sandbox forbids it,

@@ -57,8 +57,11 @@ struct UnitFact {
     std::vector<std::string> read_write_paths; // ReadWritePaths= (a leading '-' dropped)
     std::vector<std::string> supplementary_groups;
     std::vector<std::string> ambient_capabilities;  // AmbientCapabilities= ("CAP_KILL")
+    std::vector<std::string> exec_start;       // ExecStart= command lines (an empty one resets), last wins
 };
 UnitFact parse_unit(const std::string& path, const std::vector<std::string>& texts);
+// The value after `option` ("--guid2lid") on the unit's last ExecStart= line, nullopt when absent.
+std::optional<std::string> exec_option(const UnitFact& u, std::string_view option);
 
 // A user and the groups it is in (the unit's SupplementaryGroups= added by the check).
 struct Account {
@@ -90,6 +93,7 @@ struct Facts {
     std::vector<FileFact> umad_devices;       // /dev/infiniband/umad*
     FileFact guid2lid, guid2lid_dir, ha_opensm_conf, ha_opensm_conf_dir;
     FileFact sm_helper;                       // ha.sm_helper's socket (path "" = not configured)
+    UnitFact helper_unit;                     // ibfabric-sm-helper@.service: which files it writes (path "" = not found)
 };
 
 std::vector<Check> run_checks(const Facts& f);
@@ -109,8 +113,8 @@ Check check_history(const Facts& f);
 Check check_keepalived(const Facts& f);
 // HA deployment, for the unit's user under the unit's sandbox (docs/ha.md "Deployment"):
 Check check_mad_access(const Facts& f);     // "MAD access": a umad device the user can open, not hidden by the unit
-Check check_guid2lid(const Facts& f);       // "guid2lid": through ha.sm_helper, else its directory writable there
-Check check_priority_path(const Facts& f);  // "sm priority": through ha.sm_helper, else opensm.conf writable, opensm signalable
+Check check_guid2lid(const Facts& f);       // "guid2lid": through ha.sm_helper (which must write ha.guid2lid_file), else its directory writable there
+Check check_priority_path(const Facts& f);  // "sm priority": through ha.sm_helper (which must edit the opensm.conf OpenSM reads), else opensm.conf writable, opensm signalable
 // True when `account` (with `extra_groups`) may access `f` for `bits` (4 read, 2 write, 1 exec/search).
 bool may_access(const FileFact& f, const Account& account, const std::vector<std::string>& extra_groups, unsigned bits);
 
@@ -138,6 +142,7 @@ struct Paths {
     std::string url;                          // "": from the daemon config's http: (127.0.0.1 when 0.0.0.0)
     std::string unit = "/usr/lib/systemd/system/ibfabricd.service";  // + /etc/systemd/system/<name>.d/*.conf
     std::string umad_glob = "/dev/infiniband/umad*";
+    std::string helper_unit = "/usr/lib/systemd/system/ibfabric-sm-helper@.service";  // read when ha.sm_helper is set
 };
 Facts probe(const Paths& p);
 
