@@ -192,8 +192,15 @@ Check rewrite_check(const std::string& name, const Facts& f, const FileFact& fil
     if (!may_access(dir, f.unit_user, f.unit.supplementary_groups, 3))
         return make(name, Status::fail, f.unit_user.name + " cannot create files in " + mode_text(dir) + ": " + what + " fails",
                     "give the directory to the HA agent's group (chgrp + chmod g+w) or run the agent as its owner (docs/ha.md \"Privileges under the packaged unit\")");
+    // The agent replaces the file keeping its owner (write_file_atomic), which only root may give
+    // another user's file: a file of someone else's is never replaced, whatever its mode.
+    if (file.exists && f.unit_user.name != "root" && file.owner != f.unit_user.name)
+        return make(name, Status::fail,
+                    mode_text(file) + " is not " + f.unit_user.name + "'s: the agent replaces it keeping its owner, which only root may do: " +
+                        what + " fails",
+                    "chown " + f.unit_user.name + " " + file.path + " (its mode is kept), or " + kUseTheHelper);
     if (file.exists && !may_access(file, f.unit_user, f.unit.supplementary_groups, 4))
-        return make(name, Status::fail, f.unit_user.name + " cannot read " + mode_text(file), "chgrp the file to the agent's group, mode 0640");
+        return make(name, Status::fail, f.unit_user.name + " cannot read " + mode_text(file), "chmod u+r " + file.path);
     return make(name, Status::ok, f.unit_user.name + " can rewrite " + file.path + (file.exists ? "" : " (not there yet)"));
 }
 

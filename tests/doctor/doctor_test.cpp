@@ -232,7 +232,8 @@ TEST(Doctor, TextIsOneLinePerCheckAndJsonSaysOk) {
 }
 
 // HA on, the unit's sandbox given as text: the MAD device crw-rw---- root:rdma, guid2lid in
-// /var/cache/opensm and opensm.conf in /etc/opensm, both directories group-writable by "ibfabric".
+// /var/cache/opensm and opensm.conf in /etc/opensm, both directories group-writable by "ibfabric"
+// and both files ibfabric's (the direct path replaces them keeping their owner).
 Facts ha_node(const std::vector<std::string>& unit_texts) {
     Facts f = healthy();
     f.config->ha.mode = ha::Mode::act;
@@ -244,11 +245,11 @@ Facts ha_node(const std::vector<std::string>& unit_texts) {
     umad.group = "rdma";
     f.umad_devices = {umad};
     f.guid2lid = file("/var/cache/opensm/guid2lid", "", 0640);
-    f.guid2lid.group = "ibfabric";
+    f.guid2lid.owner = f.guid2lid.group = "ibfabric";
     f.guid2lid_dir = file("/var/cache/opensm", "", 0775);
     f.guid2lid_dir.group = "ibfabric";
     f.ha_opensm_conf = file("/etc/opensm/opensm.conf", "", 0640);
-    f.ha_opensm_conf.group = "ibfabric";
+    f.ha_opensm_conf.owner = f.ha_opensm_conf.group = "ibfabric";
     f.ha_opensm_conf_dir = file("/etc/opensm", "", 0775);
     f.ha_opensm_conf_dir.group = "ibfabric";
     return f;
@@ -408,6 +409,16 @@ TEST(DoctorHa, EachUnitOptionIsNeededByExactlyOneCheck) {
             EXPECT_EQ(c.status, c.name == options[i].second ? Status::fail : Status::ok)
                 << "without " << options[i].first << c.name << ": " << c.detail;
     }
+    // A file the agent's user does not own is never replaced (its owner is kept, which only root
+    // may do), even when its group and mode let the user read it: doctor says so and how to fix it.
+    Facts roots = all;
+    roots.guid2lid.owner = "root";
+    const Check c = check_guid2lid(roots);
+    EXPECT_EQ(c.status, Status::fail);
+    EXPECT_EQ(c.detail, "/var/cache/opensm/guid2lid (0640 root:ibfabric) is not ibfabric's: the agent replaces it keeping its owner, "
+                        "which only root may do: keeping the standby's guid2lid current fails");
+    EXPECT_EQ(c.fix.rfind("chown ibfabric /var/cache/opensm/guid2lid (its mode is kept), or ha.sm_helper", 0), 0u) << c.fix;
+    EXPECT_EQ(check_priority_path(roots).status, Status::ok);
     // An empty assignment resets a list, as in systemd: the unit's DeviceAllow= is gone again.
     const Facts reset = ha_node({shipped, dropin(options.size()), "[Service]\nDeviceAllow=\n"});
     EXPECT_EQ(check_mad_access(reset).status, Status::fail);

@@ -67,6 +67,7 @@ private:
 struct Agent {
     std::atomic<int> batches{0};
     std::atomic<int> promotions{0};
+    std::atomic<int> fences_done{0};
     std::atomic<int64_t> promoted_us{0};  // steady clock, when on_promote_sent ran
     std::mutex mu;
     std::vector<std::string> warnings;
@@ -81,6 +82,7 @@ struct Agent {
             promoted_us = std::chrono::duration_cast<std::chrono::microseconds>(steady::now().time_since_epoch()).count();
             ++promotions;
         };
+        h.on_fence_done = [this](bool, std::string) { ++fences_done; };
         h.log_warn = [this](const std::string& m) {
             std::lock_guard lk(mu);
             warnings.push_back(m);
@@ -128,6 +130,32 @@ TEST(HaAgent, APromotionIsSentWhileAFileJobBlocks) {
     std::printf("promotion sent %.3f ms after run_action, the file job blocked meanwhile\n", ms);
     EXPECT_LT(ms, 1000);  // one wake-up of the prober (microseconds here; a probe round at most)
     ASSERT_TRUE(wait_until([&] { return read_file(path) == "0x0002c90300000001 1 1\n"; }));
+}
+
+ha::Action fence(std::vector<std::string> argv) {
+    ha::Action a;
+    a.kind = ha::Action::Kind::fence;
+    a.argv = std::move(argv);
+    return a;
+}
+
+// A fence command runs up to fence_timeout_ms: a second one asked while the first still runs
+// queues behind it on the fence thread, and neither delays the prober (it used to join the first
+// fence's thread before starting the second: a promotion or a probe round waited for it).
+TEST(HaAgent, ASecondFenceWhileOneRunsNeverStallsTheProber) {
+    Agent a;
+    a.agent->run_action(fence({"/bin/sleep", "1"}));
+    a.agent->run_action(fence({"/bin/sleep", "1"}));
+    const auto asked = steady::now();
+    a.agent->run_action(promote(7));
+    ASSERT_TRUE(wait_until([&] { return a.promotions == 1; }, std::chrono::seconds(5)));
+    const double ms = std::chrono::duration<double, std::milli>(steady::now() - asked).count();
+    EXPECT_EQ(a.fences_done, 0);  // the promotion went out while the first fence still ran
+    EXPECT_LT(ms, 500) << "the promotion waited for a fence";
+    const int before = a.batches;
+    EXPECT_TRUE(wait_until([&] { return a.batches >= before + 3; }, std::chrono::milliseconds(900)))
+        << "probe rounds stopped while the fences ran";
+    ASSERT_TRUE(wait_until([&] { return a.fences_done == 2; }, std::chrono::seconds(10)));
 }
 
 // The same for a history row that blocks (SQLite behind a slow disk).

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "ibf/lab_plan.h"
 #include "ibf/plan_yaml.h"
 #include "plan_fixture.h"
@@ -50,4 +53,26 @@ TEST(LabPlan, Mtu4096AndNdrAreMappedToWhatIbsimCanDo) {
     }
     EXPECT_EQ(hdr, 7);  // 6 planned HDR + the NDR one
     EXPECT_EQ(labelled, 1);
+}
+
+// The 8k-host example (640 switches, 24,576 cables, MTU 4096 everywhere) becomes an explicit plan
+// for the lab: it must stay under the plan reader's YAML node limit (it did not, when every cable
+// repeated its rate and MTU) and mean the same cabling at MTU 2048.
+TEST(LabPlan, TheEightThousandHostExampleStaysUnderTheYamlNodeLimit) {
+    const std::string path = std::string(IBF_SOURCE_DIR) + "/config/examples/fat-tree-3tier-8192.yaml";
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const Plan p = load_plan(text.str(), path);
+    const LabExpectation e = lab_expectation(p);
+    ASSERT_TRUE(e.adjusted);
+    EXPECT_NE(e.yaml.find("\nrate: 4xHDR\nmtu: 2048\n"), std::string::npos);  // said once, plan-wide
+    EXPECT_EQ(e.yaml.find(", mtu: "), std::string::npos);
+    const Plan q = load_plan(e.yaml, "expected-plan.yaml");  // the bounded reader the daemon uses
+    ASSERT_EQ(q.links.size(), 24576u);
+    for (const auto& l : q.links) {
+        ASSERT_TRUE(l.mtu && l.rate);
+        EXPECT_EQ(*l.mtu, 2048);
+        EXPECT_EQ(*l.rate, (Rate{Width::X4, Speed::HDR}));
+    }
 }

@@ -38,7 +38,7 @@ void HaAgent::stop() {
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
-    if (fence_thread_.joinable()) fence_thread_.join();
+    fences_.stop();  // after the fence in progress (bounded by fence_timeout_ms); a queued one is dropped
     slow_.stop();  // queued files and rows are dropped, as the prober's queue always was
 }
 
@@ -144,8 +144,7 @@ void HaAgent::do_jobs(ha::SmpPort* port) {
             }
             if (hooks_.on_promote_sent) hooks_.on_promote_sent(r);
         } else if (a.kind == ha::Action::Kind::fence) {
-            if (fence_thread_.joinable()) fence_thread_.join();  // one fence at a time
-            fence_thread_ = std::thread([this, argv = a.argv] { fence(argv); });
+            fences_.post([this, argv = a.argv] { fence(argv); });  // the prober never waits for it
         }
     }
 }

@@ -104,11 +104,14 @@ private:
     std::deque<ha::Action> actions_;
     std::deque<std::function<void(ha::SmpPort*)>> port_tasks_;
     std::map<std::string, FileText> files_;  // the producer waiting per path (under mu_)
-    std::thread thread_, fence_thread_;
+    std::thread thread_;
     // Checked in debug and sanitizer builds (ibf/thread_owner.h): MADs only on the prober, files
     // only on the file thread.
     ThreadOwner prober_owner_{"ha prober"};
     ThreadOwner file_owner_{"ha file"};
+    // The fence commands, one at a time in order, never waited for by the prober (a fence runs up
+    // to fence_timeout_ms; a second one asked meanwhile queues behind it).
+    SerialTasks fences_;
     SerialTasks slow_;  // the file thread; declared last: stopped (joined) first
 };
 
