@@ -183,7 +183,8 @@ void print_accept(const json& j, bool dry_run) {
     } else {
         std::istringstream diff(j["diff"].get<std::string>());
         for (std::string line; std::getline(diff, line);) std::cout << terminal_safe(line) << "\n";
-        std::cout << j["changes"].size() << " changes; the edited plan gives " << j.value("findings_after", 0)
+        const size_t n = j["changes"].size();
+        std::cout << n << (n == 1 ? " change" : " changes") << "; the edited plan gives " << j.value("findings_after", 0)
                   << " findings (" << j.value("differences", 0) << " before)\n";
     }
     size_t outside = 0;
@@ -193,7 +194,7 @@ void print_accept(const json& j, bool dry_run) {
         else kept.push_back(k);
     }
     items(kept, "kept as planned");
-    if (outside) std::cout << outside << " differences outside the scope left as they are\n";
+    if (outside) std::cout << outside << (outside == 1 ? " difference" : " differences") << " outside the scope left as they are\n";
     if (j.value("diff", "").empty()) return;
     if (dry_run) std::cout << "dry run: nothing written; write it with --yes\n";
     else
