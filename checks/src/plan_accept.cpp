@@ -447,7 +447,11 @@ private:
             at = s.entries.back().last + 1;
             col = s.entries.back().col;
         }
-        if (!source.empty()) out.push_back(std::string(col, ' ') + "# accepted from " + source);
+        if (!source.empty()) {
+            std::string one_line = source;  // a comment ends at the line: no line break may end it early
+            std::replace_if(one_line.begin(), one_line.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+            out.push_back(std::string(col, ' ') + "# accepted from " + one_line);
+        }
         for (const std::string& i : items) out.push_back(std::string(col, ' ') + (map ? "" : "- ") + i);
         edits_.push_back({at, 0, std::move(out)});
         added_[key] += items.size();
