@@ -4,7 +4,9 @@
 //
 //   ibfabric history [--since T] [--limit N] [--json]   one line per sweep: what changed
 //   ibfabric diff FROM [TO] [--json]                     the changes as findings (TO: latest)
-//   ibfabric accept [--scope NAME]... [--token-file F]   write the current fabric into the plan
+//   ibfabric accept [--scope NAME]... [--accept-kind K]... [--dry-run|--yes] [--token-file F]
+//                                                         edit what the fabric adds into the daemon's plan
+//   ibfabric accept --plan plan.yaml --actual now.txt ...  the same edit of a plan file, offline
 //
 // URL: --url, else the daemon of the lab in --lab DIR, else $IBFABRIC_URL, else
 // http://127.0.0.1:8639 (commands.h daemon_url). Token: --token-file, else $IBFABRIC_TOKEN, else with --lab the lab's own. Exit codes in each command's help (docs/cli.md).
@@ -22,7 +24,11 @@
 #include <string>
 
 #include "commands.h"
+#include "ibf/check.h"
 #include "ibf/http_client.h"
+#include "ibf/inputs.h"
+#include "ibf/plan_accept.h"
+#include "ibf/plan_yaml.h"
 #include "ibf/report.h"
 #include "ibf/sweep_ref.h"
 #include "ibf/text.h"
@@ -34,9 +40,10 @@ using nlohmann::json;
 
 struct HistoryOptions {
     std::string url, lab, since, from, to = "latest", token_file;
-    std::vector<std::string> scope;
+    std::vector<std::string> scope, accept_kinds;
+    std::string plan, actual, node_name_map;  // accept offline
     int limit = 50;
-    bool json = false;
+    bool json = false, dry_run = false, yes = false;
 };
 
 std::string base_url(const HistoryOptions& o) { return daemon_url(o.url, o.lab); }
@@ -158,7 +165,106 @@ int run_diff(const HistoryOptions& o) {
     return changed ? kExitFindings : kExitClean;
 }
 
+// What accept did or would do, from its JSON (the daemon's answer or the offline result alike).
+void print_accept(const json& j, bool dry_run) {
+    auto items = [](const json& list, const char* title) {
+        if (!list.is_array() || list.empty()) return;
+        std::cout << title << " (" << list.size() << ")\n";
+        for (const json& f : list)
+            std::cout << "  " << f.value("kind", "") << "  " << terminal_safe(f.value("message", "")) << "\n      "
+                      << terminal_safe(f.value("why", "")) << "\n";
+    };
+    if (j.contains("refused") && !j["refused"].empty()) {
+        items(j["refused"], "not adopted, so nothing is written");
+        return;
+    }
+    if (j.value("diff", "").empty()) {
+        std::cout << "nothing to accept: " << j.value("differences", 0) << " differences from the plan, none to adopt\n";
+    } else {
+        std::istringstream diff(j["diff"].get<std::string>());
+        for (std::string line; std::getline(diff, line);) std::cout << terminal_safe(line) << "\n";
+        const size_t n = j["changes"].size();
+        std::cout << n << (n == 1 ? " change" : " changes") << "; the edited plan gives " << j.value("findings_after", 0)
+                  << " findings (" << j.value("differences", 0) << " before)\n";
+    }
+    size_t outside = 0;
+    json kept = json::array();
+    for (const json& k : j.value("kept", json::array())) {
+        if (k.value("why", "") == "outside the scope") ++outside;
+        else kept.push_back(k);
+    }
+    items(kept, "kept as planned");
+    if (outside) std::cout << outside << (outside == 1 ? " difference" : " differences") << " outside the scope left as they are\n";
+    if (j.value("diff", "").empty()) return;
+    if (dry_run) std::cout << "dry run: nothing written; write it with --yes\n";
+    else
+        std::cout << "accepted into " << terminal_safe(j.value("topology", "")) << "; previous plan kept as "
+                  << terminal_safe(j.value("backup", "")) << "\n";
+}
+
+// The same edit as POST /api/v1/accept, of a plan file against a dump.
+int run_accept_offline(const HistoryOptions& o, bool dry_run) {
+    json out;
+    try {
+        const Expected e = load_expected(o.plan, o.node_name_map);
+        if (e.golden) {
+            std::fprintf(stderr, "ibfabric: %s is a dump; accept edits YAML plans (`ibfabric plan from-dump` makes one)\n",
+                         o.plan.c_str());
+            return kExitBadInput;
+        }
+        const std::string text = read_text_file(o.plan, "plan");
+        const Plan plan = parse_plan_yaml(text, o.plan);
+        const Fabric f = load_dump_file(o.actual, e.names);
+        AcceptOptions ao{.scope = o.scope, .accept_kinds = {}, .source = o.actual};
+        for (const std::string& k : o.accept_kinds) ao.accept_kinds.push_back(*parse_finding_kind(k));
+        const std::vector<Finding> fs = check(plan, f);
+        AcceptResult r;
+        try {
+            r = accept_into_plan(text, o.plan, plan, f, fs, ao, [&](const Plan& p) { return check(p, f); });
+        } catch (const InputError& x) {
+            if (x.file() == "scope") throw;
+            std::fprintf(stderr, "ibfabric: accept refused: %s\n", terminal_safe(x.what()).c_str());
+            return kExitFindings;
+        }
+        out = accept_result_json(r);
+        out["topology"] = o.plan;
+        out["scope"] = o.scope;
+        out["accept_kind"] = o.accept_kinds;
+        out["differences"] = fs.size();
+        out["dry_run"] = dry_run;
+        out["accepted"] = false;
+        if (const std::string why = accept_refusal(r); !why.empty()) {
+            out["error"] = why;
+            if (o.json) std::cout << json_text(out, 2) << "\n";
+            else {
+                std::fprintf(stderr, "ibfabric: accept refused: %s\n", terminal_safe(why).c_str());
+                print_accept(out, dry_run);
+            }
+            return kExitFindings;
+        }
+        if (!r.changes.empty() && !dry_run) {
+            out["backup"] = write_plan_keeping_previous(o.plan, r.text);
+            out["accepted"] = true;
+        }
+    } catch (const InputError& x) {
+        std::fprintf(stderr, "ibfabric: %s\n", terminal_safe(x.what()).c_str());
+        return kExitBadInput;
+    }
+    if (o.json) std::cout << json_text(out, 2) << "\n";
+    else print_accept(out, dry_run);
+    return kExitClean;
+}
+
 int run_accept(const HistoryOptions& o) {
+    for (const std::string& k : o.accept_kinds)
+        if (!parse_finding_kind(k)) {
+            std::fprintf(stderr, "ibfabric: --accept-kind: unknown finding kind '%s' (docs/findings.md)\n",
+                         terminal_safe(k).c_str());
+            return kExitBadInput;
+        }
+    // On a terminal, show the diff first; scripts (and --yes) write.
+    const bool dry_run = o.dry_run || (!o.yes && ::isatty(1) != 0);
+    if (!o.actual.empty()) return run_accept_offline(o, dry_run);
     const std::string token = bearer_token(o.token_file, o.lab).value_or("");
     if (token.empty()) {
         std::fprintf(stderr, "ibfabric: accept needs the daemon's token: --token-file F or $IBFABRIC_TOKEN\n");
@@ -166,17 +272,17 @@ int run_accept(const HistoryOptions& o) {
     }
     json body = json::object();
     if (!o.scope.empty()) body["scope"] = o.scope;
+    if (!o.accept_kinds.empty()) body["accept_kind"] = o.accept_kinds;
+    body["dry_run"] = dry_run;
     json j;
-    if (int rc = call(o, "POST", "/api/v1/accept", body.dump(), token, j, kExitFindings)) return rc;
-    if (o.json) {
-        std::cout << json_text(j, 2) << "\n";
-        return kExitClean;
+    const int rc = call(o, "POST", "/api/v1/accept", body.dump(), token, j, kExitFindings);
+    if (rc == kExitFindings && j.is_object() && j.contains("refused")) {
+        if (o.json) std::cout << json_text(j, 2) << "\n";
+        else print_accept(j, dry_run);
     }
-    std::cout << "accepted sweep " << j["sweep_seq"].get<int64_t>() << " of SM " << j["sm_guid"].get<std::string>()
-              << " into " << terminal_safe(j["topology"].get<std::string>()) << " (" << j["differences"].get<int64_t>()
-              << " differences from the previous plan"
-              << (o.scope.empty() ? std::string() : ", all inside the scope") << "); previous plan kept as "
-              << terminal_safe(j["backup"].get<std::string>()) << "\n";
+    if (rc) return rc;
+    if (o.json) std::cout << json_text(j, 2) << "\n";
+    else print_accept(j, dry_run);
     return kExitClean;
 }
 
@@ -220,22 +326,40 @@ void register_history(CLI::App& app, Runner& run) {
     {
         auto o = std::make_shared<HistoryOptions>();
         CLI::App* sub = app.add_subcommand(
-            "accept", "After an expansion: write the current fabric into ibfabricd's plan (the previous one is kept)");
+            "accept", "After an expansion: edit what the fabric adds into the plan (a diff first; the previous plan is kept)");
         sub->add_option("--scope", o->scope,
-                        "accept only if every difference from the plan touches these nodes (a name, or a prefix\n"
-                        "ending in '*'); repeat it for several")
+                        "adopt only differences that touch these nodes: a name, a plan pattern (leaf[19-20]) or a\n"
+                        "shell pattern (node3*); repeat it for several. The rest of the plan is left as it is")
             ->type_name("NAME");
+        sub->add_option("--accept-kind", o->accept_kinds,
+                        "also adopt faults of this kind (rate_mismatch, mtu_mismatch, miswired, missing_link):\n"
+                        "severity error findings are refused unless named; repeat it for several")
+            ->type_name("KIND");
+        sub->add_flag("--dry-run", o->dry_run, "print the diff and what would change, write nothing (the default on a terminal)");
+        sub->add_flag("--yes,--write", o->yes, "write the edited plan (the default when stdout is not a terminal)");
+        sub->add_option("--plan", o->plan, "offline: the YAML plan file to edit (with --actual)")->type_name("PLAN");
+        sub->add_option("--actual", o->actual, "offline: the fabric to accept, a dump (ibnetdiscover, iblinkinfo, .net)")
+            ->type_name("DUMP");
+        sub->add_option("--node-name-map", o->node_name_map, "offline: names for the dump's nodes (default: the plan's)")
+            ->type_name("F");
+        sub->get_option("--plan")->needs("--actual");
+        sub->get_option("--actual")->needs("--plan");
         sub->add_option("--token-file", o->token_file, "the daemon's bearer token (default: $IBFABRIC_TOKEN, with --lab the lab's own)")->type_name("F");
         add_daemon_options(sub, o->url, o->lab);
-        sub->add_flag("--json", o->json, "print POST /api/v1/accept's answer (docs/api.md)");
+        sub->add_flag("--json", o->json, "print the answer as JSON (POST /api/v1/accept's, docs/api.md)");
         sub->footer(
-            "The plan is written like `ibfabric plan from-dump` writes it, the previous file kept as\n"
-            "plan.yaml.1 (.2, ...), and the daemon re-checks against it.\n"
+            "The plan is edited, not rewritten: a new cable or node in the scope is added to cables: (and\n"
+            "nodes:), a fault adopted with --accept-kind becomes an override (rate, MTU) or moves or drops\n"
+            "an explicit cable; every other line stays byte for byte. The previous file is kept as\n"
+            "plan.yaml.1 (.2, ...) and the daemon re-checks. A powered-off host stays in the plan.\n"
             "Examples:\n"
-            "  ibfabric accept --token-file /etc/ibfabric/token\n"
-            "  ibfabric accept --scope leaf19 --scope 'node3*' --token-file /etc/ibfabric/token\n"
-            "Exit status: 0 accepted, 1 refused (differences outside the scope, no fabric yet, no YAML plan),\n"
-            "2 usage or token refused, 3 daemon unreachable.");
+            "  ibfabric accept --scope 'leaf[19-20]' --token-file /etc/ibfabric/token          # the diff, on a terminal\n"
+            "  ibfabric accept --scope 'leaf[19-20]' --yes --token-file /etc/ibfabric/token    # write it\n"
+            "  ibfabric accept --scope leaf07 --accept-kind rate_mismatch --yes --token-file /etc/ibfabric/token\n"
+            "  ibfabric accept --plan plan.yaml --actual now.txt --scope 'node3*' --dry-run    # offline\n"
+            "Exit status: 0 accepted, dry run or nothing to accept, 1 refused (a fault not named by\n"
+            "--accept-kind, a compact cable that cannot move, every difference outside the scope, no fabric\n"
+            "yet, no YAML plan), 2 usage, bad input or token refused, 3 daemon unreachable.");
         sub->callback([&run, o] { run = [o] { return run_accept(*o); }; });
     }
 }

@@ -149,12 +149,18 @@ ApiResponse accept_response(const ApiRequest& req, const ApiContext& ctx) {
     if (!req.body.empty()) {
         body = json::parse(req.body, nullptr, false);
         if (body.is_discarded() || !body.is_object())
-            return api_error(400, "the body must be a JSON object: {} or {\"scope\": [\"leaf03\", ...]}");
+            return api_error(400, "the body must be a JSON object: {} or {\"scope\": [\"leaf03\", ...], \"accept_kind\": [...], \"dry_run\": true}");
     }
     try {
         return ok(ctx.accept(body));
     } catch (const ApiFailure& e) {
-        return api_error(e.status, e.what());
+        ApiResponse r = api_error(e.status, e.what());
+        if (e.detail.is_object()) {
+            json j = e.detail;
+            j["error"] = e.what();
+            r.body = json_text(j) + "\n";
+        }
+        return r;
     }
 }
 

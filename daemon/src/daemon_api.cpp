@@ -14,6 +14,7 @@
 #include "ibf/inputs.h"
 #include "ibf/metrics.h"
 #include "ibf/plan_accept.h"
+#include "ibf/plan_yaml.h"
 
 namespace ibf {
 
@@ -73,49 +74,77 @@ std::vector<std::string> Daemon::Impl::apply_config(DaemonConfig next) {
     return restart;
 }
 
-// POST /api/v1/accept: the current fabric (node-name-map applied) becomes the plan; the previous
-// plan file is kept as plan.yaml.N; then the topology is reloaded. io thread.
+// POST /api/v1/accept: what the current fabric (node-name-map applied) adds or changes in the
+// scope is edited into the plan file (checks/plan_accept.h, the same edit as the CLI's offline
+// accept); the previous file is kept as plan.yaml.N; then the topology is reloaded. With
+// "dry_run": true only the diff is answered. io thread.
 nlohmann::json Daemon::Impl::accept(const nlohmann::json& body) {
-    std::vector<std::string> scope;
-    if (body.contains("scope")) {
-        const nlohmann::json& sj = body["scope"];
+    AcceptOptions ao;
+    auto strings = [&](const char* key, const char* expected) {
+        std::vector<std::string> out;
+        if (!body.contains(key)) return out;
+        const nlohmann::json& sj = body[key];
         for (const nlohmann::json& e : sj.is_array() ? sj : nlohmann::json::array({sj})) {
             if (!e.is_string() || e.get<std::string>().empty())
-                throw ApiFailure(400, "scope: expected node names (\"leaf03\", \"leaf2*\"), got " + e.dump());
-            scope.push_back(e.get<std::string>());
+                throw ApiFailure(400, std::string(key) + ": expected " + expected + ", got " + e.dump());
+            out.push_back(e.get<std::string>());
         }
+        return out;
+    };
+    ao.scope = strings("scope", "node names or patterns (\"leaf03\", \"leaf[19-20]\", \"leaf2*\")");
+    const std::vector<std::string> kinds = strings("accept_kind", "finding kinds (\"rate_mismatch\", \"miswired\")");
+    for (const std::string& k : kinds) {
+        auto kind = parse_finding_kind(k);
+        if (!kind) throw ApiFailure(400, "accept_kind: unknown finding kind '" + k + "' (docs/findings.md)");
+        ao.accept_kinds.push_back(*kind);
     }
+    if (body.contains("dry_run") && !body["dry_run"].is_boolean()) throw ApiFailure(400, "dry_run: expected true or false");
+    const bool dry_run = body.value("dry_run", false);
     const std::string& path = opt.config.topology;
     if (path.empty()) throw ApiFailure(409, "no topology configured: accept writes into the 'topology' plan (docs/daemon.md)");
-    if (detect_dump_format(read_text_file(path, "plan")))
-        throw ApiFailure(409, path + " is a dump used as the plan; accept writes YAML plans: point 'topology' at one "
+    const std::string text = read_text_file(path, "plan");
+    if (detect_dump_format(text))
+        throw ApiFailure(409, path + " is a dump used as the plan; accept edits YAML plans: point 'topology' at one "
                                      "(`ibfabric plan from-dump` makes it)");
     const std::shared_ptr<const Snapshot> snap = state.current();
     if (!snap) throw ApiFailure(409, "no fabric yet: nothing to accept before the first snapshot");
     Fabric f = snap->fabric;
     if (topo.names && !topo.names->empty()) apply_node_name_map(f, *topo.names);
-    size_t differences = 0;
-    if (topo.plan) {
-        const std::vector<Finding> fs = check(*topo.plan, f, CheckOptions{opt.config.check_rate_below_capability});
-        differences = fs.size();
-        if (!scope.empty()) {
-            const std::vector<Finding> outside = findings_outside_scope(fs, scope);
-            if (!outside.empty()) {
-                std::string list;
-                for (size_t i = 0; i < outside.size() && i < 3; ++i) list += (i ? "; " : "") + outside[i].message;
-                throw ApiFailure(409, std::to_string(outside.size()) + " differences from the plan are outside the scope (" + list +
-                                          "): fix them, or widen the scope");
-            }
-        }
+    Plan plan;
+    try {
+        plan = parse_plan_yaml(text, path);  // the text on disk now: the edit's lines are its lines
+        (void)AcceptScope(ao.scope);
+    } catch (const InputError& e) {
+        throw ApiFailure(e.file() == "scope" ? 400 : 422, e.what());
     }
-    const std::string source = "ibfabricd: sweep " + std::to_string(snap->sweep_seq) + " of SM " + guid_hex(snap->self.port_guid);
-    const AcceptWrite w = write_accepted_plan(path, f, source);
-    spdlog::info("accept: {} written from {} ({} differences from the previous plan); previous plan kept as {}", path,
-                 source, differences, w.backup);
-    nlohmann::json out{{"accepted", true}, {"topology", path}, {"backup", w.backup}, {"sweep_seq", snap->sweep_seq},
-                       {"sm_guid", guid_hex(snap->self.port_guid)}, {"scope", scope}, {"differences", differences},
-                       {"compact_switches", w.compact_switches}, {"compact_hosts", w.compact_hosts},
-                       {"explicit_cables", w.explicit_cables}};
+    const CheckOptions co{opt.config.check_rate_below_capability};
+    const std::vector<Finding> fs = check(plan, f, co);
+    ao.source = "ibfabricd: sweep " + std::to_string(snap->sweep_seq) + " of SM " + guid_hex(snap->self.port_guid);
+    AcceptResult r;
+    try {
+        r = accept_into_plan(text, path, plan, f, fs, ao, [&](const Plan& p) { return check(p, f, co); });
+    } catch (const InputError& e) {
+        throw ApiFailure(409, e.what());
+    }
+    nlohmann::json out = accept_result_json(r);
+    out["topology"] = path;
+    out["sweep_seq"] = snap->sweep_seq;
+    out["sm_guid"] = guid_hex(snap->self.port_guid);
+    out["scope"] = ao.scope;
+    out["accept_kind"] = kinds;
+    out["differences"] = fs.size();
+    out["dry_run"] = dry_run;
+    out["accepted"] = false;
+    if (const std::string why = accept_refusal(r); !why.empty()) throw ApiFailure(409, why, out);
+    if (r.changes.empty() || dry_run) return out;
+    try {  // the daemon's own file system refused (a plan of another user's, a read-only /etc): not the caller's fault
+        out["backup"] = write_plan_keeping_previous(path, r.text);
+    } catch (const InputError& e) {
+        throw ApiFailure(500, e.what());
+    }
+    out["accepted"] = true;
+    spdlog::info("accept: {} edited from {} ({} changes, {} findings before, {} after); previous plan kept as {}", path,
+                 ao.source, r.changes.size(), fs.size(), r.findings_after, out["backup"].get<std::string>());
     out["reload"] = reload();
     return out;
 }

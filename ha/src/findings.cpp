@@ -234,9 +234,21 @@ void standby(const HaEngine& e, const Snapshot* s, int64_t now, std::vector<Find
     const int group = e.group_of(*m);
     for (const auto& [g, v] : e.sms())
         if (g != *m && e.group_of(g) == group && v.info.state == SmState::Standby && e.alive(v, now)) return;
+    // What to do depends on why the other SM is no standby: a port missing from the master's sweep
+    // is a cable or a node that is down (its opensm may well run, alone), not an opensm to start.
+    std::string todo = "start the standby's opensm";
+    for (const auto& [g, v] : e.sms()) {
+        if (g == *m) continue;
+        if ((s && sm_endpoint(g, s).port == 0) || e.group_of(g) != group) {
+            todo = "SM " + guid_hex(g) + " (" + state_name(v.info.state) +
+                   ") is not in the master's subnet: check its cable and port (ibstat on its node), then that its opensm runs";
+            break;
+        }
+        if (!e.alive(v, now)) todo = "SM " + guid_hex(g) + " does not answer: start its opensm";
+        else if (v.info.state != SmState::Standby) todo = "SM " + guid_hex(g) + " is " + state_name(v.info.state) + ", not STANDBY: restart its opensm";
+    }
     out.push_back(make(FindingKind::sm_no_standby, *m, s, "at least one live STANDBY", "none",
-                       "master SM " + guid_hex(*m) +
-                           " has no live standby: if it dies nothing takes over; start the standby's opensm"));
+                       "master SM " + guid_hex(*m) + " has no live standby: if it dies nothing takes over; " + todo));
 }
 
 void lids(const HaEngine& e, const Snapshot* s, std::vector<Finding>& out) {

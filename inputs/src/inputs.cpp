@@ -7,8 +7,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 
+#include "ibf/atomic_file.h"
 #include "ibf/error.h"
 #include "ibf/plan_yaml.h"
 
@@ -81,6 +85,45 @@ void write_text_file(const std::string& path, std::string_view text) {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
     if (!out) throw InputError(path, 0, 0, std::string("cannot write: ") + std::strerror(errno));
+}
+
+namespace {
+
+// Writes `text` to a new file `path` with `mode`, flushed to disk.
+void write_new(const std::string& path, std::string_view text, mode_t mode) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0) throw InputError(path, 0, 0, std::string("cannot create: ") + std::strerror(errno));
+    Fd closer{fd};
+    size_t off = 0;
+    while (off < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw InputError(path, 0, 0, std::string("cannot write: ") + std::strerror(errno));
+        off += static_cast<size_t>(n);
+    }
+    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0)  // fchmod: the umask does not narrow the plan's mode
+        throw InputError(path, 0, 0, std::string("cannot write: ") + std::strerror(errno));
+}
+
+}  // namespace
+
+std::string write_plan_keeping_previous(const std::string& path, std::string_view text) {
+    const FileContents old = read_regular_file(path, "plan", kMaxInputFileBytes);
+    const mode_t mode = static_cast<mode_t>(old.mode);
+    std::string backup;
+    for (int n = 1;; ++n) {
+        backup = path + "." + std::to_string(n);
+        if (!std::filesystem::exists(backup)) break;
+    }
+    write_new(backup, old.text, mode);  // exclusive: a concurrent accept never overwrites a backup
+    // The plan itself through the one atomic write (fsio/): its mode and owner kept (a plan of
+    // another user's than the daemon's is refused, not handed over), fsync'd with its directory.
+    try {
+        write_file_atomic(path, text);
+    } catch (const std::system_error& e) {
+        throw InputError(path, 0, 0, e.what());
+    }
+    return backup;
 }
 
 NodeNameMap load_node_name_map(const std::string& path) {

@@ -164,6 +164,28 @@ TEST(ControllerApi, FindingsAreExactlyTheReportJsonPlusSweepKeys) {
     EXPECT_EQ(f["findings"], expected["findings"].size());
 }
 
+// Issue 20 item 9: a STANDBY showed `LID 0` in `ibfabric status` (what its plugin's Hello said: its
+// OpenSM never swept) and its real LID in `sm status`. The SM list now takes the LID of its port
+// in the master's sweep when the SM says 0.
+TEST(ControllerApi, AStandbyThatSaysLidZeroShowsItsPortsLidFromTheMastersSweep) {
+    ControllerState st;
+    st.on_connect(1, "unix", 10);
+    st.on_connect(2, "unix", 10);
+    ASSERT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master, 1), 10));
+    ASSERT_TRUE(st.on_hello(2, hello(kStandbyGuid, SmState::Standby, 0), 10));
+    Fabric f = small_fabric();
+    Node& host = f.node(synth_node(f, "node00002"));
+    host.ports[1].guid = kStandbyGuid;
+    host.ports[1].lid = 82;
+    ASSERT_TRUE(st.on_snapshot(1, snapshot(f, kMasterGuid, SmState::Master, 1), 20));
+    json j = json::parse(call(st, "GET", "/api/v1/sm").body);
+    ASSERT_EQ(j["sms"].size(), 2u);
+    for (const json& s : j["sms"]) {
+        if (s["port_guid"] == guid_hex(kStandbyGuid)) EXPECT_EQ(s["lid"], 82) << s.dump();
+        else EXPECT_EQ(s["lid"], 1) << "what an SM says is kept";
+    }
+}
+
 TEST(ControllerApi, SmListShowsStateCountersAndHeartbeat) {
     ControllerState st;
     st.on_connect(1, "unix", 10);

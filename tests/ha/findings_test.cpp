@@ -78,6 +78,34 @@ TEST(HaFindings, AStandbyThatStartsAfterTheMastersSweepIsItsStandby) {
     EXPECT_EQ(count(ha_findings(e, nullptr, 20), FindingKind::sm_no_standby), 0u);
 }
 
+// Issue 20 item 9: with the standby's cable out, sm_no_standby said "start the standby's opensm",
+// which runs. A standby whose port is not in the master's sweep is a cable to check.
+TEST(HaFindings, NoStandbyWhoseCableIsOutSaysCheckTheCable) {
+    HaEngine e(monitor());
+    Snapshot s;  // the master's sweep, without kB's port
+    s.self = sm(kA, 1, 15, SmState::Master, 1);
+    Node n;
+    n.type = NodeType::CA;
+    n.guid = kA - 1;
+    n.description = "h1 HCA-1";
+    NodeId id = s.fabric.add_node(n, 1);
+    s.fabric.node(id).ports[1].guid = kA;
+    s.fabric.node(id).ports[1].lid = 1;
+    s.fabric.finalize();
+    e.on_plugin(sm(kA, 1, 15, SmState::Master, 1), false, 0);
+    e.on_snapshot(s, 0);
+    e.on_plugin(sm(kB, 1, 14, SmState::Master, 1), true, 10);  // alone on its own subnet: MASTER of itself
+    auto f = ha_findings(e, &s, 20);  // (whichever of the two this agent takes as the master, the other is cut off)
+    ASSERT_EQ(count(f, FindingKind::sm_no_standby), 1u);
+    for (const Finding& x : f)
+        if (x.kind == FindingKind::sm_no_standby) {
+            EXPECT_NE(x.message.find("is not in the master's subnet: check its cable and port"),
+                      std::string::npos)
+                << x.message;
+            EXPECT_EQ(x.message.find("start the standby's opensm"), std::string::npos) << x.message;
+        }
+}
+
 TEST(HaFindings, NoStandbyAndStalls) {
     HaConfig c = monitor();
     c.stall_ms = 5000;

@@ -14,6 +14,7 @@
 #include "ibf/daemon_fixture.h"
 #include "ibf/analysis.h"
 #include "ibf/daemon.h"
+#include "ibf/dumps.h"
 #include "ibf/http_client.h"
 #include "ibf/plan_infer.h"
 #include "ibf/plan_write.h"
@@ -88,6 +89,35 @@ Fabric without_cable() {
     return f;
 }
 
+// Cables a new host, newhost01 mlx5_0, to the first switch port of `f` that is free, at the rate of
+// that switch's other ports; returns the switch's name and the port (0: none free).
+std::pair<std::string, int> add_host(Fabric& f) {
+    NodeId leaf = kNoNode;
+    int free_port = 0;
+    for (NodeId n = 0; n < f.size() && !free_port; ++n)
+        for (int p = 1; f.node(n).type == NodeType::Switch && p <= f.node(n).num_ports() && !free_port; ++p)
+            if (!f.node(n).port(p)->linked()) leaf = n, free_port = p;
+    if (!free_port) return {"", 0};
+    Node h;
+    h.type = NodeType::CA;
+    h.guid = 0x00ab00000000e001;
+    h.description = "newhost01 mlx5_0";
+    const NodeId id = f.add_node(h, 1);
+    f.connect(leaf, free_port, id, 1);
+    const Port model = *f.node(leaf).port(free_port == 1 ? 2 : 1);  // a cabled port of the same switch
+    for (Port* p : {f.node(id).port(1), f.node(leaf).port(free_port)}) {
+        p->width_active = model.width_active;
+        p->speed_active = model.speed_active;
+        p->width_supported = model.width_supported;
+        p->speed_supported = model.speed_supported;
+        p->mtu_active = model.mtu_active;
+        p->state = model.state;
+        p->phys = model.phys;
+    }
+    f.finalize();
+    return {f.node(leaf).name, free_port};
+}
+
 TEST_F(HistoryDaemon, ChangesDiffAcceptAndRestart) {
     start();
     ASSERT_NO_FATAL_FAILURE(sweeps({small_fabric(), without_cable()}));
@@ -113,22 +143,27 @@ TEST_F(HistoryDaemon, ChangesDiffAcceptAndRestart) {
     EXPECT_EQ(call("GET", "/api/v1/history/changes?since=41").status, 400);
     EXPECT_EQ(call("POST", "/api/v1/history/changes").status, 405);
 
-    // accept: token, scope, backup, re-check.
+    // accept: token, scope; the missing cable is a fault (severity error) of the compact form.
     EXPECT_EQ(call("POST", "/api/v1/accept", "{}").status, 401);
     EXPECT_EQ(call("POST", "/api/v1/accept", "{}", "Bearer wrong").status, 401);
     HttpResult outside = call("POST", "/api/v1/accept", R"({"scope": ["leaf0002"]})", "Bearer s3cret-token");
     EXPECT_EQ(outside.status, 409) << outside.body;
+    EXPECT_NE(json::parse(outside.body)["error"].get<std::string>().find("nothing in the scope differs from the plan"),
+              std::string::npos)
+        << outside.body;
+    HttpResult fault = call("POST", "/api/v1/accept", R"({"scope": ["leaf000*"]})", "Bearer s3cret-token");
+    ASSERT_EQ(fault.status, 409) << fault.body;
+    json fj = json::parse(fault.body);
+    ASSERT_EQ(fj["refused"].size(), 1u) << fault.body;
+    EXPECT_EQ(fj["refused"][0]["kind"], "missing_link");
+    EXPECT_NE(fj["refused"][0]["why"].get<std::string>().find("--accept-kind missing_link"), std::string::npos) << fault.body;
+    HttpResult compact =
+        call("POST", "/api/v1/accept", R"({"scope": ["leaf000*"], "accept_kind": ["missing_link"]})", "Bearer s3cret-token");
+    ASSERT_EQ(compact.status, 409) << compact.body;
+    EXPECT_NE(compact.body.find("made by the compact form"), std::string::npos) << compact.body;
+    EXPECT_EQ(call("POST", "/api/v1/accept", R"({"accept_kind": ["no_such_kind"]})", "Bearer s3cret-token").status, 400);
     EXPECT_EQ(read_file(plan_path), plan_text) << "a refused accept writes nothing";
-    HttpResult ok = call("POST", "/api/v1/accept", R"({"scope": ["leaf000*"]})", "Bearer s3cret-token");
-    ASSERT_EQ(ok.status, 200) << ok.body;
-    json a = json::parse(ok.body);
-    EXPECT_EQ(a["backup"], plan_path + ".1");
-    EXPECT_EQ(a["differences"], 1);
-    EXPECT_EQ(read_file(plan_path + ".1"), plan_text);
-    EXPECT_NO_THROW(parse_plan_yaml(read_file(plan_path), plan_path));
-    ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["findings"].empty(); }))
-        << "the accepted plan is the fabric: the re-check is clean";
-    EXPECT_EQ(rows(), 2u) << "a re-check is not a new sweep";
+    EXPECT_FALSE(std::filesystem::exists(plan_path + ".1"));
 
     // Restart: the next sweep is compared with the last recorded one.
     stop();
@@ -154,6 +189,40 @@ TEST_F(HistoryDaemon, APlannedCableThatComesBackIsRestored) {
     EXPECT_EQ(d["changes"][0]["restored"], true);
     EXPECT_EQ(d["changes"][0]["text"], "leaf0001/5 -- spine0001/1 added (4xHDR MTU 4096) (restored: as planned)");
     EXPECT_TRUE(d["findings"].empty()) << d.dump();  // no "unexpected_link ... is new"
+}
+
+// Issue 20 item 6: accept edits the plan. A new host is one cables: entry; the dry run answers the
+// diff and writes nothing; the write keeps every other byte, keeps the old plan, and re-checks clean.
+TEST_F(HistoryDaemon, AcceptAddsANewHostToThePlanWithADiffFirst) {
+    Fabric f = small_fabric();
+    const auto [sw, free_port] = add_host(f);
+    ASSERT_NE(free_port, 0);
+    start();
+    ASSERT_NO_FATAL_FAILURE(sweeps({f}));
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["findings"].size() == 1u; }));
+
+    HttpResult dry = call("POST", "/api/v1/accept", R"({"scope": ["newhost*"], "dry_run": true})", "Bearer s3cret-token");
+    ASSERT_EQ(dry.status, 200) << dry.body;
+    json d = json::parse(dry.body);
+    EXPECT_EQ(d["accepted"], false);
+    EXPECT_EQ(d["dry_run"], true);
+    const std::string added = "  - {a: \"newhost01:mlx5_0/1\", b: \"" + sw + "/" + std::to_string(free_port) + "\"}";
+    EXPECT_NE(d["diff"].get<std::string>().find("\n+" + added + "\n"), std::string::npos) << d["diff"];
+    EXPECT_EQ(read_file(plan_path), plan_text) << "a dry run writes nothing";
+
+    HttpResult ok = call("POST", "/api/v1/accept", R"({"scope": ["newhost*"]})", "Bearer s3cret-token");
+    ASSERT_EQ(ok.status, 200) << ok.body;
+    json a = json::parse(ok.body);
+    EXPECT_EQ(a["accepted"], true);
+    EXPECT_EQ(a["backup"], plan_path + ".1");
+    EXPECT_EQ(a["findings_after"], 0);
+    EXPECT_EQ(read_file(plan_path + ".1"), plan_text);
+    const std::string now = read_file(plan_path);
+    EXPECT_EQ(now.substr(0, plan_text.size()), plan_text) << "the plan had no cables: section: it is appended";
+    EXPECT_NE(now.find("\ncables:\n  # accepted from ibfabricd: sweep 1 of SM "), std::string::npos) << now;
+    EXPECT_NE(now.find(added + "\n"), std::string::npos) << now;
+    ASSERT_TRUE(wait_until([&] { return get("/api/v1/findings")["findings"].empty(); }))
+        << "the accepted plan has the host: the re-check is clean";
 }
 
 struct CliRun {
@@ -229,13 +298,40 @@ TEST_F(HistoryDaemon, CliHistoryDiffAcceptTextJsonAndExitCodes) {
     EXPECT_EQ(no_token.err, "ibfabric: accept needs the daemon's token: --token-file F or $IBFABRIC_TOKEN\n");
     write_file(dir.file("wrong"), "nope\n");
     EXPECT_EQ(ibfabric(dir, {"accept", "--token-file", dir.file("wrong"), "--url", u}).code, 2);
-    CliRun outside = ibfabric(dir, {"accept", "--scope", "spine*", "--token-file", dir.file("token"), "--url", u});
-    EXPECT_EQ(outside.code, 0) << "the removed cable has an end on spine0001: inside the scope. " << outside.err;
-    EXPECT_NE(outside.out.find("previous plan kept as " + plan_path + ".1"), std::string::npos) << outside.out;
-    CliRun again = ibfabric(dir, {"accept", "--scope", "node*", "--token-file", dir.file("token"), "--url", u, "--json"});
-    EXPECT_EQ(again.code, 0) << again.err;
-    EXPECT_EQ(json::parse(again.out)["backup"], plan_path + ".2");
-    EXPECT_EQ(json::parse(again.out)["differences"], 0);
+    CliRun fault = ibfabric(dir, {"accept", "--scope", "spine*", "--token-file", dir.file("token"), "--url", u});
+    EXPECT_EQ(fault.code, 1) << "the removed cable has an end on spine0001: inside the scope, and a fault. " << fault.err;
+    EXPECT_NE(fault.err.find("--accept-kind missing_link"), std::string::npos) << fault.err;
+    EXPECT_NE(fault.out.find("not adopted, so nothing is written (1)\n  missing_link  no cable between leaf0001/5"),
+              std::string::npos)
+        << fault.out;
+    CliRun outside = ibfabric(dir, {"accept", "--scope", "node*", "--token-file", dir.file("token"), "--url", u, "--json"});
+    EXPECT_EQ(outside.code, 1) << outside.err;
+    EXPECT_NE(json::parse(outside.out)["error"].get<std::string>().find("nothing in the scope differs"), std::string::npos);
+    EXPECT_EQ(ibfabric(dir, {"accept", "--accept-kind", "typo", "--token-file", dir.file("token"), "--url", u}).code, 2);
+    EXPECT_EQ(read_file(plan_path), plan_text);
+
+    // Offline, the same edit: a plan file and a dump with a new host. --dry-run shows the diff and
+    // writes nothing; --yes writes and keeps the previous plan.
+    Fabric grown = small_fabric();
+    const auto [sw, port] = add_host(grown);
+    ASSERT_NE(port, 0);
+    write_file(dir.file("now.txt"), write_ibnetdiscover(grown));
+    const std::string offline = dir.file("offline.yaml");
+    write_file(offline, plan_text);
+    CliRun dry = ibfabric(dir, {"accept", "--plan", offline, "--actual", dir.file("now.txt"), "--scope", "newhost01", "--dry-run"});
+    EXPECT_EQ(dry.code, 0) << dry.err;
+    const std::string added = "+  - {a: \"newhost01:mlx5_0/1\", b: \"" + sw + "/" + std::to_string(port) + "\"}\n";
+    EXPECT_NE(dry.out.find(added), std::string::npos) << dry.out;
+    EXPECT_NE(dry.out.find("dry run: nothing written; write it with --yes"), std::string::npos) << dry.out;
+    EXPECT_EQ(read_file(offline), plan_text);
+    CliRun wrote = ibfabric(dir, {"accept", "--plan", offline, "--actual", dir.file("now.txt"), "--yes", "--json"});
+    EXPECT_EQ(wrote.code, 0) << wrote.err;
+    EXPECT_EQ(json::parse(wrote.out)["backup"], offline + ".1");
+    EXPECT_EQ(json::parse(wrote.out)["findings_after"], 0);
+    EXPECT_EQ(read_file(offline + ".1"), plan_text);
+    EXPECT_EQ(read_file(offline).substr(0, plan_text.size()), plan_text);
+    CliRun clean = ibfabric(dir, {"check", "--expected", offline, "--actual", dir.file("now.txt")});
+    EXPECT_EQ(clean.code, 0) << clean.out;
 
     for (const char* cmd : {"history", "diff", "accept"}) {
         CliRun help = ibfabric(dir, {cmd, "--help"});

@@ -166,3 +166,23 @@ TEST_F(InputsTest, DashIsStandardInputUpToTheLimit) {
     ::close(saved2);
     EXPECT_EQ(err, "<stdin>: larger than the 10 bytes limit");
 }
+
+// accept's write (issue 20 item 6): the previous plan is kept as plan.yaml.N (the first free N),
+// both files with the plan's mode whatever the umask, and the plan is replaced whole.
+TEST_F(InputsTest, AnAcceptedPlanKeepsThePreviousOneWithItsMode) {
+    write_text_file(path("plan.yaml"), "version: 1\n# one\n");
+    ::chmod(path("plan.yaml").c_str(), 0640);
+    const mode_t old_umask = ::umask(077);
+    EXPECT_EQ(write_plan_keeping_previous(path("plan.yaml"), "version: 1\n# two\n"), path("plan.yaml.1"));
+    EXPECT_EQ(write_plan_keeping_previous(path("plan.yaml"), "version: 1\n# three\n"), path("plan.yaml.2"));
+    ::umask(old_umask);
+    EXPECT_EQ(read_regular_file(path("plan.yaml.1"), "plan", 4096).text, "version: 1\n# one\n");
+    EXPECT_EQ(read_regular_file(path("plan.yaml.2"), "plan", 4096).text, "version: 1\n# two\n");
+    for (const char* f : {"plan.yaml", "plan.yaml.1", "plan.yaml.2"}) {
+        const FileContents c = read_regular_file(path(f), "plan", 4096);
+        EXPECT_EQ(c.mode, 0640u) << f;
+    }
+    EXPECT_EQ(read_regular_file(path("plan.yaml"), "plan", 4096).text, "version: 1\n# three\n");
+    EXPECT_FALSE(fs::exists(path("plan.yaml.accept-tmp")));
+    EXPECT_THROW(write_plan_keeping_previous(path("absent.yaml"), "x"), InputError);
+}

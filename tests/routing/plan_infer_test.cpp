@@ -178,6 +178,16 @@ TEST(PlanInfer, SharpDumpRoundTrips) {
     EXPECT_EQ(a.names[*f.find(0xb8cef60300a1b208)], "sharp-b208");
 }
 
+// The case was an iblinkinfo capture, where the aggregation node is only a far end:
+// tests/data/synthetic-iblinkinfo-sharp.txt (sw-ib01 port 5 to "Mellanox Technologies Aggregation Node").
+TEST(PlanInfer, SharpNodeOfAnIblinkinfoCaptureIsNamedAsEverywhere) {
+    Fabric f = load("synthetic-iblinkinfo-sharp.txt");
+    Written p = round_trip(f);
+    EXPECT_NE(p.yaml.find("{a: {node: \"sw-ib01\", port: 5}, b: {node: \"sharp-b208\", port: 1}}"), std::string::npos)
+        << p.yaml;
+    EXPECT_EQ(p.yaml.find("Technologies"), std::string::npos) << p.yaml;
+}
+
 TEST(PlanInfer, FullThreeLevelTreesAreCompactWithPodsAndPlanes) {
     for (int radix : {4, 8}) {
         Fabric f = synth_fat_tree({.levels = 3, .radix = radix});

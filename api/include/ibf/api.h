@@ -118,7 +118,7 @@ struct ApiContext {
     std::function<nlohmann::json(int limit)> ha_history;
     // GET /api/v1/history/changes and /diff (history_api.h); null when history is off (404).
     const HistoryStore* history_store = nullptr;
-    // POST /api/v1/accept (token): writes the current fabric into the plan; body {"scope": [...]}.
+    // POST /api/v1/accept (token): edits what the fabric adds into the plan; body {"scope", "accept_kind", "dry_run"}.
     // Throws ApiFailure (its status) or InputError (400).
     std::function<nlohmann::json(const nlohmann::json& body)> accept;
     bool metrics_all_links = false;       // metrics.per_link: all

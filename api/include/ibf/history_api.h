@@ -21,7 +21,9 @@ namespace ibf {
 // An error with its HTTP status, thrown by the history routes' helpers and the daemon's accept.
 struct ApiFailure : std::runtime_error {
     int status;
-    ApiFailure(int s, const std::string& what) : std::runtime_error(what), status(s) {}
+    nlohmann::json detail;  // an object: merged into the error answer next to "error" (accept's refusals)
+    ApiFailure(int s, const std::string& what, nlohmann::json d = nullptr)
+        : std::runtime_error(what), status(s), detail(std::move(d)) {}
 };
 
 ApiResponse history_changes_response(const std::string& query, const ApiContext& ctx);

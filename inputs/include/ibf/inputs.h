@@ -58,6 +58,12 @@ std::string size_limit_text(size_t bytes);
 // Replaces `path` with `text` (truncating); InputError when it cannot be written.
 void write_text_file(const std::string& path, std::string_view text);
 
+// Writes an edited plan (`ibfabric accept`, POST /api/v1/accept): copies the current `path` to the
+// first free `path.1` (`.2`, ...) with the same mode, then replaces `path` atomically (a temporary
+// file in the same folder, fsync, rename; same mode). Returns the copy's path. InputError naming
+// the file that could not be read or written.
+std::string write_plan_keeping_previous(const std::string& path, std::string_view text);
+
 // The expected side of a check.
 struct Expected {
     Plan plan;

@@ -1,5 +1,5 @@
 // A compact plan (schema: docs/plan.md) inferred from a known-good fabric, for
-// `ibfabric plan from-dump` and the daemon's accept. Pure: decides what the plan says, as a
+// `ibfabric plan from-dump` (accept edits a plan instead: checks/plan_accept.h). Pure: decides what the plan says, as a
 // PlanDocument (ibf/plan_document.h); config/ writes it as YAML (ibf/plan_write.h), so this folder
 // needs no YAML library.
 //
