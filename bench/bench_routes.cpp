@@ -5,6 +5,7 @@
 //   bench_routes                 # 2-level radix 64 (2,048 hosts) and 3-level radix 64 (44,500 hosts)
 //   bench_routes 3 64 16000      # levels radix hosts
 //   bench_routes 3 64 44500 live # only the daemon's per-sweep step (no full validation timed)
+//   bench_routes 3 64 44500 incremental  # only RouteCheckCache over sweeps (full, none, 1 % re-routed)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,8 @@
 #include "ibf/live_routes.h"
 #include "ibf/route_check.h"
 #include "ibf/synth.h"
+
+using ibf::NodeId;
 
 namespace {
 
@@ -46,6 +49,7 @@ void live_step(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<i
     auto snap = std::make_shared<ibf::Snapshot>();
     snap->fabric = f;
     snap->lfts = lfts;
+    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid);  // as the snapshot decoder sets them
     ibf::LiveRouteCheck live;
     const double t0 = cpu_ms();
     live.validate(ibf::route_job(snap, f, a.names, a.findings));
@@ -57,7 +61,61 @@ void live_step(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<i
     if (!hit) std::printf("  (the live step missed its cache: a bug)\n");
 }
 
-void run(int levels, int radix, int hosts, bool live_only = false) {
+// A re-route of 1 % of the switches (every 100th table) as OpenSM's rebalancing would make it:
+// entries that go up move to the next up port (the route stays minimal). `every`: which CA LIDs
+// (every `every`-th of them; 0: one LID per table, the snapshot benchmark's change).
+void reroute(const ibf::Fabric& f, std::vector<ibf::SwitchLft>& lfts, int radix, const std::vector<uint32_t>& ca_lids, size_t every) {
+    const int h = radix / 2;
+    for (size_t i = 0; i < lfts.size(); i += 100) {
+        std::vector<uint8_t>& t = lfts[i].port_by_lid;
+        auto move = [&](uint32_t lid) {
+            if (t[lid] > h && t[lid] != ibf::kLftNoPath) t[lid] = static_cast<uint8_t>(h + 1 + (t[lid] - h) % h);
+        };
+        if (every == 0) {
+            for (size_t k = 0; k < ca_lids.size(); ++k)  // the first CA LID this table sends up, from a spread start
+                if (uint32_t lid = ca_lids[(i * 7919 + k) % ca_lids.size()]; t[lid] > h && t[lid] != ibf::kLftNoPath) {
+                    move(lid);
+                    break;
+                }
+        } else {
+            for (size_t k = 0; k < ca_lids.size(); k += every) move(ca_lids[k]);
+        }
+        lfts[i].hash = ibf::lft_hash(t);  // as the snapshot decoder sets it
+    }
+    (void)f;
+}
+
+// RouteCheckCache over sweeps: the first (in full), one that changed nothing, and two re-routes of
+// 1 % of the tables (one entry each; 1 % of the CA LIDs each).
+void incremental(const ibf::Fabric& f, const ibf::Analysis& a, std::vector<ibf::SwitchLft> lfts) {
+    for (ibf::SwitchLft& t : lfts) t.hash = ibf::lft_hash(t.port_by_lid);  // the decoder's hashes
+    std::vector<uint32_t> ca_lids;
+    for (NodeId n = 0; n < f.size(); ++n)
+        if (f.node(n).type == ibf::NodeType::CA && f.node(n).port(1) && f.node(n).port(1)->lid) ca_lids.push_back(f.node(n).port(1)->lid);
+    int radix = 0;
+    for (NodeId n = 0; n < f.size() && !radix; ++n)
+        if (f.node(n).type == ibf::NodeType::Switch) radix = f.node(n).num_ports();
+    ibf::RouteCheckCache cache;
+    auto step = [&](const char* what) {
+        const double t0 = cpu_ms();
+        const ibf::RouteCheck& rc = cache.check(f, a, lfts);
+        const double ms = cpu_ms() - t0;
+        std::printf("  RouteCheckCache, %-28s %8.1f ms  (%s: %zu tables changed, %zu destination LIDs walked, %zu findings)\n", what, ms,
+                    std::string(ibf::to_string(cache.last_mode())).c_str(), cache.last_tables_changed(), cache.last_revalidated(),
+                    rc.findings.size());
+    };
+    step("first sweep:");
+    step("no change:");
+    reroute(f, lfts, radix, ca_lids, 0);
+    step("1 % tables, 1 entry each:");
+    reroute(f, lfts, radix, ca_lids, 100);
+    step("1 % tables, 1 % of LIDs each:");
+    reroute(f, lfts, radix, ca_lids, 10);
+    step("1 % tables, 10 % of LIDs each:");
+}
+
+void run(int levels, int radix, int hosts, const std::string& only = "") {
+    const bool live_only = only == "live";
     const ibf::Fabric f = ibf::synth_fat_tree({.levels = levels, .radix = radix, .hosts = hosts});
     const double t0 = cpu_ms();
     const std::vector<ibf::SwitchLft> lfts = ibf::synth_lfts(f);
@@ -71,6 +129,10 @@ void run(int levels, int radix, int hosts, bool live_only = false) {
         live_step(f, a, lfts);
         return;
     }
+    if (only == "incremental") {
+        incremental(f, a, lfts);
+        return;
+    }
     ibf::LftPaths p;
     std::printf("  lft_paths:                 %8.1f ms\n", median3([&] { p = ibf::lft_paths(f, lfts); }));
     ibf::RouteCheck rc;
@@ -82,9 +144,7 @@ void run(int levels, int radix, int hosts, bool live_only = false) {
     quick.non_minimal = false;
     quick.credit_loops = false;
     std::printf("  check_routes (no minimal/credit): %8.1f ms\n", median3([&] { rc = ibf::check_routes(g, a, quick); }));
-    ibf::RouteCheckCache cache;
-    cache.check(f, a, lfts);
-    std::printf("  RouteCheckCache, no change: %7.1f ms\n", median3([&] { cache.check(f, a, lfts); }));
+    incremental(f, a, lfts);
     live_step(f, a, lfts);
     std::printf("  pairs %ld, routed %ld, max %d cables, %zu findings, lft_paths routes %ld broken %ld\n", rc.pairs,
                 rc.routed, rc.max_hops, rc.findings.size(), p.routes, p.broken);
@@ -94,7 +154,7 @@ void run(int levels, int radix, int hosts, bool live_only = false) {
 
 int main(int argc, char** argv) {
     if (argc == 4 || argc == 5) {
-        run(std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]), argc == 5 && std::string(argv[4]) == "live");
+        run(std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]), argc == 5 ? argv[4] : "");
         return 0;
     }
     run(2, 64, 2048);

@@ -250,10 +250,13 @@ void Daemon::Impl::worker_loop() {
             if (run.history) finish_history(*run.history, d);
             asio::post(io, [this, d = std::move(d), seq = run.routes_pending->snapshot->sweep_seq]() mutable {
                 const double ms = d.routes_json.value("validate_ms", 0.0);
+                const std::string mode = d.routes_json.value("mode", "full");
+                const long lids = d.routes_json.value("revalidated_lids", 0L);
                 const size_t n = d.findings.size();
                 if (state.publish_routes(d.generation, std::move(d.findings), std::move(d.findings_json),
                                          std::move(d.routes_json), wall_clock_ms()))
-                    spdlog::info("sweep {}: routes validated in {:.2f} ms, {} findings now", seq, ms, n);
+                    spdlog::info("sweep {}: routes validated in {:.2f} ms ({}, {} destination LIDs), {} findings now", seq,
+                                 ms, mode, lids, n);
                 else
                     spdlog::debug("sweep {}: route validation superseded by a newer result", seq);
             });

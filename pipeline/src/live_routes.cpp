@@ -34,13 +34,15 @@ RouteJob route_job(std::shared_ptr<const Snapshot> snapshot, const Fabric& f, co
 const RouteOutcome& LiveRouteCheck::validate(const RouteJob& j, const StepClock& clock) {
     const double t0 = now_or_zero(clock);
     const Fabric& f = j.snapshot->fabric;
-    const RouteCheck rc = check_routes(RouteGraph(f, j.snapshot->lfts), named(j.names), j.options);
+    const RouteCheck& rc = cache_.check(f, named(j.names), j.snapshot->lfts, j.options);
     RouteOutcome o;
     o.sweep_seq = j.snapshot->sweep_seq;
     o.findings = rc.findings;
     o.summary = route_check_json(rc);
     o.summary["sweep_seq"] = o.sweep_seq;
     o.summary["validate_ms"] = std::round((now_or_zero(clock) - t0) * 100) / 100;
+    o.summary["mode"] = to_string(cache_.last_mode());
+    o.summary["revalidated_lids"] = cache_.last_revalidated();
     last_ = std::move(o);
     key_ = j.key;
     valid_ = true;

@@ -13,62 +13,106 @@ namespace ibf {
 
 namespace {
 
-struct Group {
-    long dests = 0, pairs = 0;
-    size_t dest = 0;  // sample destination (index into dests())
-    int src = -1;     // sample source switch
-    int32_t hops = 0, shortest = 0;  // route_non_minimal sample
-    size_t last = SIZE_MAX;          // the last destination counted in `dests`
-    void add(size_t di, int s, long n) {
-        if (pairs == 0) dest = di, src = s;
-        if (last != di) ++dests, last = di;
-        pairs += n;
-    }
+// One destination's share of a finding group: its pairs and the first source switch (in source
+// order) that had one; for route_non_minimal the cables of that route and the shortest.
+struct DestPart {
+    long pairs = 0;
+    int src = -1;
+    int32_t hops = 0, shortest = 0;
 };
+// A finding group by destination index: the sample is the first destination (as a full pass in
+// LID order finds it), and a destination walked again replaces its share.
+using Group = std::map<size_t, DestPart>;
+
+long group_pairs(const Group& g) {
+    long n = 0;
+    for (const auto& [di, part] : g) n += part.pairs;
+    return n;
+}
+
+}  // namespace
+
+// Everything the findings are made of, as sums over destinations, so that a destination walked
+// again can take its share out and put the new one in (RouteCheckCache). Fresh: a full pass.
+struct RouteCheckCache::State {
+    long pairs = 0, routed = 0, unreachable = 0, looping = 0, unverified = 0, non_minimal = 0;
+    std::vector<long> hop_histogram;       // trailing zeros trimmed when the result is made
+    std::vector<long> port_pairs;          // per channel
+    std::vector<long> from_routed;         // per switch: destinations its CAs reach
+    std::vector<uint8_t> self_routed;      // per destination
+    std::map<std::pair<int, int32_t>, Group> unreachable_g;  // (switch, verdict)
+    std::map<int, Group> loops;                              // by the lowest switch on the cycle
+    std::map<int, Group> detours;                            // by source switch
+    // Channel dependencies: per switch u, (ports+1)^2 counters of destinations routed in at one
+    // port and out at another (at most one per destination: fits 16 bits below 65536 LIDs).
+    std::vector<uint64_t> cdg_base;
+    std::vector<uint16_t> cdg;
+    bool saturated = false;                // a counter hit 65535 (duplicate LIDs): no increments
+    // Per flagged link (Validator::flagged_ order), per destination: 0, or 1 + which end's channel
+    // its routes crossed first.
+    std::vector<std::vector<uint8_t>> crossing;
+    std::vector<std::vector<int16_t>> dist_of;  // per destination switch, filled on first use
+    // The tables this state was made from (per switch with a table), for the next check.
+    std::vector<SwitchLft> tables;
+    std::vector<int32_t> table_of;         // per switch: index into tables, -1 = none
+    uint64_t topology = 0;                 // route_inputs_hash without the tables
+    RouteCheck last;
+};
+
+namespace {
 
 struct Flagged {
     DegradedLink link;
     NodeId peer = kNoNode;
     int peer_port = 0;
-    long pairs = 0;
-    bool sampled = false;
-    size_t dest = 0;       // sample destination
-    uint32_t channel = 0;  // the channel that carried it
+    uint32_t chan[2] = {UINT32_MAX, UINT32_MAX};  // its channels (switch ends), first-flagged order
 };
 
 std::string lid_text(uint32_t lid) { return "LID " + std::to_string(lid); }
 
+using State = RouteCheckCache::State;
+
 class Validator {
 public:
-    Validator(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& o)
-        : g_(g), f_(g.fabric()), a_(a), o_(o), w_(g), through_(g.switches(), 0), from_routed_(g.switches(), 0),
-          self_routed_(g.dests().size(), 0), flag_of_(g.channels(), -1) {
-        r_.port_pairs.assign(g.channels(), 0);
+    // `block`: DestWalk's (1 for a few scattered destinations).
+    Validator(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& o, State& st,
+              uint32_t block = DestWalk::kMaxBlock)
+        : g_(g), f_(g.fabric()), a_(a), o_(o), st_(st), w_(g, block), through_(g.switches(), 0), flag_of_(g.channels(), -1) {
         for (int s = 0; s < g.switches(); ++s)
             if (!g.cas_on(s).empty()) sources_.push_back(s);
-        uint64_t bits = 0;
-        for (int s = 0; s < g.switches(); ++s) {
-            cdg_base_.push_back(bits);
-            bits += static_cast<uint64_t>(g.ports(s) + 1) * static_cast<uint64_t>(g.ports(s) + 1);
-        }
-        if (o.credit_loops) cdg_.assign(bits / 64 + 1, 0);
         flag_links();
+        if (!st_.port_pairs.empty()) return;  // kept from an earlier pass over the same fabric
+        st_.port_pairs.assign(g.channels(), 0);
+        st_.from_routed.assign(g.switches(), 0);
+        st_.self_routed.assign(g.dests().size(), 0);
+        uint64_t cells = 0;
+        for (int s = 0; s < g.switches(); ++s) {
+            st_.cdg_base.push_back(cells);
+            cells += static_cast<uint64_t>(g.ports(s) + 1) * static_cast<uint64_t>(g.ports(s) + 1);
+        }
+        if (o.credit_loops) st_.cdg.assign(cells, 0);
+        st_.crossing.assign(flagged_.size(), std::vector<uint8_t>(g.dests().size(), 0));
     }
-    RouteCheck run();
+    // Every destination, in LID order (DestWalk's table blocks load once).
+    void all() {
+        for (size_t di = 0; di < g_.dests().size(); ++di) destination(di, +1);
+    }
+    // Destination di's share: +1 adds it, -1 takes out what the same tables added.
+    void destination(size_t di, int sign);
+    RouteCheck result();
 
 private:
     void flag_links();
-    void destination(size_t di);
-    void classify(size_t di, int s, long n, int32_t v);
+    void classify(size_t di, int s, long n, int32_t v, int sign);
     int loop_key(int32_t end);
-    void aggregate(size_t di);
+    void aggregate(size_t di, int sign);
     void bfs(int from);
-    void credit_loop_findings();
-    void report_credit_loop(const std::vector<uint32_t>& members, int32_t c, const std::vector<uint32_t>& start,
+    void credit_loop_findings(RouteCheck& r);
+    void report_credit_loop(RouteCheck& r, const std::vector<uint32_t>& members, int32_t c, const std::vector<uint32_t>& start,
                             const std::vector<std::pair<uint32_t, uint32_t>>& edges, const std::vector<int32_t>& comp);
     std::string cycle_text(size_t di, int key);
-    void group_findings();
-    void degraded_findings();
+    void group_findings(RouteCheck& r);
+    void degraded_findings(RouteCheck& r);
     std::string sample_pair(size_t di, int src_sw) const;
     int sample_source(size_t di, uint32_t channel);
     std::string name(NodeId n) const { return display_name(f_, a_, n); }
@@ -79,22 +123,16 @@ private:
     const Fabric& f_;
     const Analysis& a_;
     const RouteCheckOptions& o_;
+    State& st_;
     DestWalk w_;
-    RouteCheck r_;
     std::vector<int> sources_;
-    std::vector<long> through_, from_routed_;
-    std::vector<uint8_t> self_routed_;
+    std::vector<long> through_;
     std::vector<std::vector<int32_t>> by_hops_;
-    std::vector<std::vector<int16_t>> dist_of_;  // per destination switch (filled on first use)
     const int16_t* dist_ = nullptr;
     std::vector<int32_t> queue_;
-    std::vector<uint64_t> cdg_base_, cdg_;
     std::vector<int32_t> flag_of_;
     std::vector<Flagged> flagged_;
-    std::map<std::pair<int, int32_t>, Group> unreachable_;  // (switch, verdict)
-    std::map<int, Group> loops_;                             // by the lowest switch on the cycle
-    std::map<int, Group> detours_;                           // by source switch
-    std::unordered_map<int32_t, int> loop_keys_;             // per destination: end -> key
+    std::unordered_map<int32_t, int> loop_keys_;  // per destination: end -> key
 };
 
 void Validator::flag_links() {
@@ -103,75 +141,95 @@ void Validator::flag_links() {
         if (!p || !p->linked()) continue;
         Flagged fl{d, p->peer, p->peer_port};
         const int idx = static_cast<int>(flagged_.size());
-        bool any = false;
+        int ends = 0;
         for (auto [n, port] : {std::pair<NodeId, int>{d.node, d.port}, {p->peer, p->peer_port}})
             if (int s = g_.sw_of(n); s >= 0 && flag_of_[g_.channel(s, port)] < 0) {
                 flag_of_[g_.channel(s, port)] = idx;
-                any = true;
+                fl.chan[ends++] = g_.channel(s, port);
             }
-        if (any) flagged_.push_back(std::move(fl));
+        if (ends > 0) flagged_.push_back(std::move(fl));
     }
 }
 
-RouteCheck Validator::run() {
-    const std::vector<RouteDest>& ds = g_.dests();
-    for (size_t di = 0; di < ds.size(); ++di) {  // in LID order: DestWalk's table blocks load once
-        if (ds[di].sw < 0) continue;  // a CA cabled to a CA or router: no switch route reaches it
-        if (o_.non_minimal) bfs(ds[di].sw);
-        destination(di);
-    }
-    if (o_.credit_loops) credit_loop_findings();
-    group_findings();
-    degraded_findings();
-    std::stable_sort(r_.findings.begin(), r_.findings.end(), [](const Finding& x, const Finding& y) {
+RouteCheck Validator::result() {
+    RouteCheck r;
+    r.pairs = st_.pairs, r.routed = st_.routed, r.unreachable = st_.unreachable, r.looping = st_.looping;
+    r.unverified = st_.unverified, r.non_minimal = st_.non_minimal;
+    r.hop_histogram = st_.hop_histogram;
+    while (!r.hop_histogram.empty() && r.hop_histogram.back() == 0) r.hop_histogram.pop_back();
+    r.max_hops = r.hop_histogram.empty() ? 0 : static_cast<int>(r.hop_histogram.size()) - 1;
+    r.port_pairs = st_.port_pairs;
+    if (o_.credit_loops) credit_loop_findings(r);
+    group_findings(r);
+    degraded_findings(r);
+    std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& x, const Finding& y) {
         return x.kind != y.kind ? x.kind < y.kind : x.a.name < y.a.name;
     });
-    return std::move(r_);
+    return r;
 }
 
-void Validator::destination(size_t di) {
+void Validator::destination(size_t di, int sign) {
     const RouteDest& d = g_.dests()[di];
+    if (d.sw < 0) return;  // a CA cabled to a CA or router: no switch route reaches it
+    if (o_.non_minimal) bfs(d.sw);
     w_.reset(d);
     loop_keys_.clear();
+    if (sign < 0)
+        for (auto& c : st_.crossing) c[di] = 0;
     for (int s : sources_) {
         const long n = static_cast<long>(g_.cas_on(s).size()) - (s == d.sw ? 1 : 0);
         if (n <= 0) continue;
         const int32_t v = w_.verdict(s);
-        classify(di, s, n, v);
+        classify(di, s, n, v, sign);
         if (v >= 0) {
             through_[s] += n;
-            ++from_routed_[s];
+            st_.from_routed[s] += sign;
         }
     }
-    // The destination's own port is no source; its switch-mates counted it in from_routed_ only
+    // The destination's own port is no source; its switch-mates counted it in from_routed only
     // when the switch had other sources.
-    if (g_.cas_on(d.sw).size() > 1 && w_.verdict(d.sw) >= 0) self_routed_[di] = 1;
-    aggregate(di);
+    st_.self_routed[di] = sign > 0 && g_.cas_on(d.sw).size() > 1 && w_.verdict(d.sw) >= 0;
+    aggregate(di, sign);
 }
 
-void Validator::classify(size_t di, int s, long n, int32_t v) {
-    r_.pairs += n;
+// Adds (sign > 0) or takes out destination di's share of group `key` of `groups`.
+template <class Groups, class Key>
+DestPart* share(Groups& groups, const Key& key, size_t di, int s, long n, int sign) {
+    if (sign < 0) {
+        if (auto it = groups.find(key); it != groups.end() && it->second.erase(di) && it->second.empty()) groups.erase(it);
+        return nullptr;
+    }
+    auto [it, fresh] = groups[key].try_emplace(di);
+    if (fresh) it->second.src = s;
+    it->second.pairs += n;
+    return fresh ? &it->second : nullptr;
+}
+
+void Validator::classify(size_t di, int s, long n, int32_t v, int sign) {
+    const long dn = sign * n;
+    st_.pairs += dn;
     if (v >= 0) {
-        r_.routed += n;
+        st_.routed += dn;
         const int cables = v + 1;
-        r_.max_hops = std::max(r_.max_hops, cables);
-        if (static_cast<size_t>(cables) >= r_.hop_histogram.size()) r_.hop_histogram.resize(cables + 1, 0);
-        r_.hop_histogram[cables] += n;
+        if (static_cast<size_t>(cables) >= st_.hop_histogram.size()) st_.hop_histogram.resize(cables + 1, 0);
+        st_.hop_histogram[cables] += dn;
         if (o_.non_minimal && dist_[s] >= 0 && v > dist_[s] + 1) {
-            r_.non_minimal += n;
-            Group& gr = detours_[s];
-            if (gr.pairs == 0) gr.hops = cables, gr.shortest = dist_[s] + 2;
-            gr.add(di, s, n);
+            st_.non_minimal += dn;
+            if (DestPart* p = share(st_.detours, s, di, s, n, sign)) p->hops = cables, p->shortest = dist_[s] + 2;
         }
         return;
     }
     if (v == kRouteNoTable) {
-        r_.unverified += n;
+        st_.unverified += dn;
         return;
     }
-    Group& gr = v == kRouteLoop ? loops_[loop_key(w_.broke_at(s))] : unreachable_[{w_.broke_at(s), v}];
-    (v == kRouteLoop ? r_.looping : r_.unreachable) += n;
-    gr.add(di, s, n);
+    if (v == kRouteLoop) {
+        st_.looping += dn;
+        share(st_.loops, loop_key(w_.broke_at(s)), di, s, n, sign);
+    } else {
+        st_.unreachable += dn;
+        share(st_.unreachable_g, std::pair<int, int32_t>{w_.broke_at(s), v}, di, s, n, sign);
+    }
 }
 
 // The lowest switch number on the forwarding cycle through `end`.
@@ -184,29 +242,31 @@ int Validator::loop_key(int32_t end) {
 }
 
 // Pairs through each switch, farthest switches first: per-port counts, channel dependencies.
-void Validator::aggregate(size_t di) {
+void Validator::aggregate(size_t di, int sign) {
     for (int32_t s : w_.settled()) {
         const int32_t v = w_.verdict(s);
         if (v < 1) continue;
         if (static_cast<size_t>(v) >= by_hops_.size()) by_hops_.resize(v + 1);
         by_hops_[v].push_back(s);
     }
+    const bool cdg = !st_.cdg.empty();
     for (size_t v = by_hops_.size(); v-- > 1;) {
         for (int32_t t : by_hops_[v]) {
             const long n = through_[t];
             if (n == 0) continue;
             const uint8_t p = w_.port(t);
             const uint32_t ch = g_.channel(t, p);
-            r_.port_pairs[ch] += n;
-            if (int fi = flag_of_[ch]; fi >= 0 && !flagged_[fi].sampled)
-                flagged_[fi].sampled = true, flagged_[fi].dest = di, flagged_[fi].channel = ch;
+            st_.port_pairs[ch] += sign * n;
+            if (int fi = flag_of_[ch]; fi >= 0 && sign > 0 && st_.crossing[fi][di] == 0)
+                st_.crossing[fi][di] = ch == flagged_[fi].chan[0] ? 1 : 2;
             if (v < 2) continue;
             const int32_t u = w_.hop(t);
             through_[u] += n;
-            if (!cdg_.empty() && w_.verdict(u) >= 2) {
+            if (cdg && w_.verdict(u) >= 2) {
                 const uint64_t side = static_cast<uint64_t>(g_.ports(u) + 1);
-                const uint64_t bit = cdg_base_[u] + g_.hop_port(t, p) * side + w_.port(u);
-                cdg_[bit / 64] |= uint64_t{1} << (bit % 64);
+                uint16_t& c = st_.cdg[st_.cdg_base[u] + g_.hop_port(t, p) * side + w_.port(u)];
+                if (c == UINT16_MAX) st_.saturated = true;  // stays set: the dependency is real
+                else c = static_cast<uint16_t>(c + sign);
             }
         }
         by_hops_[v].clear();
@@ -214,10 +274,9 @@ void Validator::aggregate(size_t di) {
     for (int32_t s : w_.settled()) through_[s] = 0;
 }
 
-// Switch hops from every switch to `from`, computed once per destination switch and kept.
 void Validator::bfs(int from) {
-    if (dist_of_.empty()) dist_of_.resize(g_.switches());
-    std::vector<int16_t>& d = dist_of_[from];
+    if (st_.dist_of.empty()) st_.dist_of.resize(g_.switches());
+    std::vector<int16_t>& d = st_.dist_of[from];
     if (d.empty()) {
         d.assign(g_.switches(), -1);
         queue_.assign(1, from);
@@ -259,7 +318,7 @@ int Validator::sample_source(size_t di, uint32_t channel) {
     return -1;
 }
 
-void Validator::credit_loop_findings() {
+void Validator::credit_loop_findings(RouteCheck& r) {
     const uint32_t nch = g_.channels();
     std::vector<std::pair<uint32_t, uint32_t>> edges;
     for (int u = 0; u < g_.switches(); ++u) {
@@ -269,8 +328,7 @@ void Validator::credit_loop_findings() {
             if (t < 0) continue;
             const uint32_t from = g_.channel(t, g_.hop_port(u, in));
             for (int out = 1; out <= g_.ports(u); ++out) {
-                const uint64_t bit = cdg_base_[u] + in * side + out;
-                if (cdg_[bit / 64] >> (bit % 64) & 1) edges.push_back({from, g_.channel(u, out)});
+                if (st_.cdg[st_.cdg_base[u] + in * side + out] != 0) edges.push_back({from, g_.channel(u, out)});
             }
         }
     }
@@ -310,13 +368,13 @@ void Validator::credit_loop_findings() {
                 stack.pop_back(), on[m] = 0, comp[m] = comps;
                 members.push_back(m);
             }
-            if (members.size() > 1) report_credit_loop(members, comps, start, edges, comp);
+            if (members.size() > 1) report_credit_loop(r, members, comps, start, edges, comp);
             ++comps;
         }
     }
 }
 
-void Validator::report_credit_loop(const std::vector<uint32_t>& members, int32_t c, const std::vector<uint32_t>& start,
+void Validator::report_credit_loop(RouteCheck& r, const std::vector<uint32_t>& members, int32_t c, const std::vector<uint32_t>& start,
                                    const std::vector<std::pair<uint32_t, uint32_t>>& edges, const std::vector<int32_t>& comp) {
     // One cycle inside the component: follow edges that stay in it until a channel repeats.
     std::vector<uint32_t> path;
@@ -332,7 +390,7 @@ void Validator::report_credit_loop(const std::vector<uint32_t>& members, int32_t
             }
     }
     path.erase(path.begin(), path.begin() + static_cast<long>(pos[cur]));
-    ++r_.credit_loops;
+    ++r.credit_loops;
     auto [s0, p0] = g_.channel_port(path[0]);
     const Port* pt = f_.node(g_.node_of(s0)).port(p0);
     Finding fd;
@@ -353,7 +411,7 @@ void Validator::report_credit_loop(const std::vector<uint32_t>& members, int32_t
                  "; computed on VL0 only: SL2VL tables are not exported, so every route is taken to share one VL; "
                  "route with a deadlock-free engine (ftree or updn on a fat-tree, dfsssp elsewhere) or fix the "
                  "cabling that makes routes turn back up";
-    r_.findings.push_back(std::move(fd));
+    r.findings.push_back(std::move(fd));
 }
 
 // The forwarding cycle for destination `di` from its lowest switch `key` back to it.
@@ -367,9 +425,15 @@ std::string Validator::cycle_text(size_t di, int key) {
     return t;
 }
 
-void Validator::group_findings() {
+void Validator::group_findings(RouteCheck& r) {
     const std::vector<RouteDest>& ds = g_.dests();
-    auto base = [&](FindingKind k, int s, const Group& gr) {
+    struct Sum {
+        size_t dest;         // the first destination
+        const DestPart& at;  // its share
+        long dests, pairs;
+    };
+    auto sum = [](const Group& gr) { return Sum{gr.begin()->first, gr.begin()->second, static_cast<long>(gr.size()), group_pairs(gr)}; };
+    auto base = [&](FindingKind k, int s, const Sum& gr) {
         Finding fd;
         fd.kind = k;
         fd.severity = default_severity(k);
@@ -378,12 +442,13 @@ void Validator::group_findings() {
         fd.b = {name(d.node), f_.node(d.node).guid, d.port};
         return fd;
     };
-    auto counts = [](const Group& gr) {
+    auto counts = [](const Sum& gr) {
         return std::to_string(gr.dests) + " CA LID" + (gr.dests == 1 ? "" : "s") + ", " + std::to_string(gr.pairs) +
                " CA->CA pair" + (gr.pairs == 1 ? "" : "s");
     };
-    for (const auto& [key, gr] : unreachable_) {
+    for (const auto& [key, group] : st_.unreachable_g) {
         auto [s, v] = key;
+        const Sum gr = sum(group);
         Finding fd = base(FindingKind::route_unreachable, s, gr);
         const uint8_t p = g_.port(s, ds[gr.dest].lid);
         fd.expected = "a route to every CA";
@@ -393,40 +458,43 @@ void Validator::group_findings() {
         else fd.actual = "port " + std::to_string(p) + " is not linked to a switch or the CA";
         if (v != kRouteNoEntry) fd.a.port = p;
         fd.message = "routes end at " + fd.a.name + " (" + fd.actual + ") for " + counts(gr) + ", e.g. " +
-                     sample_pair(gr.dest, gr.src) +
+                     sample_pair(gr.dest, gr.at.src) +
                      "; these hosts cannot talk: check the OpenSM log for routing errors and that the destination's "
                      "links are up, then re-sweep";
-        r_.findings.push_back(std::move(fd));
+        r.findings.push_back(std::move(fd));
     }
-    for (const auto& [s, gr] : loops_) {
+    for (const auto& [s, group] : st_.loops) {
+        const Sum gr = sum(group);
         Finding fd = base(FindingKind::route_loop, s, gr);
         fd.expected = "routes that arrive";
         fd.actual = "loop " + cycle_text(gr.dest, s);
-        fd.message = "forwarding " + fd.actual + " for " + counts(gr) + ", e.g. " + sample_pair(gr.dest, gr.src) +
+        fd.message = "forwarding " + fd.actual + " for " + counts(gr) + ", e.g. " + sample_pair(gr.dest, gr.at.src) +
                      "; the switches' tables disagree (changed by hand, or OpenSM stopped mid-update): re-sweep "
                      "OpenSM and check its log";
-        r_.findings.push_back(std::move(fd));
+        r.findings.push_back(std::move(fd));
     }
-    for (const auto& [s, gr] : detours_) {
+    for (const auto& [s, group] : st_.detours) {
+        const Sum gr = sum(group);
         Finding fd = base(FindingKind::route_non_minimal, s, gr);
-        fd.expected = std::to_string(gr.shortest) + " cables";
-        fd.actual = std::to_string(gr.hops) + " cables";
+        fd.expected = std::to_string(gr.at.shortest) + " cables";
+        fd.actual = std::to_string(gr.at.hops) + " cables";
         fd.message = fd.a.name + " routes " + counts(gr) + " over more cables than the shortest path (e.g. " +
-                     sample_pair(gr.dest, gr.src) + ": " + fd.actual + ", shortest " + fd.expected +
+                     sample_pair(gr.dest, gr.at.src) + ": " + fd.actual + ", shortest " + fd.expected +
                      "); a missing link or the routing engine made the detour: see `ibfabric analyze` and "
                      "the engine's guid files";
-        r_.findings.push_back(std::move(fd));
+        r.findings.push_back(std::move(fd));
     }
 }
 
-void Validator::degraded_findings() {
-    for (Flagged& fl : flagged_) {
+void Validator::degraded_findings(RouteCheck& r) {
+    for (size_t fi = 0; fi < flagged_.size(); ++fi) {
+        const Flagged& fl = flagged_[fi];
         const NodeId ends[2] = {fl.link.node, fl.peer};
         const int ports[2] = {fl.link.port, fl.peer_port};
         long pairs = 0;
         for (int i = 0; i < 2; ++i) {
             if (int s = g_.sw_of(ends[i]); s >= 0) {
-                pairs += r_.port_pairs[g_.channel(s, ports[i])];
+                pairs += st_.port_pairs[g_.channel(s, ports[i])];
                 continue;
             }
             // A CA end: the pairs it sends (its switch's routed destinations, less its own LIDs).
@@ -434,8 +502,8 @@ void Validator::degraded_findings() {
             if (s < 0) continue;
             long own = 0;
             for (size_t di = 0; di < g_.dests().size(); ++di)
-                if (g_.dests()[di].node == ends[i] && g_.dests()[di].port == ports[i]) own += self_routed_[di];
-            pairs += from_routed_[s] - own;
+                if (g_.dests()[di].node == ends[i] && g_.dests()[di].port == ports[i]) own += st_.self_routed[di];
+            pairs += st_.from_routed[s] - own;
         }
         if (pairs <= 0) continue;
         Finding fd;
@@ -446,12 +514,16 @@ void Validator::degraded_findings() {
         fd.expected = "no routes over a degraded link";
         fd.actual = std::to_string(pairs) + " CA->CA pairs";
         std::string sample;
-        if (fl.sampled)
-            if (int src = sample_source(fl.dest, fl.channel); src >= 0) sample = ", e.g. " + sample_pair(fl.dest, src);
+        // The first destination whose routes cross it, and the channel they crossed first.
+        const std::vector<uint8_t>& crossed = st_.crossing[fi];
+        if (auto it = std::find_if(crossed.begin(), crossed.end(), [](uint8_t c) { return c != 0; }); it != crossed.end()) {
+            const auto di = static_cast<size_t>(it - crossed.begin());
+            if (int src = sample_source(di, fl.chan[*it - 1]); src >= 0) sample = ", e.g. " + sample_pair(di, src);
+        }
         fd.message = std::to_string(pairs) + " CA->CA routes cross " + port_label(f_, ends[0], ports[0]) + " -- " +
                      port_label(f_, ends[1], ports[1]) + " (" + fl.link.why + ")" + sample +
                      "; fix the link, or disable its port so OpenSM routes around it";
-        r_.findings.push_back(std::move(fd));
+        r.findings.push_back(std::move(fd));
     }
 }
 
@@ -500,7 +572,9 @@ struct Hasher {
 };
 }  // namespace
 
-uint64_t route_inputs_hash(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const RouteCheckOptions& opt) {
+namespace {
+// Everything but the tables: nodes, names, ports, LIDs, cables, degraded links, options.
+uint64_t topology_hash(const Fabric& f, const Analysis& a, const RouteCheckOptions& opt) {
     Hasher h;
     for (NodeId n = 0; n < f.size(); ++n) {
         const Node& node = f.node(n);
@@ -508,21 +582,106 @@ uint64_t route_inputs_hash(const Fabric& f, const Analysis& a, const std::vector
         for (const Port& p : node.ports)
             h.add(uint64_t{p.valid} | uint64_t{p.lid} << 8 | uint64_t{p.lmc} << 24 | uint64_t{p.peer} << 32), h.add(p.peer_port);
     }
-    for (const SwitchLft& t : lfts) h.add(t.switch_guid), h.bytes(t.port_by_lid.data(), t.port_by_lid.size());
     for (const DegradedLink& d : opt.degraded) h.add(d.node), h.add(static_cast<uint64_t>(d.port)), h.add(d.why);
     h.add(uint64_t{opt.non_minimal} | uint64_t{opt.credit_loops} << 1);
     return h.h;
 }
+}  // namespace
+
+uint64_t route_inputs_hash(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const RouteCheckOptions& opt) {
+    Hasher h;
+    h.add(topology_hash(f, a, opt));
+    for (const SwitchLft& t : lfts) h.add(t.switch_guid), h.add(lft_hash_of(t));
+    return h.h;
+}
+
+std::string_view to_string(RouteCheckCache::Mode m) {
+    switch (m) {
+        case RouteCheckCache::Mode::incremental: return "incremental";
+        case RouteCheckCache::Mode::unchanged: return "unchanged";
+        default: return "full";
+    }
+}
+
+RouteCheckCache::RouteCheckCache() = default;
+RouteCheckCache::~RouteCheckCache() = default;
+RouteCheckCache::RouteCheckCache(RouteCheckCache&&) noexcept = default;
+RouteCheckCache& RouteCheckCache::operator=(RouteCheckCache&&) noexcept = default;
 
 const RouteCheck& RouteCheckCache::check(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
                                          const RouteCheckOptions& opt) {
-    const uint64_t key = route_inputs_hash(f, a, lfts, opt);
-    cached_ = valid_ && key == key_;
-    if (!cached_) {
-        last_ = check_routes(RouteGraph(f, lfts), a, opt);
-        key_ = key, valid_ = true;
+    const RouteGraph g(f, lfts);
+    const uint64_t topology = topology_hash(f, a, opt);
+    bool same = state_ && state_->topology == topology && !state_->saturated;
+    for (int s = 0; same && s < g.switches(); ++s) same = g.has_table(s) == (state_->table_of[s] >= 0);
+    // The destination LIDs whose entry changed in some table (the tables with a new hash only).
+    std::vector<uint8_t> lid_dirty;
+    std::vector<int> changed;
+    std::vector<uint64_t> hashes(g.switches(), 0);
+    for (int s = 0; same && s < g.switches(); ++s) {
+        if (!g.has_table(s)) continue;
+        const SwitchLft& now = *g.table(s);
+        const SwitchLft& was = state_->tables[state_->table_of[s]];
+        hashes[s] = lft_hash_of(now);
+        if (hashes[s] == was.hash) continue;
+        const std::vector<uint8_t>& x = was.port_by_lid;
+        const std::vector<uint8_t>& y = now.port_by_lid;
+        const size_t n = std::max(x.size(), y.size());
+        if (lid_dirty.size() < n) lid_dirty.resize(n, 0);
+        for (size_t lid = 0; lid < n; ++lid)
+            if ((lid < x.size() ? x[lid] : kLftNoPath) != (lid < y.size() ? y[lid] : kLftNoPath)) lid_dirty[lid] = 1;
+        changed.push_back(s);
     }
-    return last_;
+    std::vector<size_t> dirty;
+    for (size_t di = 0; same && di < g.dests().size(); ++di)
+        if (g.dests()[di].lid < lid_dirty.size() && lid_dirty[g.dests()[di].lid] && g.dests()[di].sw >= 0) dirty.push_back(di);
+    tables_changed_ = changed.size();
+    // Keeps the new tables' copies (and every hash) for the next check.
+    auto keep = [&](const std::vector<int>& which) {
+        for (int s : which) {
+            SwitchLft& t = state_->tables[state_->table_of[s]];
+            t.port_by_lid = g.table(s)->port_by_lid;
+            t.hash = hashes[s];
+        }
+    };
+    if (same && dirty.empty()) {
+        keep(changed);  // equal entries where the destinations are (a switch LID, say): same result
+        mode_ = Mode::unchanged, revalidated_ = 0;
+        return state_->last;
+    }
+    if (same && dirty.size() * 2 <= g.dests().size()) {
+        // Rows of 64 LIDs when the changed destinations crowd them (4 or more a block on average).
+        size_t blocks = 0;
+        for (size_t i = 0; i < dirty.size(); ++i)
+            blocks += i == 0 || g.dests()[dirty[i]].lid / DestWalk::kMaxBlock != g.dests()[dirty[i - 1]].lid / DestWalk::kMaxBlock;
+        const uint32_t block = dirty.size() >= 4 * blocks ? DestWalk::kMaxBlock : 1;
+        // Take out what the last tables gave these destinations, then put in what the new ones give.
+        {
+            const RouteGraph old(f, state_->tables);
+            Validator v(old, a, opt, *state_, block);
+            for (size_t di : dirty) v.destination(di, -1);
+        }
+        keep(changed);
+        Validator v(g, a, opt, *state_, block);
+        for (size_t di : dirty) v.destination(di, +1);
+        state_->last = v.result();
+        mode_ = Mode::incremental, revalidated_ = dirty.size();
+        return state_->last;
+    }
+    auto st = std::make_unique<State>();
+    st->topology = topology;
+    st->table_of.assign(g.switches(), -1);
+    for (int s = 0; s < g.switches(); ++s)
+        if (g.has_table(s)) {
+            st->table_of[s] = static_cast<int32_t>(st->tables.size());
+            st->tables.push_back(SwitchLft{g.table(s)->switch_guid, g.table(s)->port_by_lid, lft_hash_of(*g.table(s))});
+        }
+    Validator v(g, a, opt, *st);
+    v.all();
+    st->last = v.result();
+    state_ = std::move(st);
+    mode_ = Mode::full, revalidated_ = g.dests().size();
+    return state_->last;
 }
 
 nlohmann::json route_check_json(const RouteCheck& rc) {
@@ -533,8 +692,10 @@ nlohmann::json route_check_json(const RouteCheck& rc) {
 }
 
 RouteCheck check_routes(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& opt) {
-    return Validator(g, a, opt).run();
+    RouteCheckCache::State st;
+    Validator v(g, a, opt, st);
+    v.all();
+    return v.result();
 }
 
 }  // namespace ibf
-

@@ -25,7 +25,7 @@ RouteGraph::RouteGraph(const Fabric& f, const std::vector<SwitchLft>& lfts) : f_
     tables_.assign(nodes_.size(), nullptr);
     for (const SwitchLft& t : lfts)
         if (auto id = f.find(t.switch_guid); id && sw_of_[*id] >= 0 && !tables_[sw_of_[*id]])
-            tables_[sw_of_[*id]] = &t.port_by_lid;
+            tables_[sw_of_[*id]] = &t;
     base_.reserve(nodes_.size() + 1);
     cas_.resize(nodes_.size());
     uint32_t next = 0;
@@ -77,19 +77,26 @@ std::pair<int, int> RouteGraph::channel_port(uint32_t ch) const {
     return {s, static_cast<int>(ch - base_[s])};
 }
 
-DestWalk::DestWalk(const RouteGraph& g)
-    : g_(g), stamp_(g.switches(), 0), memo_(g.switches(), 0), end_(g.switches(), -1) {}
+DestWalk::DestWalk(const RouteGraph& g, uint32_t block)
+    : g_(g), block_size_(std::clamp<uint32_t>(block, 1, kMaxBlock)), stamp_(g.switches(), 0), memo_(g.switches(), 0), end_(g.switches(), -1) {}
 
 void DestWalk::load_block(uint32_t first) {
     const int n = g_.switches();
-    block_.assign(static_cast<size_t>(n) * kBlock, kLftNoPath);
-    hops_.assign(static_cast<size_t>(n) * kBlock, kHopDead);
+    const uint32_t block = block_size_;
+    const size_t cells = static_cast<size_t>(n) * block;
+    if (block_.size() != cells) block_.assign(cells, kLftNoPath), hops_.assign(cells, kHopDead);
+    uint8_t* out = block_.data();
+    int32_t* hout = hops_.data();
     for (int sw = 0; sw < n; ++sw) {  // one switch's table line and port row at a time
-        if (!g_.has_table(sw)) continue;
-        for (uint32_t j = 0; j < kBlock; ++j) {
-            const uint8_t p = g_.port(sw, first + j);
-            block_[j * n + sw] = p;
-            hops_[j * n + sw] = g_.hop(sw, p);
+        const SwitchLft* t = g_.table(sw);
+        const size_t have = t && first < t->port_by_lid.size() ? std::min<size_t>(block, t->port_by_lid.size() - first) : 0;
+        const uint8_t* in = have ? t->port_by_lid.data() + first : nullptr;
+        const int32_t* row = g_.hop_row(sw);
+        const int ports = g_.ports(sw);
+        for (uint32_t j = 0; j < block; ++j) {
+            const uint8_t p = j < have ? in[j] : kLftNoPath;
+            out[j * n + sw] = p;
+            hout[j * n + sw] = p != kLftNoPath && p <= ports ? row[p] : kHopDead;  // row[0] is kHopDead
         }
     }
     block_first_ = first;
@@ -97,7 +104,7 @@ void DestWalk::load_block(uint32_t first) {
 
 void DestWalk::reset(const RouteDest& d) {
     d_ = d;
-    const uint32_t first = d.lid / kBlock * kBlock;
+    const uint32_t first = d.lid / block_size_ * block_size_;
     if (first != block_first_) load_block(first);
     row_ = block_.data() + static_cast<size_t>(d.lid - first) * g_.switches();
     hop_row_ = hops_.data() + static_cast<size_t>(d.lid - first) * g_.switches();

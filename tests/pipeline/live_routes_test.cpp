@@ -102,6 +102,7 @@ TEST(LiveRoutes, AnUnchangedSweepReusesTheLastValidationAndAChangedOneKeepsItUnt
     Lab lab;
     ASSERT_TRUE(lab.finish(lab.sweep()));
     ASSERT_EQ(lab.routes->validations(), 1u);
+    EXPECT_EQ(lab.st.routes_json()["mode"], "full");
 
     const CheckRun same = lab.sweep();  // the same tables, cabling and rates
     EXPECT_FALSE(same.routes_pending);
@@ -122,6 +123,9 @@ TEST(LiveRoutes, AnUnchangedSweepReusesTheLastValidationAndAChangedOneKeepsItUnt
     EXPECT_EQ(count_kind(lab.findings(), "route_unreachable"), 0);
     EXPECT_EQ(count_kind(lab.findings(), "route_via_degraded_link"), 1);
     EXPECT_EQ(lab.routes->validations(), 2u);
+    // Only spine0002's table changed, in one entry: that destination LID alone was walked again.
+    EXPECT_EQ(lab.st.routes_json()["mode"], "incremental");
+    EXPECT_EQ(lab.st.routes_json()["revalidated_lids"], 1);
 }
 
 TEST(LiveRoutes, AValidationOvertakenByANewerSweepIsNotPublished) {

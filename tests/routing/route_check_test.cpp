@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
+#include <set>
 
 #include "ibf/analysis.h"
 #include "ibf/lft.h"
@@ -229,6 +231,120 @@ TEST(RouteCheckCache, ASweepWithoutChangesReusesTheResultAndAChangedEntryDoesNot
     table_of(lfts, f, synth_node(f, "spine0002")).port_by_lid[host_lid(f, "node00001")] = kLftNoPath;
     EXPECT_EQ(of_kind(cache.check(f, a, lfts), FindingKind::route_unreachable).size(), 1u);
     EXPECT_FALSE(cache.last_was_cached());
+}
+
+// Everything a RouteCheck says, as text: two results are the same when these are equal.
+std::string dump(const RouteCheck& rc) {
+    std::string t = std::to_string(rc.pairs) + " " + std::to_string(rc.routed) + " " + std::to_string(rc.unreachable) + " " +
+                    std::to_string(rc.looping) + " " + std::to_string(rc.unverified) + " " + std::to_string(rc.non_minimal) +
+                    " max " + std::to_string(rc.max_hops) + " credit " + std::to_string(rc.credit_loops) + "\nhops";
+    for (long n : rc.hop_histogram) t += " " + std::to_string(n);
+    t += "\nports";
+    for (size_t ch = 0; ch < rc.port_pairs.size(); ++ch)
+        if (rc.port_pairs[ch]) t += " " + std::to_string(ch) + ":" + std::to_string(rc.port_pairs[ch]);
+    for (const Finding& fd : rc.findings)
+        t += "\n" + std::string(to_string(fd.kind)) + " " + std::to_string(static_cast<int>(fd.severity)) + " " + fd.a.name + "/" +
+             std::to_string(fd.a.port) + " " + std::to_string(fd.a.guid) + " " + fd.b.name + "/" + std::to_string(fd.b.port) + " " +
+             std::to_string(fd.b.guid) + " [" + fd.expected + "] [" + fd.actual + "] " + fd.message;
+    return t;
+}
+
+// Random entries of random tables set to random ports (dead ends, loops, detours, wrong CAs, 255),
+// sometimes a table put back as it was: after each round the cache must say exactly what a full
+// validation of the same tables says, and at least `min_incremental` rounds must have been
+// incremental (the others: nothing changed, or more than half the destinations did: in full).
+std::map<FindingKind, int> randomized_rounds(const Fabric& f, std::vector<SwitchLft> lfts, const RouteCheckOptions& opt, int rounds,
+                                       unsigned seed, int min_incremental) {
+    const Analysis a = analyze(f);
+    const std::vector<SwitchLft> original = lfts;
+    for (SwitchLft& t : lfts) t.hash = lft_hash(t.port_by_lid);
+    std::vector<uint32_t> ca_lids;
+    for (NodeId n = 0; n < f.size(); ++n)
+        if (f.node(n).type == NodeType::CA)
+            for (const Port& p : f.node(n).ports)
+                if (p.valid && p.lid) ca_lids.push_back(p.lid);
+    std::mt19937 rng(seed);
+    auto pick = [&](size_t n) { return static_cast<size_t>(std::uniform_int_distribution<size_t>(0, n - 1)(rng)); };
+    RouteCheckCache cache;
+    EXPECT_EQ(dump(cache.check(f, a, lfts, opt)), dump(check_routes(RouteGraph(f, lfts), a, opt)));
+    EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::full);
+    int incremental = 0, unchanged = 0;
+    std::map<FindingKind, int> kinds;  // the rounds that found each kind
+    for (int round = 0; round < rounds; ++round) {
+        const size_t tables = round % 7 == 6 ? 0 : 1 + pick(3);  // every 7th round: nothing changes
+        for (size_t k = 0; k < tables; ++k) {
+            const size_t ti = pick(lfts.size());
+            SwitchLft& t = lfts[ti];
+            if (pick(5) == 0) {
+                t.port_by_lid = original[ti].port_by_lid;  // re-routed back
+            } else {
+                const int ports = f.node(*f.find(t.switch_guid)).num_ports();
+                for (size_t m = 1 + pick(4); m-- > 0;) {
+                    const uint32_t lid = pick(3) ? ca_lids[pick(ca_lids.size())] : static_cast<uint32_t>(pick(t.port_by_lid.size()));
+                    const size_t choice = pick(static_cast<size_t>(ports) + 2);
+                    t.port_by_lid[lid] = choice == static_cast<size_t>(ports) + 1 ? kLftNoPath : static_cast<uint8_t>(choice);
+                }
+            }
+            t.hash = pick(2) ? lft_hash(t.port_by_lid) : 0;  // the decoder's hash, or none
+        }
+        const RouteCheck full = check_routes(RouteGraph(f, lfts), a, opt);
+        std::set<FindingKind> found;
+        for (const Finding& fd : full.findings) found.insert(fd.kind);
+        for (FindingKind k : found) ++kinds[k];
+        const std::string want = dump(full);
+        const std::string got = dump(cache.check(f, a, lfts, opt));
+        EXPECT_EQ(got, want) << "round " << round << " (" << to_string(cache.last_mode()) << ")";
+        if (got != want) return kinds;  // the first difference is the one to read
+        incremental += cache.last_mode() == RouteCheckCache::Mode::incremental;
+        unchanged += cache.last_mode() == RouteCheckCache::Mode::unchanged;
+    }
+    EXPECT_GE(incremental, min_incremental);
+    EXPECT_GT(unchanged, 0);
+    return kinds;
+}
+
+TEST(RouteCheckCache, IncrementalEqualsAFullValidationOnRandomTableChangesInAThreeLevelTree) {
+    const Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40});
+    const Analysis a = analyze(f);
+    RouteCheckOptions opt;
+    const NodeId leaf = synth_node(f, "leaf0002"), host = synth_node(f, "node00007");
+    opt.degraded = {{leaf, a.info(leaf)->up_bundles[0].ports[0], "1xHDR, expected 4xHDR: rate_mismatch"}, {host, 1, "port_errors"}};
+    auto kinds = randomized_rounds(f, synth_lfts(f), opt, 150, 21, 100);
+    for (FindingKind k : {FindingKind::route_unreachable, FindingKind::route_loop, FindingKind::route_non_minimal,
+                          FindingKind::route_via_degraded_link})
+        EXPECT_TRUE(kinds.count(k)) << to_string(k) << " never came up: the rounds do not test it";
+}
+
+TEST(RouteCheckCache, IncrementalEqualsAFullValidationOnRandomTableChangesOnARing) {
+    const Fabric f = ring();
+    RouteCheckOptions opt;
+    opt.degraded = {{0, 2, "link_flapping"}};
+    // Clockwise tables (a credit loop) changed at random and put back: the loop comes and goes.
+    // Three destinations: a round that changes two of them is validated in full.
+    const int rounds = 150;
+    auto kinds = randomized_rounds(f, ring_tables(f, true), opt, rounds, 7, 30);
+    EXPECT_GT(kinds[FindingKind::credit_loop], 0);
+    EXPECT_LT(kinds[FindingKind::credit_loop], rounds);
+}
+
+TEST(RouteCheckCache, ACablingOrDegradedLinkChangeValidatesInFull) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);
+    const Analysis a = analyze(f);
+    RouteCheckCache cache;
+    cache.check(f, a, lfts);
+    table_of(lfts, f, synth_node(f, "spine0002")).port_by_lid[host_lid(f, "node00001")] = kLftNoPath;
+    cache.check(f, a, lfts);
+    EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::incremental);
+    EXPECT_EQ(cache.last_revalidated(), 1u);  // node00001's LID
+    EXPECT_EQ(cache.last_tables_changed(), 1u);
+    RouteCheckOptions opt;
+    opt.degraded = {{synth_node(f, "node00003"), 1, "port_errors"}};
+    EXPECT_EQ(dump(cache.check(f, a, lfts, opt)), dump(check_routes(RouteGraph(f, lfts), a, opt)));
+    EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::full);
+    remove_cable(f, synth_node(f, "node00004"), 1);
+    EXPECT_EQ(dump(cache.check(f, a, lfts, opt)), dump(check_routes(RouteGraph(f, lfts), a, opt)));
+    EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::full);
 }
 
 TEST(LftPaths, MinHopTablesOnAThreeLevelTreeReachEveryHostFromEverySwitch) {

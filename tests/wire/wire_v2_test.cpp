@@ -127,6 +127,10 @@ TEST(WireV2, UnchangedLftsGoAsNineByteRecordsAndComeBackWhole) {
     Snapshot got = decode_frames(d, frames);
     expect_same_snapshot(s2, got);
     EXPECT_EQ(got.lfts[7].port_by_lid[100], 2);
+    // Every decoded table carries its hash, the kept one for an "unchanged" record: the route
+    // validation finds the changed table by it (route_check.h).
+    for (const SwitchLft& t : got.lfts) EXPECT_EQ(t.hash, lft_hash(t.port_by_lid)) << std::hex << t.switch_guid;
+    EXPECT_NE(got.lfts[7].hash, lft_hash(s1.lfts[7].port_by_lid));
 }
 
 TEST(WireV2, ANewConnectionGetsEveryTableAndAStrangerRefusesUnchanged) {

@@ -170,10 +170,7 @@ bool valid_utf8(std::string_view s) {
     return true;
 }
 
-uint64_t lft_hash(const SwitchLft& t) {
-    std::string_view bytes(reinterpret_cast<const char*>(t.port_by_lid.data()), t.port_by_lid.size());
-    return std::hash<std::string_view>{}(bytes) ^ (t.port_by_lid.size() * 0x9E3779B97F4A7C15ULL);
-}
+uint64_t lft_hash(const SwitchLft& t) { return ibf::lft_hash(t.port_by_lid); }
 
 // ---------------------------------------------------------------------------------------------
 // Writer
@@ -620,7 +617,7 @@ void SnapshotAssembler::lfts(std::string_view body) {
         const std::string at = "LFT " + std::to_string(out.size());
         const Guid guid = in.u64();
         const uint8_t how = in.u8();
-        std::shared_ptr<const std::vector<uint8_t>> table;
+        Delivered table;
         if (how == 0) {
             auto it = delivered_.find(guid);
             if (it == delivered_.end())
@@ -630,12 +627,13 @@ void SnapshotAssembler::lfts(std::string_view body) {
             const uint32_t lids = in.u32();
             if (lids > kMaxLftLids) in.fail(at + ": more than " + std::to_string(kMaxLftLids) + " LIDs");
             std::string_view bytes = in.take(lids);
-            table = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+            table.table = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+            table.hash = ibf::lft_hash(*table.table);  // only tables that came in full are hashed
         } else {
             in.fail(at + ": unknown kind " + std::to_string(how));
         }
-        if (LftError e = lft_error(s_->fabric, guid, *table, lft_seen_); !e.what.empty()) in.fail(at + ": " + e.what);
-        out.push_back(SwitchLft{guid, *table});
+        if (LftError e = lft_error(s_->fabric, guid, *table.table, lft_seen_); !e.what.empty()) in.fail(at + ": " + e.what);
+        out.push_back(SwitchLft{guid, *table.table, table.hash});
         next_delivered_[guid] = std::move(table);
     }
     in.expect_end();

@@ -45,8 +45,13 @@ private:
     uint32_t links_ = 0;
     std::vector<std::string> strings_;      // the string table of the snapshot in progress
     std::vector<uint8_t> lft_seen_;         // per NodeId: has a table in this snapshot
-    // Per switch GUID: the table the last completed snapshot delivered ("unchanged" refers to it).
-    std::unordered_map<Guid, std::shared_ptr<const std::vector<uint8_t>>> delivered_, next_delivered_;
+    // Per switch GUID: the table the last completed snapshot delivered ("unchanged" refers to it)
+    // and its lft_hash (SwitchLft::hash of the decoded tables).
+    struct Delivered {
+        std::shared_ptr<const std::vector<uint8_t>> table;
+        uint64_t hash = 0;
+    };
+    std::unordered_map<Guid, Delivered> delivered_, next_delivered_;
 };
 
 // The structural checks both snapshot decoders make (wire.cpp). nullptr / empty `what` = fine.

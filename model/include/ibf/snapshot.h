@@ -40,8 +40,18 @@ struct SmInfo {
 struct SwitchLft {
     Guid switch_guid = 0;                // node GUID of the switch
     std::vector<uint8_t> port_by_lid;    // index = destination LID; 255 = unreachable
+    // lft_hash(port_by_lid) when known, 0 = not known. The snapshot decoder sets it (hashing only the
+    // tables that came in full, keeping the hash of an "unchanged" one: docs/wire.md), so the route
+    // validation finds the changed tables without reading the others (route_check.h). Whoever
+    // changes port_by_lid sets it to 0 (or the new hash): equal nonzero hashes are taken as equal tables.
+    uint64_t hash = 0;
 };
 inline constexpr uint8_t kLftNoPath = 255;
+
+// A 64-bit hash of a table's bytes and length (the snapshot protocol's per-table hash, wire.h).
+uint64_t lft_hash(const std::vector<uint8_t>& port_by_lid);
+// t.hash when set, else lft_hash(t.port_by_lid).
+inline uint64_t lft_hash_of(const SwitchLft& t) { return t.hash ? t.hash : lft_hash(t.port_by_lid); }
 
 struct Snapshot {
     std::string osm_version;          // "OpenSM 3.3.23"

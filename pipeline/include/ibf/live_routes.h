@@ -1,7 +1,9 @@
 // The route validation of the LFTs the plugin exports (routing/route_check.h), live after every
 // master sweep. Kept between sweeps by the daemon's one check thread: a sweep that changed
 // nothing the routes depend on (tables, cabling, LIDs, names, degraded links) costs one hash of
-// those inputs and reuses the last findings; any other runs the validation in full, AFTER the
+// those inputs (the tables by their SwitchLft::hash) and reuses the last findings; a sweep that
+// changed only tables re-walks the destination LIDs whose entries changed; any other runs the
+// validation in full. Either runs AFTER the
 // cabling findings of that sweep are published (run_check leaves it as CheckRun::routes_pending,
 // finish_routes() runs it; docs/threading.md). Pure: no I/O, no threads; the clock is passed in.
 //
@@ -44,7 +46,7 @@ struct RouteJob {
 struct RouteOutcome {
     uint64_t sweep_seq = 0;          // the sweep validated
     std::vector<Finding> findings;   // route_unreachable, route_loop, credit_loop, route_non_minimal, route_via_degraded_link
-    nlohmann::json summary;          // route_check_json + sweep_seq, validate_ms
+    nlohmann::json summary;          // route_check_json + sweep_seq, validate_ms, mode, revalidated_lids
 };
 
 class LiveRouteCheck {
@@ -53,7 +55,8 @@ public:
     const RouteOutcome* cached(uint64_t key) const { return valid_ && key == key_ ? &last_ : nullptr; }
     // The last validation, whatever its inputs; null before the first.
     const RouteOutcome* last() const { return valid_ ? &last_ : nullptr; }
-    // Runs it in full and keeps it.
+    // Runs it and keeps it: in full, or only the destinations whose table entries changed since
+    // the last validation (RouteCheckCache: the same fabric, names and degraded links).
     const RouteOutcome& validate(const RouteJob& j, const StepClock& clock = {});
     uint64_t validations() const { return validations_; }
 
@@ -61,6 +64,7 @@ private:
     uint64_t key_ = 0, validations_ = 0;
     bool valid_ = false;
     RouteOutcome last_;
+    RouteCheckCache cache_;
 };
 
 // The degraded links of a sweep (route_check.h's degraded_links over the check's, the analysis'

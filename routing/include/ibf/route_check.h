@@ -26,7 +26,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -73,25 +75,49 @@ struct RouteCheck {
 RouteCheck check_routes(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& opt = {});
 
 // What the validation depends on, hashed: every node's GUID, type and name, every port's LID, LMC
-// and peer, every table's bytes, the degraded links. Equal hashes: the same RouteCheck.
+// and peer, every table (by its SwitchLft::hash when set, else its bytes), the degraded links.
+// Equal hashes: the same RouteCheck.
 uint64_t route_inputs_hash(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
                            const RouteCheckOptions& opt);
 
-// The last result, kept for a sweep that changed nothing routing depends on (no LFT, cabling, LID
-// or degraded-link change): then check() costs one hash over the inputs (~1 ms for 2k nodes).
+// The validation kept between sweeps, re-validating only what changed (docs/analysis.md,
+// "Incremental validation"):
+//   - the same fabric (nodes, names, ports, LIDs, cables: route_inputs_hash without the tables),
+//     the same degraded links and options, the same switches with a table: only the destination
+//     LIDs whose entry changed in some table are walked again, once over the last sweep's tables
+//     to take their pairs, counts and channel dependencies out, once over the new ones to put them
+//     back. A destination's routes read nothing but its own entry of every table and that fabric,
+//     so every other destination's share is still what a full validation would find. A table
+//     whose SwitchLft::hash equals the last one's is not read; the changed ones are compared
+//     entry by entry with a copy kept here. More than half the destinations changed: in full.
+//   - anything else changed: in full.
+// The result equals check_routes(RouteGraph(f, lfts), a, opt) (route_check_test, randomized).
+// Memory: a copy of every table (184 MB at 48k LIDs) and the per-port counts.
 //   ibf::RouteCheckCache cache;   // per SM, on the thread that runs the analysis
 //   const ibf::RouteCheck& rc = cache.check(fabric, analysis, snapshot.lfts, opt);
 class RouteCheckCache {
 public:
+    enum class Mode { full, incremental, unchanged };
+    RouteCheckCache();
+    ~RouteCheckCache();
+    RouteCheckCache(RouteCheckCache&&) noexcept;
+    RouteCheckCache& operator=(RouteCheckCache&&) noexcept;
+
     const RouteCheck& check(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
                             const RouteCheckOptions& opt = {});
-    bool last_was_cached() const { return cached_; }
+    Mode last_mode() const { return mode_; }
+    bool last_was_cached() const { return mode_ == Mode::unchanged; }
+    size_t last_revalidated() const { return revalidated_; }  // destination LIDs walked by the last check
+    size_t last_tables_changed() const { return tables_changed_; }
+
+    struct State;  // route_check.cpp
 
 private:
-    uint64_t key_ = 0;
-    bool valid_ = false, cached_ = false;
-    RouteCheck last_;
+    std::unique_ptr<State> state_;
+    Mode mode_ = Mode::full;
+    size_t revalidated_ = 0, tables_changed_ = 0;
 };
+std::string_view to_string(RouteCheckCache::Mode m);  // "full", "incremental", "unchanged"
 
 // {"pairs", "routed", "unreachable", "looping", "unverified", "non_minimal", "max_hops",
 //  "hop_histogram", "credit_loops", "vl": "VL0 only (no SL2VL)"} (docs/analysis.md; no findings).

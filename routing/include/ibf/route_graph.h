@@ -47,14 +47,17 @@ public:
     NodeId node_of(int sw) const { return nodes_[sw]; }
     int sw_of(NodeId n) const { return n < sw_of_.size() ? sw_of_[n] : -1; }
     bool has_table(int sw) const { return tables_[sw] != nullptr; }
+    const SwitchLft* table(int sw) const { return tables_[sw]; }  // null: none
     int ports(int sw) const { return base_[sw + 1] - base_[sw] - 1; }
     // Egress port of `sw` for `lid`; kLftNoPath when the table has no entry (or there is no table).
     uint8_t port(int sw, uint32_t lid) const {
-        const std::vector<uint8_t>* t = tables_[sw];
-        return t && lid < t->size() ? (*t)[lid] : kLftNoPath;
+        const SwitchLft* t = tables_[sw];
+        return t && lid < t->port_by_lid.size() ? t->port_by_lid[lid] : kLftNoPath;
     }
     // What port p of `sw` leads to: a switch number, kHopCa or kHopDead.
     int32_t hop(int sw, int p) const { return p > 0 && p <= ports(sw) ? hop_[base_[sw] + p] : kHopDead; }
+    // hop(sw, p) for p = 0..ports(sw), as one row (entry 0: kHopDead).
+    const int32_t* hop_row(int sw) const { return hop_.data() + base_[sw]; }
     // The far port number of port p of `sw` (0 when it leads nowhere).
     uint8_t hop_port(int sw, int p) const { return p > 0 && p <= ports(sw) ? far_port_[base_[sw] + p] : 0; }
     // A dense index of (sw, p), 0 <= channel < channels(): per-port counters.
@@ -73,7 +76,7 @@ private:
     const Fabric* f_;
     std::vector<NodeId> nodes_;
     std::vector<int32_t> sw_of_;
-    std::vector<const std::vector<uint8_t>*> tables_;
+    std::vector<const SwitchLft*> tables_;
     std::vector<uint32_t> base_;  // per switch, first channel; base_[switches()] = channels()
     std::vector<int32_t> hop_;
     std::vector<uint8_t> far_port_;
@@ -92,7 +95,10 @@ enum RouteVerdict : int32_t {
 
 class DestWalk {
 public:
-    explicit DestWalk(const RouteGraph& g);
+    // `block`: LIDs loaded at a time (1..64): 64 for destinations in LID order, 1 for a few
+    // scattered ones (RouteCheckCache: loading 64 LIDs of every table for one costs ~20 walks).
+    explicit DestWalk(const RouteGraph& g, uint32_t block = kMaxBlock);
+    static constexpr uint32_t kMaxBlock = 64;
     // Starts a new destination (O(1): memo entries of earlier destinations go stale; every 64th
     // LID copies 64 entries of every table).
     void reset(const RouteDest& d);
@@ -116,10 +122,10 @@ private:
 
     const RouteGraph& g_;
     RouteDest d_;
-    // The tables' entries for kBlock consecutive LIDs, LID-major (one row of switches per LID):
-    // a walk reads one contiguous row instead of one cache line per switch. Destinations in LID
-    // order load each block once.
-    static constexpr uint32_t kBlock = 64;
+    // The tables' entries for block_size_ consecutive LIDs, LID-major (one row of switches per
+    // LID): a walk reads one contiguous row instead of one cache line per switch. Destinations in
+    // LID order load each block once.
+    uint32_t block_size_;
     std::vector<uint8_t> block_;
     std::vector<int32_t> hops_;  // the same block, hop() of each entry
     uint32_t block_first_ = UINT32_MAX;
