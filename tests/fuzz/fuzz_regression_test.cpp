@@ -63,7 +63,7 @@ TEST(FuzzRegression, DumpReaders) {
 }
 
 TEST(FuzzRegression, PlanAndDaemonConfig) {
-    EXPECT_EQ(feed_all("plan_yaml", ibf_fuzz_plan_yaml) + feed_dir(kExamples, ibf_fuzz_plan_yaml, ".yaml"), 9u);
+    EXPECT_EQ(feed_all("plan_yaml", ibf_fuzz_plan_yaml) + feed_dir(kExamples, ibf_fuzz_plan_yaml, ".yaml"), 10u);  // + fat-tree-3tier-8192.yaml
     const fs::path packaging = fs::path(IBF_FUZZ_DIR) / ".." / "packaging";
     EXPECT_EQ(feed_all("daemon_config", ibf_fuzz_daemon_config) + feed_dir(kExamples, ibf_fuzz_daemon_config, "ibfabricd") +
                   feed_dir(packaging, ibf_fuzz_daemon_config, "ibfabricd.yaml"),
