@@ -14,13 +14,14 @@
 set -euo pipefail
 
 RUNTIME=(
-  libyaml-cpp0.7 libspdlog1.10 libfmt9 libsqlite3-0 libssl3 libibumad3 libibmad5 libstdc++6
+  libyaml-cpp0.7 libspdlog1.10 libfmt9 libsqlite3-0 libssl3 zlib1g libibumad3 libibmad5 libstdc++6
   opensm infiniband-diags systemd
 )
 BUILD=(
   build-essential cmake ninja-build pkg-config
   libyaml-cpp-dev libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libsqlite3-dev libgtest-dev libgmock-dev libssl-dev
+  zlib1g-dev                             # gzip of /metrics and the API (api/); not in a minimal Debian 12
   libopensm-dev libibumad-dev libibmad-dev
   dpkg-dev                               # dpkg-shlibdeps for the .deb's Depends (cmake --build build --target package)
 )

@@ -35,6 +35,9 @@ cleanup() {
   wait 2>/dev/null || true
   mountpoint -q "$root" && umount -l "$root"
   rm -rf "$tmp"
+  # systemd-nspawn leaves its mount-propagation directory behind when /run is not a tmpfs (it
+  # refuses to remove a directory on a disk file system): one per run, so remove ours.
+  rmdir "/run/systemd/nspawn/propagate/$machine" 2>/dev/null || true
 }
 trap cleanup EXIT
 fail() {
