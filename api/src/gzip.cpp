@@ -1,6 +1,8 @@
 // gzip() and gunzip() with zlib (ibf/gzip.h).
 #include "ibf/gzip.h"
 
+#include "ibf/text.h"
+
 #include <zlib.h>
 
 #include <cctype>
@@ -53,11 +55,6 @@ bool accepts_gzip(std::string_view v) {
         from = comma + 1;
         const size_t semi = item.find(';');
         std::string_view coding = item.substr(0, semi);
-        auto trim = [](std::string_view s) {
-            while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-            while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-            return s;
-        };
         coding = trim(coding);
         if (coding != "gzip" && coding != "x-gzip" && coding != "*") continue;
         if (semi == std::string_view::npos) return true;

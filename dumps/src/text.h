@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "ibf/error.h"
+#include "ibf/text.h"
 
 namespace ibf::detail {
 
@@ -18,11 +19,7 @@ inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c ==
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 inline bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-inline std::string_view trim(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
-}
+using ibf::trim;  // ibf/text.h
 
 inline bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 

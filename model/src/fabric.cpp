@@ -1,5 +1,7 @@
 #include "ibf/fabric.h"
 
+#include "ibf/text.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -38,14 +40,6 @@ std::string_view to_string(PhysState s) {
         default: return "Unknown";
     }
 }
-
-namespace {
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-    return s;
-}
-}  // namespace
 
 std::string derive_name(NodeType type, std::string_view d) {
     d = trim(d);

@@ -1,5 +1,7 @@
 #include "ibf/rate.h"
 
+#include "ibf/text.h"
+
 #include <cstdio>
 
 #include <array>
@@ -43,12 +45,6 @@ bool iequals(std::string_view a, std::string_view b) {
         if (std::toupper(static_cast<unsigned char>(a[i])) != std::toupper(static_cast<unsigned char>(b[i])))
             return false;
     return true;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-    return s;
 }
 
 std::optional<double> parse_double(std::string_view s) {

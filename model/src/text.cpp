@@ -46,6 +46,13 @@ std::string terminal_safe(std::string_view s) {
     return out;
 }
 
+std::string_view trim(std::string_view s) {
+    auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+    while (!s.empty() && space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
     std::string s;
     for (size_t i = 0; i < v.size(); ++i) {

@@ -17,3 +17,13 @@ TEST(TerminalSafe, ControlAndInvalidBytesBecomeHex) {
     EXPECT_EQ(terminal_safe("surrogate \xed\xa0\x80"), "surrogate \\xed\\xa0\\x80");
     EXPECT_EQ(terminal_safe(""), "");
 }
+
+TEST(Trim, AsciiWhiteSpaceAtBothEndsWhateverTheLocale) {
+    EXPECT_EQ(ibf::trim(" \tleaf01 \r"), "leaf01");
+    EXPECT_EQ(ibf::trim("\n\v\fa b\f\v\n"), "a b");  // inner space kept
+    EXPECT_EQ(ibf::trim(""), "");
+    EXPECT_EQ(ibf::trim(" \t\r\n"), "");
+    EXPECT_EQ(ibf::trim("\xa0x\xa0"), "\xa0x\xa0");  // a NBSP byte is not ASCII white space
+    const std::string_view s = "  x  ";
+    EXPECT_EQ(ibf::trim(s).data(), s.data() + 2);  // a view into its argument
+}
