@@ -8,7 +8,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ibf/daemon_fixture.h"
@@ -73,10 +75,14 @@ struct Agent {
     std::vector<std::string> warnings;
     std::unique_ptr<HaAgent> agent;
 
-    explicit Agent(ha::HaConfig cfg = {}) {
+    // mad_port false: opening the MAD port fails, as on a node whose umad device is missing.
+    explicit Agent(ha::HaConfig cfg = {}, bool mad_port = true) {
         cfg.poll_ms = 20;
         HaAgentHooks h;
-        h.open_port = [] { return std::make_unique<FakePort>(); };
+        h.open_port = [mad_port]() -> std::unique_ptr<ha::SmpPort> {
+            if (!mad_port) throw std::runtime_error("cannot find umad port");
+            return std::make_unique<FakePort>();
+        };
         h.on_batch = [this](HaBatch) { ++batches; };
         h.on_promote_sent = [this](ha::SmInfoReply) {
             promoted_us = std::chrono::duration_cast<std::chrono::microseconds>(steady::now().time_since_epoch()).count();
@@ -225,4 +231,21 @@ TEST(HaAgent, ATextQueuedWhileItsFileIsBeingMadeIsWrittenAfterIt) {
     a.agent->write_file(p, []() -> std::optional<std::string> { return "new"; });
     gate.open();
     ASSERT_TRUE(wait_until([&] { return read_file(p) == "new"; }));
+}
+
+// Without a MAD port an urgent target cannot be probed, so it must not wake the prober: it did
+// (the wait's "became urgent while we slept" held at once on every round), and the agent posted
+// empty batches to the io thread back to back, without bound, until a daemon's stop waited minutes
+// behind them (ControllerDaemon.AnSmsExitSeenOnItsNodeIsRelayedToThePeerAgents hung 1 run in 5).
+TEST(HaAgent, WithoutAMadPortAnUrgentTargetKeepsThePollPeriod) {
+    Agent a({}, /*mad_port=*/false);
+    a.agent->set_targets({{0x2c90300000001ull, 1, /*urgent=*/true}});
+    const int before = a.batches.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    const int rounds = a.batches.load() - before;
+    EXPECT_GE(rounds, 5);   // still one (empty) batch per poll period: the engine keeps ticking
+    EXPECT_LE(rounds, 25);  // 400 ms / 20 ms, with room for a late wake-up; it was many thousands
+    std::lock_guard lk(a.mu);
+    ASSERT_FALSE(a.warnings.empty());
+    EXPECT_NE(a.warnings.front().find("cannot open the MAD port"), std::string::npos) << a.warnings.front();
 }

@@ -209,6 +209,7 @@ void HaAgent::run() {
         const auto wait = std::chrono::milliseconds(urgent ? std::min(10, cfg_.poll_ms) : cfg_.poll_ms);
         cv_.wait_for(lk, wait, [&] {
             if (stop_ || !actions_.empty() || !port_tasks_.empty()) return true;
+            if (!port) return false;  // nothing to probe an urgent target with: keep the period
             for (const auto& t : targets_)
                 if (t.urgent) return !urgent;  // became urgent while we slept
             return false;
