@@ -118,7 +118,7 @@ json fabric_json(const ApiContext& ctx) {
         j["nodes"] = j["switches"] = j["cas"] = j["routers"] = j["links"] = 0;
         j["source_sm"] = nullptr;
     }
-    auto m = st.master();
+    auto m = sm_master(st, ctx.ha);
     j["master_sm"] = m ? json(guid_hex(*m)) : json(nullptr);
     j["sm_count"] = st.sms().size();
     size_t connected = 0;
@@ -140,30 +140,19 @@ json fabric_json(const ApiContext& ctx) {
     return j;
 }
 
-namespace {
-
-// The LID of the port with GUID `port_guid` in the fabric the daemon believes in (0 when absent):
-// a STANDBY's plugin says LID 0 when its OpenSM never swept, though the master gave its port one.
-uint16_t lid_in_fabric(const ControllerState& st, Guid port_guid) {
-    const std::shared_ptr<const Snapshot>& cur = st.current();
-    if (!cur) return 0;
-    for (const Node& n : cur->fabric.nodes())
-        for (const Port& p : n.ports)
-            if (p.valid && p.guid == port_guid && n.type == NodeType::CA) return p.lid;
-    return 0;
+std::optional<Guid> sm_master(const ControllerState& st, const ha::HaEngine* e) {
+    return e ? e->master() : st.master();
 }
 
-}  // namespace
-
-json sm_json(const ControllerState& st) {
+json sm_json(const ControllerState& st, const ha::HaEngine* e) {
     json arr = json::array();
-    const auto master = st.master();
+    const auto master = sm_master(st, e);
     for (const auto& [guid, r] : st.sms()) {
         json s;
         s["port_guid"] = guid_hex(guid);
         // What the SM said, else (a standby that never swept) its port's LID in the master's sweep,
         // so `ibfabric status` and `sm status` show the same LID.
-        s["lid"] = r.info.lid ? r.info.lid : lid_in_fabric(st, guid);
+        s["lid"] = st.sm_lid(guid);
         s["priority"] = r.info.priority;
         s["state"] = std::string(to_string(r.info.state));
         s["act_count"] = r.info.act_count;

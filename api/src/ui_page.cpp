@@ -13,16 +13,15 @@ namespace {
 
 std::string state_text(const SmRecord& r) { return std::string(to_string(r.info.state)); }
 
-draw::Table sm_table(const ControllerState& st) {
+draw::Table sm_table(const ControllerState& st, std::optional<Guid> master) {
     draw::Table t{.id = "sms", .caption = "Subnet Managers",
                   .head = {"port GUID", "LID", "priority", "state", "role", "plugin connection", "last heartbeat",
                            "snapshots", "events dropped"},
                   .empty = "no Subnet Manager has connected to this daemon yet"};
-    const auto master = st.master();
     for (const auto& [guid, r] : st.sms()) {
         std::string role = master && *master == guid ? "master" : "";
         if (st.current_source() && *st.current_source() == guid) role += role.empty() ? "source of the fabric" : ", source of the fabric";
-        t.rows.push_back({guid_hex(guid), std::to_string(r.info.lid), std::to_string(r.info.priority), state_text(r), role,
+        t.rows.push_back({guid_hex(guid), std::to_string(st.sm_lid(guid)), std::to_string(r.info.priority), state_text(r), role,
                           r.connected() ? "connected" : "disconnected",
                           r.last_heartbeat_ms ? iso_time(r.last_heartbeat_ms) : "never",
                           std::to_string(r.snapshots_received),
@@ -153,7 +152,8 @@ draw::DrawInput ui_draw_input(const ControllerState& st, int64_t now_ms) {
 
 std::string ui_fabric_svg(const ControllerState& st, int64_t now_ms) { return ui_draw_svg(ui_draw_job(st, now_ms)); }
 
-std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topology_configured, const std::string* picture,
+std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topology_configured, std::optional<Guid> master,
+                         const std::string* picture,
                          const std::string& picture_note) {
     draw::Page p;
     p.title = "ibfabricd: the fabric";
@@ -166,7 +166,7 @@ std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topolog
         p.facts.push_back({"CAs", std::to_string(f.count(NodeType::CA))});
         p.facts.push_back({"links", std::to_string(f.link_count())});
     }
-    if (auto m = st.master()) p.facts.push_back({"master SM", guid_hex(*m)});
+    if (master) p.facts.push_back({"master SM", guid_hex(*master)});
     p.facts.push_back({"checked against a plan", st.have_findings() ? (st.checked() ? "yes" : "no (no topology)")
                                                                     : (topology_configured ? "not yet" : "no (no topology)")});
     p.facts.push_back({"page time", iso_time(now_ms)});
@@ -189,7 +189,7 @@ std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topolog
         p.facts.push_back({"findings shown", std::to_string(p.findings.size()) + " of " + std::to_string(total) +
                                                  " (every one: GET /api/v1/findings, ibfabric findings)"});
     p.findings_empty = d.state == DataState::no_data ? "no data yet: not checked" : "no findings";
-    p.tables.push_back(sm_table(st));
+    p.tables.push_back(sm_table(st, master));
     const std::vector<std::string> no_names;
     p.tables.push_back(counters_table(st, job.analysis ? job.analysis->names : no_names, now_ms));
     return draw::render_page(p);

@@ -237,6 +237,13 @@ void Daemon::Impl::ha_step() {
     IBF_ASSERT_ON_THREAD(io_owner);
     if (!ha || stopping) return;
     const int64_t now = wall_clock_ms();
+    // One table of the SMs' plugins (ControllerState, health.forget_sm_after_s): an SM it dropped
+    // leaves the engine too, once the engine's own evidence (SMInfo answers) says nothing either.
+    auto recorded = [this](Guid g) { return state.sms().count(g) > 0; };
+    if (ha->forget_silent(recorded, now)) {
+        std::erase_if(ha_local_pids, [&](const auto& p) { return !ha->sms().count(p.first); });
+        std::erase_if(ha_gone_watch, [&](const auto& p) { return !ha->sms().count(p.first); });
+    }
     std::vector<ha::Action> actions = ha->tick(now);
     if (history && ha->records_total() > ha_persisted) {  // new records: into SQLite, off the io thread
         const auto& h = ha->history();

@@ -74,6 +74,12 @@ void HaEngine::relearn(SmView& v, SmState new_state, int64_t now_ms) {
     pending_.push_back(Action::log("SM " + guid_hex(v.info.port_guid) + " was dead and is back as MASTER"));
 }
 
+bool HaEngine::forgettable(const SmView& v, int64_t now_ms) const {
+    const Guid g = v.info.port_guid;
+    if (g == local_ || alive(v, now_ms)) return false;
+    return !(phase_ != Phase::watching && watched_master_ == g);  // the evidence of an attempt stays
+}
+
 bool HaEngine::plugin_gone(const SmView& v, int64_t now_ms) const {
     return v.plugin_seen && (!v.plugin_connected || now_ms - v.plugin_ms > cfg_.heartbeat_timeout_ms);
 }

@@ -50,6 +50,16 @@ std::string ControllerState::peer_of(ConnId c) const {
     return it == conn_peer_.end() ? std::string() : it->second;
 }
 
+uint16_t ControllerState::sm_lid(Guid sm) const {
+    auto it = sms_.find(sm);
+    if (it != sms_.end() && it->second.info.lid) return it->second.info.lid;
+    if (!current_) return 0;
+    for (const Node& n : current_->fabric.nodes())
+        for (const Port& p : n.ports)
+            if (p.valid && p.guid == sm && n.type == NodeType::CA) return p.lid;
+    return 0;
+}
+
 SmRecord* ControllerState::sm_of(ConnId c) {
     auto it = conn_sm_.find(c);
     if (it == conn_sm_.end()) return nullptr;
@@ -90,7 +100,7 @@ bool ControllerState::on_heartbeat(ConnId c, const wire::Heartbeat& hb, int64_t 
     forget_silent_sms(now_ms);
     SmRecord* r = sm_of(c);
     if (!r) return false;
-    r->info.lid = hb.sm.lid;
+    if (hb.sm.lid) r->info.lid = hb.sm.lid;  // a STANDBY's 0 keeps the LID it said before (sm_lid)
     r->info.priority = hb.sm.priority;
     r->info.act_count = hb.sm.act_count;
     set_state(*r, hb.sm.state, now_ms);

@@ -196,6 +196,18 @@ public:
     void on_local_port(const LocalPort& p, int64_t now_ms);
     void on_fence_done(bool ok, const std::string& detail, int64_t now_ms);
     void on_promote_sent(const SmInfoReply& r, int64_t now_ms);
+    // The daemon's SM table (ControllerState) dropped SMs whose plugin left long ago
+    // (health.forget_sm_after_s): forgets every SM whose plugin was seen and that `known` no longer
+    // holds, unless it is this node's SM, is alive by the engine's own evidence (it answers SMInfo)
+    // or is the master of an attempt in progress. Returns how many it forgot.
+    template <class Known>
+    size_t forget_silent(const Known& known, int64_t now_ms) {
+        std::vector<Guid> gone;
+        for (const auto& [g, v] : sms_)
+            if (v.plugin_seen && !known(g) && forgettable(v, now_ms)) gone.push_back(g);
+        for (Guid g : gone) sms_.erase(g);
+        return gone.size();
+    }
 
     // Decides. Returns the actions to run now (never the same action twice for one attempt).
     std::vector<Action> tick(int64_t now_ms);
@@ -239,6 +251,7 @@ public:
 
 private:
     SmView& view(Guid g, int64_t now_ms);
+    bool forgettable(const SmView& v, int64_t now_ms) const;
     void seen(int64_t now_ms) { now_ = std::max(now_, now_ms); }
     // How long an SMInfo answer (or failure) stays current: five polls and one timeout.
     int64_t probe_window() const { return 5LL * cfg_.poll_ms + cfg_.mad_timeout_ms; }

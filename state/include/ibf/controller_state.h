@@ -175,7 +175,13 @@ public:
     const std::map<Guid, SmRecord>& sms() const { return sms_; }
     std::optional<Guid> sm_of_conn(ConnId c) const;       // the SM that said Hello on `c`
     std::string peer_of(ConnId c) const;           // "unix", "10.0.0.5:41234", "" if unknown
-    // The SM whose state is MASTER (connected ones first, most recent state change wins), if any.
+    // An SM's LID: the last non-zero one it said (a STANDBY's plugin says 0 when its OpenSM never
+    // swept), else its port's LID in the fabric the daemon believes in; 0 when neither. The rule
+    // of the HA engine's SmView too, for every reader (the SM list, the page).
+    uint16_t sm_lid(Guid sm) const;
+    // The SM whose plugin says MASTER (connected ones only, most recent state change wins), if any:
+    // it picks the snapshot that becomes the fabric. With `ha:` on, readers that name the master
+    // take the HA engine's verdict instead (ibf::sm_master(), api.h): it also weighs SMInfo answers.
     std::optional<Guid> master() const;
     // The fabric the daemon believes in (master's, or most recent), and who sent it.
     const std::shared_ptr<const Snapshot>& current() const { return current_; }
