@@ -7,6 +7,8 @@
 //   5. rate and MTU of the matched links.
 #include "ibf/check.h"
 
+#include "ibf/absent_group.h"
+
 #include "ibf/identity.h"
 #include "ibf/names.h"
 
@@ -138,6 +140,7 @@ public:
         merge_crossed_pairs();
         report_missing();
         report_unexpected();
+        out_ = group_absent_hosts(std::move(out_));  // a rack powered off: one finding per switch
         std::sort(out_.begin(), out_.end(), finding_less);
         return std::move(out_);
     }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ibf/absent_group.h"
 #include "ibf/error.h"
 #include "ibf/hostlist.h"
 #include "ibf/report.h"
@@ -322,8 +323,17 @@ bool waiver_expired(const Waiver& w, int64_t now_unix_ms) {
     return w.expires_unix_ms != 0 && now_unix_ms >= w.expires_unix_ms;
 }
 
-Waived apply_waivers(std::vector<Finding> fs, const WaiverSet& ws, int64_t now_unix_ms) {
+Waived apply_waivers(std::vector<Finding> grouped, const WaiverSet& ws, int64_t now_unix_ms) {
     Waived r;
+    if (ws.empty()) {
+        r.active = std::move(grouped);
+        return r;
+    }
+    // A group of absent hosts is matched host by host (one may be in maintenance, the others not)
+    // and what stays active is grouped again.
+    std::vector<Finding> fs;
+    for (Finding& g : grouped)
+        for (Finding& f : ungroup_absent_hosts(std::move(g))) fs.push_back(std::move(f));
     for (Finding& f : fs) {
         const Maintenance* kept = nullptr;
         for (const Maintenance& m : ws.maintenance)
@@ -350,6 +360,7 @@ Waived apply_waivers(std::vector<Finding> fs, const WaiverSet& ws, int64_t now_u
         if (waiver_expired(w, now_unix_ms)) r.active.push_back(expired_finding(w));
     for (const Maintenance& m : ws.maintenance)
         if (now_unix_ms >= m.until_unix_ms) r.active.push_back(ended_finding(m));
+    r.active = group_absent_hosts(std::move(r.active));
     return r;
 }
 

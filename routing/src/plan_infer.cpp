@@ -315,8 +315,11 @@ bool uplinks_of(const Fabric& f, NodeId tl, const std::vector<NodeId>& uppers, c
     return true;
 }
 
-// Pod-local uplinks with several pods (tier t not ordered yet), all pods or none: every pod's
-// lower switches reach every upper switch of the pod alike, the same ports in every pod.
+// Pod-local uplinks with several pods (tier t not ordered yet): every pod's lower switches reach
+// every upper switch of the pod alike, the same ports in every pod. A plan's pods are equal, so
+// pods of another size (a partial last pod: 5 leaves where the others have 18), fewer than half of
+// them, move with their upper switches to "<tier>_other" (explicit cables) and the rest stays
+// compact; else all pods or none.
 void compact_pods(Infer& s, int t, int c, const Pods& pods) {
     const Fabric& f = s.f;
     const int ncomp = pods.n;
@@ -328,11 +331,20 @@ void compact_pods(Infer& s, int t, int c, const Pods& pods) {
         if (!pods.comp.count(up)) { ok = false; break; }
         S[pods.comp.at(up)].push_back(up);
     }
-    for (int p = 0; p < ncomp && ok; ++p)
-        ok = !S[p].empty() && L[p].size() == L[0].size() && S[p].size() == S[0].size() &&
+    // The pods' usual shape (lower, upper switches; on a tie the larger), and the others.
+    std::map<std::pair<size_t, size_t>, int> shapes;
+    for (int p = 0; p < ncomp; ++p) ++shapes[{L[p].size(), S[p].size()}];
+    std::pair<size_t, size_t> shape{0, 0};
+    int most = 0;
+    for (auto& [sh, n] : shapes)
+        if (n >= most) most = n, shape = sh;
+    std::vector<int> order, odd;
+    for (int p = 0; p < ncomp; ++p)
+        (std::make_pair(L[p].size(), S[p].size()) == shape ? order : odd).push_back(p);
+    ok = ok && odd.size() * 2 < static_cast<size_t>(ncomp) && order.size() >= 2;
+    for (int p : order)
+        ok = ok && !S[p].empty() &&
              std::all_of(L[p].begin(), L[p].end(), [&](NodeId lo) { return fits(s, lo, S[p].size(), c); });
-    std::vector<int> order(ncomp);
-    for (int p = 0; p < ncomp; ++p) order[p] = p;
     if (ok) {
         std::sort(order.begin(), order.end(), [&](int x, int y) {
             return s.pname[*std::min_element(L[x].begin(), L[x].end(), by_name)] < s.pname[*std::min_element(L[y].begin(), L[y].end(), by_name)];
@@ -341,7 +353,7 @@ void compact_pods(Infer& s, int t, int c, const Pods& pods) {
     Pair pr0;
     pr0.c = c;
     std::vector<NodeId> all_l, all_s;
-    for (int oi = 0; oi < ncomp && ok; ++oi) {
+    for (size_t oi = 0; oi < order.size() && ok; ++oi) {
         auto& lp = L[order[oi]];
         auto& sp = S[order[oi]];
         NodeId s0 = *std::min_element(sp.begin(), sp.end());
@@ -363,7 +375,11 @@ void compact_pods(Infer& s, int t, int c, const Pods& pods) {
         all_s.insert(all_s.end(), sp.begin(), sp.end());
     }
     if (ok) {
-        s.pods_of[t] = s.pods_of[t + 1] = ncomp;
+        for (int p : odd) {
+            s.others[t].insert(s.others[t].end(), L[p].begin(), L[p].end());
+            s.others[t + 1].insert(s.others[t + 1].end(), S[p].begin(), S[p].end());
+        }
+        s.pods_of[t] = s.pods_of[t + 1] = static_cast<int>(order.size());
         finish(s, t, all_l, all_s, std::move(pr0));
     }
 }

@@ -200,10 +200,39 @@ TEST(PlanInfer, FullThreeLevelTreesAreCompactWithPodsAndPlanes) {
 }
 
 TEST(PlanInfer, PartialThreeLevelTreeRoundTrips) {
-    // 10 leaves in pods of 4, 4 and 2: unequal pods, so the uplinks are explicit cables.
+    // 10 leaves in pods of 4, 4 and 2: a plan's pods are equal, so the partial pod (2 leaves and
+    // its 4 spines) is explicit cables and the two full pods stay compact.
     Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40});
     Written p = round_trip(f);
     EXPECT_EQ(p.compact_hosts, 40);
+    EXPECT_EQ(p.compact_switches, 8 + 8) << p.yaml.substr(0, 2000);  // leaves, spines of the full pods
+    EXPECT_EQ(p.explicit_cables, 2 * 4 + 4 * 4) << p.yaml.substr(0, 2000);  // the partial pod's uplinks
+}
+
+TEST(PlanInfer, APartialLastPodLeavesTheFullPodsCompact) {
+    // The "1973 explicit cables and 0 with compact uplinks": 3000 hosts on 36-port switches
+    // are 9 pods of 18 leaves and a tenth of 5; one odd pod made every leaf uplink explicit (3006
+    // cables). Now only the tenth pod's cables are: 5 leaves x 18 uplinks and its 18 spines x 18.
+    Fabric f = synth_fat_tree({.levels = 3, .radix = 36, .hosts = 3000});
+    Written p = round_trip(f);  // checks clean against the fabric it came from
+    EXPECT_EQ(p.compact_hosts, 3000);
+    EXPECT_EQ(p.compact_switches, 162 + 162);
+    EXPECT_EQ(p.explicit_cables, 5 * 18 + 18 * 18);
+    EXPECT_NE(p.yaml.find("  leaf_other:   # leaf switches whose uplinks do not follow the rule: explicit cables\n"
+                          "    names: [\"leaf[0163-0167]\"]\n"),
+              std::string::npos)
+        << p.yaml.substr(0, 2000);
+    EXPECT_NE(p.yaml.find("  leaf:\n    names: [\"leaf[0001-0162]\"]\n    ports: 36\n    pods: 9\n"), std::string::npos)
+        << p.yaml.substr(0, 2000);
+    EXPECT_NE(p.yaml.find("    names: [\"spine[0163-0180]\"]\n"), std::string::npos) << p.yaml.substr(0, 2000);
+    // Two pods of different sizes have no majority: the leaf uplinks stay explicit, as before (the
+    // spines' uplinks to the cores are still compact), and the plan still checks clean.
+    Fabric two = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 24});  // pods of 4 and 2 leaves
+    Written q = round_trip(two);
+    EXPECT_EQ(q.compact_switches, 8) << q.yaml.substr(0, 2000);
+    EXPECT_NE(q.yaml.find("  leaf:\n    names: [\"leaf[0001-0006]\"]\n    ports: 8\n    down: \"1-4\"\n  spine:\n"),
+              std::string::npos)
+        << q.yaml.substr(0, 2000);
 }
 
 }  // namespace
