@@ -5,10 +5,13 @@
 #include <cstdio>
 
 #include "ibf/analysis.h"
+#include "ibf/dumps.h"
+#include "ibf/identity.h"
 #include "ibf/impact.h"
 #include "ibf/link_table.h"
 #include "ibf/report.h"
 #include "ibf/route_report.h"
+#include "ibf/slurm_topology.h"
 
 namespace ibf {
 namespace {
@@ -129,6 +132,28 @@ ApiResponse impact_response(const std::string& query, const ApiContext& ctx) {
     json j = impact_json(impact(f, targets));
     j["sweep_seq"] = s->sweep_seq;
     return ok(std::move(j));
+}
+
+ApiResponse slurm_topology_response(const std::string& query, const ApiContext& ctx) {
+    std::map<std::string, std::string> q;
+    if (auto bad = parse_query(query, {"block"}, q)) return *bad;
+    bool block = false;
+    if (q.count("block")) {
+        const std::string& v = q["block"];
+        if (v == "1" || v == "true" || v.empty()) block = true;
+        else if (v != "0" && v != "false") return api_error(400, "block must be 0 or 1");
+    }
+    const auto& s = ctx.state->current();
+    if (!s) return api_error(404, "no fabric yet: no Subnet Manager has sent a snapshot");
+    // Named as the check names them: the node-name-map applied to a copy (snapshots stay as sent),
+    // the plan's names first, for switches (the analysis) and hosts (their NodeName) alike.
+    Fabric f = s->fabric;
+    if (ctx.names && !ctx.names->empty()) apply_node_name_map(f, *ctx.names);
+    SlurmTopologyOptions opt{.block = block, .source = "ibfabricd, sweep " + std::to_string(s->sweep_seq)};
+    AnalyzeOptions ao;
+    if (ctx.plan) opt.host_names = ao.preferred_names = plan_names(*ctx.plan, match_nodes(*ctx.plan, f), f.size());
+    const std::string conf = slurm_topology(f, analyze(f, ao), opt);
+    return ok({{"conf", conf}, {"form", block ? "block" : "tree"}, {"sweep_seq", s->sweep_seq}});
 }
 
 }  // namespace ibf

@@ -236,6 +236,7 @@ ApiContext Daemon::Impl::api_context() {
     c.plan_nodes = topo.plan ? topo.plan->nodes.size() : 0;
     c.plan_links = topo.plan ? topo.plan->links.size() : 0;
     c.plan = topo.plan;
+    c.names = topo.names;
     if (history)
         c.history = [h = history.get(), max = opt.config.max_history_bytes](int limit, int64_t before) {
             return h->page(limit, before, max);

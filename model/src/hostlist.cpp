@@ -23,8 +23,11 @@ std::string padded(unsigned long v, size_t width) {
 
 std::string hostlist_compress(std::vector<std::string> names) {
     // (prefix, fixed width or 0) -> numbers; names without a trailing number stay literal.
+    // A number without leading zeros joins the zero-padded group of its own width when there is
+    // one: leaf01..leaf18 is "leaf[01-18]", not "leaf[01-09],leaf[10-18]".
     std::map<std::pair<std::string, size_t>, std::set<unsigned long>> groups;
     std::set<std::string> literal;
+    std::vector<std::pair<std::pair<std::string, size_t>, unsigned long>> unpadded;  // ((prefix, digits), value)
     for (const std::string& n : names) {
         size_t d = n.size();
         while (d > 0 && n[d - 1] >= '0' && n[d - 1] <= '9') --d;
@@ -34,7 +37,13 @@ std::string hostlist_compress(std::vector<std::string> names) {
             literal.insert(n);
             continue;
         }
-        groups[{n.substr(0, d), digits.size() > 1 && digits[0] == '0' ? digits.size() : 0}].insert(v);
+        if (digits.size() > 1 && digits[0] == '0') groups[{n.substr(0, d), digits.size()}].insert(v);
+        else unpadded.push_back({{n.substr(0, d), digits.size()}, v});
+    }
+    for (const auto& [key, v] : unpadded) {
+        auto padded_group = groups.find(key);
+        if (padded_group != groups.end()) padded_group->second.insert(v);
+        else groups[{key.first, 0}].insert(v);
     }
     std::vector<std::pair<std::string, std::string>> parts;  // (sort key, text)
     for (const std::string& l : literal) parts.push_back({l, l});

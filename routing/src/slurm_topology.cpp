@@ -18,12 +18,17 @@ std::string slurm_name(std::string s) {
     return s;
 }
 
+// A host's Slurm NodeName.
+std::string host_name(const Fabric& f, const SlurmTopologyOptions& opt, NodeId h) {
+    return slurm_name(h < opt.host_names.size() && !opt.host_names[h].empty() ? opt.host_names[h] : f.node(h).name);
+}
+
 // The compute hosts cabled to `sw` (node names, once each).
-std::vector<std::string> hosts_of(const Fabric& f, const Analysis& a, NodeId sw) {
+std::vector<std::string> hosts_of(const Fabric& f, const Analysis& a, const SlurmTopologyOptions& opt, NodeId sw) {
     std::set<NodeId> compute(a.compute_hosts.begin(), a.compute_hosts.end());
     std::set<std::string> out;
     for (const Port& p : f.node(sw).ports)
-        if (p.valid && p.linked() && compute.count(p.peer)) out.insert(slurm_name(f.node(p.peer).name));
+        if (p.valid && p.linked() && compute.count(p.peer)) out.insert(host_name(f, opt, p.peer));
     return {out.begin(), out.end()};
 }
 
@@ -32,7 +37,7 @@ std::vector<NodeId> by_name(const Fabric& f, const Analysis& a, std::vector<Node
     return v;
 }
 
-std::string tree(const Fabric& f, const Analysis& a, int& lines) {
+std::string tree(const Fabric& f, const Analysis& a, const SlurmTopologyOptions& opt, int& lines) {
     std::string out;
     for (int tier = 1; tier <= a.levels(); ++tier) {
         std::vector<NodeId> sws;
@@ -41,7 +46,7 @@ std::string tree(const Fabric& f, const Analysis& a, int& lines) {
         for (NodeId sw : by_name(f, a, sws)) {
             std::vector<std::string> below;
             if (tier == 1) {
-                below = hosts_of(f, a, sw);
+                below = hosts_of(f, a, opt, sw);
             } else {
                 std::set<std::string> names;
                 for (const Port& p : f.node(sw).ports)
@@ -58,14 +63,14 @@ std::string tree(const Fabric& f, const Analysis& a, int& lines) {
     return out;
 }
 
-std::string blocks(const Fabric& f, const Analysis& a, int& lines) {
+std::string blocks(const Fabric& f, const Analysis& a, const SlurmTopologyOptions& opt, int& lines) {
     std::vector<NodeId> leaves;
     for (const SwitchInfo& s : a.switches)
         if (s.node != kNoNode && s.tier == 1) leaves.push_back(s.node);
     std::map<std::set<NodeId>, size_t> group_of;  // uplink peers -> group index
     std::vector<std::vector<std::string>> groups;
     for (NodeId leaf : by_name(f, a, leaves)) {
-        std::vector<std::string> hosts = hosts_of(f, a, leaf);
+        std::vector<std::string> hosts = hosts_of(f, a, opt, leaf);
         if (hosts.empty()) continue;
         std::set<NodeId> up;
         for (const Bundle& b : a.info(leaf)->up_bundles) up.insert(b.peer);
@@ -83,9 +88,11 @@ std::string blocks(const Fabric& f, const Analysis& a, int& lines) {
     return out;
 }
 
-// "# hosts on no leaf switch ...: tank1 (on ib7), ..." for compute hosts cabled to higher tiers only.
-std::string off_leaf_hosts(const Fabric& f, const Analysis& a) {
-    std::vector<std::string> off;
+// "# hosts on no leaf switch ...: tank1 (on ib7), ..." for compute hosts cabled to higher tiers
+// only; a host whose adapters hang off several switches once, with each ("(on spine01, spine02)").
+std::string off_leaf_hosts(const Fabric& f, const Analysis& a, const SlurmTopologyOptions& opt) {
+    std::map<std::string, std::set<std::string>> off;  // host name -> the switches its adapters are on
+    std::set<std::string> on_a_leaf;
     for (NodeId h : a.compute_hosts) {
         bool on_leaf = false;
         std::string where;
@@ -94,24 +101,31 @@ std::string off_leaf_hosts(const Fabric& f, const Analysis& a) {
                 on_leaf = on_leaf || a.tier_of[p.peer] == 1;
                 if (where.empty()) where = slurm_name(display_name(f, a, p.peer));
             }
-        if (!on_leaf && !where.empty()) off.push_back(slurm_name(f.node(h).name) + " (on " + where + ")");
+        if (on_leaf) on_a_leaf.insert(host_name(f, opt, h));
+        else if (!where.empty()) off[host_name(f, opt, h)].insert(where);
     }
-    if (off.empty()) return "";
-    std::sort(off.begin(), off.end());
-    std::string out = "# compute hosts on no leaf switch, left out (Slurm's tree places nodes under leaves):";
-    for (const std::string& o : off) out += " " + o;
-    return out + "\n";
+    std::string out;
+    for (const auto& [host, where] : off) {
+        if (on_a_leaf.count(host)) continue;  // listed under a leaf through another adapter
+        std::string list;
+        for (const std::string& w : where) list += (list.empty() ? "" : ", ") + w;
+        out += " " + host + " (on " + list + ")";
+    }
+    if (out.empty()) return "";
+    return "# compute hosts on no leaf switch, left out (Slurm's tree places nodes under leaves):" + out + "\n";
 }
 
 }  // namespace
 
 std::string slurm_topology(const Fabric& f, const Analysis& a, const SlurmTopologyOptions& opt) {
     int lines = 0;
-    const std::string body = off_leaf_hosts(f, a) + (opt.block ? blocks(f, a, lines) : tree(f, a, lines));
+    const std::string body = off_leaf_hosts(f, a, opt) + (opt.block ? blocks(f, a, opt, lines) : tree(f, a, opt, lines));
     std::string head = "# Slurm topology.conf (topology/" + std::string(opt.block ? "block" : "tree") + ") by ibfabric";
     if (!opt.source.empty()) head += " from " + opt.source;
-    head += ": " + std::to_string(a.compute_hosts.size()) + " compute hosts, " + std::to_string(lines) +
-            (opt.block ? " blocks\n" : " switches\n");
+    std::set<std::string> hosts;  // by name: a dual-rail host's two adapters are one host
+    for (NodeId h : a.compute_hosts) hosts.insert(host_name(f, opt, h));
+    head += ": " + std::to_string(hosts.size()) + " compute hosts, " + std::to_string(lines) +
+            (opt.block ? " block" : " switch") + (lines == 1 ? "\n" : opt.block ? "s\n" : "es\n");
     return head + body;
 }
 

@@ -5,12 +5,15 @@
 //     the tables read back with dump_lfts counts, and its sample pair's `route` shows the cable;
 //   - `ibfabric impact spine01 --lab` gives the oversubscription change docs/cli.md shows, and
 //     no unreachable pair.
+// And a ring of 5 switches (not a tree), routed by OpenSM's minhop, has credit loops (one per
+// direction round the ring); the same fabric routed by updn from one root has none.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -61,7 +64,96 @@ const json* finding_of(const json& findings, const std::string& kind) {
     return nullptr;
 }
 
+std::vector<json> findings_of(const json& findings, const std::string& kind) {
+    std::vector<json> out;
+    for (const json& f : findings.at("findings"))
+        if (f.at("kind") == kind) out.push_back(f);
+    return out;
+}
+
+const std::string kRing = std::string(IBF_TEST_DATA) + "/ibsim-ring5-10ca-ibnetdiscover.txt";
+
+// The lab's OpenSM template with `extra` appended (later options win in opensm.conf; the template
+// sets no routing options), written into the lab directory.
+std::string template_with(const LabDir& lab, const std::string& extra) {
+    const std::string t = lab.path + "/opensm-template.conf";
+    std::ofstream(t) << read_all(std::string(IBF_SOURCE_DIR) + "/config/templates/opensm.conf") << extra;
+    return t;
+}
+
+// The ring routed by `engine`: the lab's first findings (the live validation of the first
+// sweep's tables), after checking in OpenSM's log that this engine made the tables.
+json ring_findings(const LabDir& lab, const std::string& engine, const std::string& extra) {
+    Cli up = lab.cli({"lab", "up", "--fabric", kRing, "--opensm-template", template_with(lab, extra), "--json"});
+    EXPECT_TRUE(up.j.is_object()) << describe(up);
+    const std::string log = read_all(lab.path + "/osm.log");
+    EXPECT_NE(log.find(engine + " tables configured on all switches"), std::string::npos)
+        << "OpenSM did not route with " << engine << ":\n" << log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+    return up.j;
+}
+
 }  // namespace
+
+TEST(RouteLab, MinhopOnARingHasCreditLoopsUpdnHasNone) {
+    if (!have_daemon()) GTEST_SKIP() << "ibfabricd / libibfabric_osm.so not built";
+    {
+        LabDir lab;
+        const json f = ring_findings(lab, "minhop", "routing_engine minhop\n");
+        ASSERT_TRUE(f.is_object());
+        // Every pair two switches apart goes the short way round: h<i> -> sw<i> -> sw<i+1> -> sw<i+2>
+        // makes channel sw<i>/3 wait on sw<i+1>/3, all the way round, and the same the other way.
+        const std::vector<json> loops = findings_of(f, "credit_loop");
+        ASSERT_EQ(loops.size(), 2u) << f.dump(1);
+        std::set<std::string> ports;
+        for (const json& l : loops) {
+            const std::string msg = l["message"];
+            std::smatch m;
+            ASSERT_TRUE(std::regex_search(msg, m, std::regex(R"(egress ports (\S+/(\d)) -> (.*); computed on VL0 only)"))) << msg;
+            const std::string dir = m[2];
+            ports.insert(dir);
+            EXPECT_EQ(l["actual"], "a cycle of 5 channels (5 channels depend on each other)") << msg;
+            for (int i = 1; i <= 5; ++i)  // every switch once, always out of the same ring port
+                EXPECT_NE(msg.find("sw" + std::to_string(i) + "/" + dir), std::string::npos) << msg;
+        }
+        EXPECT_EQ(ports, (std::set<std::string>{"3", "4"})) << f.dump(1);
+        EXPECT_EQ(f["summary"].value("route_unreachable", 0), 0) << f.dump(1);
+        EXPECT_EQ(f["summary"].value("route_loop", 0), 0) << f.dump(1);
+        EXPECT_EQ(f["summary"].value("route_non_minimal", 0), 0) << f.dump(1);  // minhop: shortest paths
+
+        // The same from the tables read back from the switches (dump_lfts) and validated offline.
+        const LabState st = lab.state();
+        const std::string dump = lab.path + "/now.txt", lfts = lab.path + "/lfts.txt";
+        std::ofstream(dump) << lab_run_client(st, {"ibnetdiscover"}, 30);
+        std::ofstream(lfts) << lab_run_client(st, {"dump_lfts"}, 30);
+        Cli offline = lab.raw({"analyze", dump, "--lfts", lfts, "--json"});
+        ASSERT_TRUE(offline.j.is_object()) << describe(offline);
+        EXPECT_EQ(findings_of(offline.j, "credit_loop").size(), 2u) << offline.out;
+    }
+    {
+        // updn needs a root on a ring (it finds none by itself, logs "no root nodes were found" and
+        // falls back to minhop): sw1.
+        LabDir lab;
+        std::smatch m;
+        const std::string ring = read_all(kRing);
+        ASSERT_TRUE(std::regex_search(ring, m, std::regex(R"(switchguid=(0x[0-9a-f]+)\S*\s+Switch\s+\d+ \S+\s+# "sw1")")));
+        std::ofstream(lab.path + "/roots") << m[1].str() << "\n";
+        const json f = ring_findings(lab, "updn", "routing_engine updn\nroot_guid_file " + lab.path + "/roots\n");
+        ASSERT_TRUE(f.is_object());
+        EXPECT_EQ(f["summary"].value("credit_loop", 0), 0) << f.dump(1);
+        EXPECT_EQ(f["summary"].value("route_unreachable", 0), 0) << f.dump(1);
+        EXPECT_EQ(f["summary"].value("route_loop", 0), 0) << f.dump(1);
+        // The price: up/down from sw1 forbids sw3 -> sw4 -> sw5 (down, then up), so sw3 and sw5 reach
+        // each other's 2 hosts the long way round, through sw2 and sw1 (3 ISLs instead of 2: 5 cables, not 4).
+        const std::vector<json> detours = findings_of(f, "route_non_minimal");
+        ASSERT_EQ(detours.size(), 2u) << f.dump(1);
+        EXPECT_EQ(detours[0]["a"]["name"], "sw3") << f.dump(1);
+        EXPECT_EQ(detours[1]["a"]["name"], "sw5") << f.dump(1);
+        for (const json& d : detours) {
+            EXPECT_EQ(d["actual"], "5 cables");
+            EXPECT_EQ(d["expected"], "4 cables");
+        }
+    }
+}
 
 TEST(RouteLab, RouteIbtracertDegradedIslAndImpactOnThe324HostLab) {
     if (!have_daemon()) GTEST_SKIP() << "ibfabricd / libibfabric_osm.so not built";

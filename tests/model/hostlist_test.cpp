@@ -23,6 +23,10 @@ TEST(Hostlist, CompressMergesRangesPerPrefixAndWidth) {
     EXPECT_EQ(hostlist_compress({"node9", "node10", "node11"}), "node[9-11]");
     EXPECT_EQ(hostlist_compress({"gpu1", "login", "node01", "node02", "node02"}), "gpu1,login,node[01-02]");
     EXPECT_EQ(hostlist_compress({"leaf01"}), "leaf01");
+    // Past the padding: the same width without a leading zero is the same group (leaf01..leaf18).
+    EXPECT_EQ(hostlist_compress({"leaf10", "leaf09", "leaf11", "leaf01"}), "leaf[01,09-11]");
+    EXPECT_EQ(hostlist_compress({"node099", "node100", "node9", "node10"}), "node[9-10],node[099-100]");
+    EXPECT_EQ(hostlist_compress({"node10", "node11"}), "node[10-11]");
     EXPECT_EQ(hostlist_compress({}), "");
 }
 

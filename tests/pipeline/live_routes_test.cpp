@@ -1,6 +1,7 @@
 // The route validation live after every sweep (pipeline/live_routes.h): what run_check publishes
 // first, what finish_routes() adds after it, the cache over unchanged sweeps; and the routes that
-// serve the same pure code on the live fabric: GET /api/v1/route and /api/v1/impact.
+// serve the same pure code on the live fabric: GET /api/v1/route, /api/v1/impact and
+// /api/v1/topology/slurm.
 #include <gtest/gtest.h>
 
 #include "ibf/daemon_fixture.h"
@@ -9,7 +10,9 @@
 #include "ibf/controller_state.h"
 #include "ibf/impact.h"
 #include "ibf/pipeline.h"
+#include "ibf/plan_yaml.h"
 #include "ibf/route_graph.h"
+#include "ibf/slurm_topology.h"
 #include "ibf/synth.h"
 
 using namespace ibf;
@@ -20,8 +23,7 @@ namespace {
 
 constexpr int64_t kNow = 1764468000000;
 
-ApiResponse get(const ControllerState& st, const std::string& target) {
-    ApiContext ctx;
+ApiResponse get(const ControllerState& st, const std::string& target, ApiContext ctx = {}) {
     ctx.state = &st;
     ctx.now_ms = kNow;
     return handle_api({.method = "GET", .target = target, .authorization = "", .body = ""}, ctx);
@@ -227,4 +229,50 @@ TEST(ImpactApi, TheSamePureImpactOnTheLiveFabric) {
     EXPECT_EQ(get(lab.st, "/api/v1/impact?node=nosuch").status, 400);
     EXPECT_EQ(get(lab.st, "/api/v1/impact?node=a,b&port=3").status, 400);
     EXPECT_EQ(get(lab.st, "/api/v1/impact?node=leaf0001&port=99").status, 400);
+}
+
+TEST(SlurmTopologyApi, TheLiveFabricNamedAsTheCheckNamesIt) {
+    Lab lab;
+    EXPECT_EQ(get(lab.st, "/api/v1/topology/slurm").status, 404);
+    lab.sweep();
+    ApiResponse r = get(lab.st, "/api/v1/topology/slurm");
+    ASSERT_EQ(r.status, 200) << r.body;
+    json j = json::parse(r.body);
+    EXPECT_EQ(j["form"], "tree");
+    EXPECT_EQ(j["sweep_seq"], 1);
+    const std::string conf = j["conf"];
+    // synth_fat_tree radix 8: 8 leaves of 4 hosts, 4 spines over all 8 leaves.
+    EXPECT_EQ(conf.substr(0, conf.find('\n')),
+              "# Slurm topology.conf (topology/tree) by ibfabric from ibfabricd, sweep 1: 32 compute hosts, 12 switches");
+    EXPECT_NE(conf.find("\nSwitchName=leaf0001 Nodes=node[00001-00004]\n"), std::string::npos) << conf;
+    EXPECT_NE(conf.find("\nSwitchName=leaf0008 Nodes=node[00029-00032]\n"), std::string::npos) << conf;
+    EXPECT_NE(conf.find("\nSwitchName=spine0004 Switches=leaf[0001-0008]\n"), std::string::npos) << conf;
+    j = json::parse(get(lab.st, "/api/v1/topology/slurm?block=1").body);
+    EXPECT_EQ(j["form"], "block");
+    EXPECT_EQ(j["conf"].get<std::string>().substr(j["conf"].get<std::string>().find('\n') + 1),
+              "BlockName=block01 Nodes=node[00001-00032]\n");
+
+    // The node-name-map renames node00002 gpu02; the plan (GUIDs pinned) calls node00001 login01
+    // and spine0001 core-a, node00002 what its description says: plan names first, as the check's.
+    ApiContext named;
+    auto names = std::make_shared<std::unordered_map<Guid, std::string>>();
+    (*names)[lab.f.node(synth_node(lab.f, "node00002")).guid] = "gpu02";
+    named.names = names;
+    Plan plan = plan_from_fabric(lab.f, "plan.yaml");
+    for (PlannedNode& n : plan.nodes) {
+        if (n.name == "node00001") n.name = "login01";
+        if (n.name == "spine0001") n.name = "core-a";
+    }
+    named.plan = std::make_shared<const Plan>(plan);
+    j = json::parse(get(lab.st, "/api/v1/topology/slurm", named).body);
+    const std::string renamed = j["conf"];
+    EXPECT_NE(renamed.find("\nSwitchName=leaf0001 Nodes=login01,node[00002-00004]\n"), std::string::npos) << renamed;
+    EXPECT_NE(renamed.find("\nSwitchName=core-a Switches=leaf[0001-0008]\n"), std::string::npos) << renamed;
+    named.plan = nullptr;  // the map alone
+    j = json::parse(get(lab.st, "/api/v1/topology/slurm", named).body);
+    EXPECT_NE(j["conf"].get<std::string>().find("\nSwitchName=leaf0001 Nodes=gpu02,node[00001,00003-00004]\n"), std::string::npos)
+        << j["conf"];
+
+    EXPECT_EQ(get(lab.st, "/api/v1/topology/slurm?block=2").status, 400);
+    EXPECT_EQ(get(lab.st, "/api/v1/topology/slurm?form=tree").status, 400);
 }

@@ -4,14 +4,18 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "ibf/analysis.h"
 #include "ibf/dumps.h"
+#include "ibf/error.h"
 #include "ibf/hostlist.h"
 #include "ibf/impact.h"
 #include "ibf/job_paths.h"
 #include "ibf/lft_dump.h"
+#include "ibf/plan_fabric.h"
+#include "ibf/plan_yaml.h"
 #include "ibf/route_report.h"
 #include "ibf/slurm_topology.h"
 #include "ibf/synth.h"
@@ -159,6 +163,126 @@ TEST(SlurmTopology, EveryComputeHostOfACaptureIsUnderALeafOnce) {
             EXPECT_EQ(seen[f.node(h).name], 1) << f.node(h).name;
         }
     }
+}
+
+Plan example_plan(const std::string& name) {
+    std::ifstream in(std::string(IBF_SOURCE_DIR) + "/config/examples/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_plan_yaml(ss.str(), name);
+}
+
+TEST(PlanFabric, ThePlansNodesWithEveryCableUpAtItsRate) {
+    const Plan plan = example_plan("fat-tree-2tier-324.yaml");
+    const Fabric f = plan_fabric(plan);
+    // The plan's header: 18 leaves x 18 hosts, 9 spines; 18 host cables and 18 uplinks per leaf.
+    EXPECT_EQ(f.count(NodeType::Switch), 27u);
+    EXPECT_EQ(f.count(NodeType::CA), 324u);
+    EXPECT_EQ(f.link_count(), 18u * 18 + 18 * 18);
+    for (const Link& l : f.links())
+        for (auto [n, p] : {std::pair{l.a, l.pa}, std::pair{l.b, l.pb}}) {
+            const Port& port = *f.node(n).port(p);
+            ASSERT_EQ(port.state, PortState::Active);
+            ASSERT_EQ(port.rate(), (Rate{Width::X4, Speed::EDR})) << f.node(n).name << "/" << int(p);
+        }
+    ASSERT_EQ(f.find_by_name("node001").size(), 1u);
+    const Node& host = f.node(f.find_by_name("node001")[0]);
+    EXPECT_EQ(host.description, "node001 mlx5_0");
+    EXPECT_EQ(f.node(host.ports[1].peer).name, "leaf01");
+    const Analysis a = analyze(f);
+    EXPECT_EQ(a.levels(), 2);
+    EXPECT_EQ(a.compute_hosts.size(), 324u);
+    std::set<Guid> guids;
+    for (const Node& n : f.nodes()) guids.insert(n.guid);
+    EXPECT_EQ(guids.size(), f.size());  // made up where the plan pins none, never twice
+}
+
+TEST(PlanFabric, ACableThePlanCannotHaveIsAnErrorAtItsLine) {
+    Plan plan;
+    plan.source = "p.yaml";
+    plan.nodes = {{.name = "leaf01", .type = NodeType::Switch, .num_ports = 4}, {.name = "node01", .hca = "mlx5_0"},
+                  {.name = "node02"}};
+    plan.links = {{.a = {0, 1}, .b = {1, 1}, .where = {"p.yaml", 7, 5}}, {.a = {0, 1}, .b = {2, 1}, .where = {"p.yaml", 8, 5}}};
+    try {
+        plan_fabric(plan);
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_STREQ(e.what(), "p.yaml:8:5: port leaf01/1 is cabled twice in the plan");
+    }
+    plan.links = {{.a = {0, 5}, .b = {1, 1}, .where = {"p.yaml", 9, 1}}};
+    try {
+        plan_fabric(plan);
+        ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_STREQ(e.what(), "p.yaml:9:1: port leaf01/5 does not exist (the node has 4)");
+    }
+}
+
+TEST(SlurmTopology, FromThePlanOfThe324HostTree) {
+    const Fabric f = plan_fabric(example_plan("fat-tree-2tier-324.yaml"));
+    // The plan's comments: node001..node018 on leaf01, node019.. on leaf02, ...; 2 cables from every
+    // leaf to each of the 9 spines.
+    std::string want = "# Slurm topology.conf (topology/tree) by ibfabric from plan: 324 compute hosts, 27 switches\n";
+    char line[96];
+    for (int l = 1; l <= 18; ++l) {
+        std::snprintf(line, sizeof line, "SwitchName=leaf%02d Nodes=node[%03d-%03d]\n", l, 18 * l - 17, 18 * l);
+        want += line;
+    }
+    for (int sp = 1; sp <= 9; ++sp) {
+        std::snprintf(line, sizeof line, "SwitchName=spine%02d Switches=leaf[01-18]\n", sp);
+        want += line;
+    }
+    EXPECT_EQ(slurm_topology(f, analyze(f), {.source = "plan"}), want);
+}
+
+TEST(SlurmTopology, ADualRailHostIsUnderBothOfItsLeavesAndCountedOnce) {
+    // Rail 0 (mlx5_0) on leaf01-02, rail 1 (mlx5_1) on leaf03-04, two spines over all four leaves.
+    const Plan plan = parse_plan_yaml(R"(version: 1
+rate: 4xHDR
+switches:
+  leaf:
+    names: leaf[01-04]
+    ports: 8
+    down: 1-4
+    up: 5-6
+    up_to: spine
+  spine:
+    names: spine[01-02]
+    ports: 8
+    down: 1-4
+hosts:
+  - {names: "gpu[01-08]", hca: mlx5_0, attach: "leaf[01-02]", per_switch: 4}
+  - {names: "gpu[01-08]", hca: mlx5_1, attach: "leaf[03-04]", per_switch: 4}
+)", "rails.yaml");
+    const Fabric f = plan_fabric(plan);
+    EXPECT_EQ(f.count(NodeType::CA), 16u);
+    EXPECT_EQ(slurm_topology(f, analyze(f)),
+              "# Slurm topology.conf (topology/tree) by ibfabric: 8 compute hosts, 6 switches\n"
+              "SwitchName=leaf01 Nodes=gpu[01-04]\n"
+              "SwitchName=leaf02 Nodes=gpu[05-08]\n"
+              "SwitchName=leaf03 Nodes=gpu[01-04]\n"
+              "SwitchName=leaf04 Nodes=gpu[05-08]\n"
+              "SwitchName=spine01 Switches=leaf[01-04]\n"
+              "SwitchName=spine02 Switches=leaf[01-04]\n");
+    EXPECT_EQ(slurm_topology(f, analyze(f), {.block = true}),
+              "# Slurm topology.conf (topology/block) by ibfabric: 8 compute hosts, 1 block\n"
+              "BlockName=block01 Nodes=gpu[01-08]\n");
+}
+
+TEST(SlurmTopology, HostNamesGivenPerNodeWinAndOffLeafHostsAreListedOnce) {
+    // small-plan.yaml: storage01's two adapters hang off spine01 and spine02.
+    const Fabric f = plan_fabric(example_plan("small-plan.yaml"));
+    const Analysis a = analyze(f);
+    SlurmTopologyOptions opt;
+    opt.host_names.assign(f.size(), "");
+    opt.host_names[f.find_by_name("node01")[0]] = "login01";
+    const std::string conf = slurm_topology(f, a, opt);
+    EXPECT_NE(conf.find("\nSwitchName=leaf01 Nodes=login01,node02\n"), std::string::npos) << conf;
+    EXPECT_NE(conf.find("\n# compute hosts on no leaf switch, left out (Slurm's tree places nodes under leaves): "
+                        "storage01 (on spine01, spine02)\n"),
+              std::string::npos)
+        << conf;
+    EXPECT_NE(conf.find(": 9 compute hosts, 6 switches\n"), std::string::npos) << conf;
 }
 
 ImpactTarget target(const Fabric& f, const std::string& what) {

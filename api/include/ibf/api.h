@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 #include <string_view>
 
@@ -88,6 +89,9 @@ struct ApiContext {
     std::string topology;              // configured topology path, for /api/v1/fabric
     size_t plan_nodes = 0, plan_links = 0;
     std::shared_ptr<const Plan> plan;  // the topology's plan (null: none): history diffs tell restored cables
+    // The configured node-name-map (null: none; the type of dumps.h): /api/v1/topology/slurm
+    // names the hosts as the check does.
+    std::shared_ptr<const std::unordered_map<Guid, std::string>> names;
     // A page of at most `limit` rows older than row `before` (0: the newest), newest first, within
     // the daemon's byte limit; nullptr when history is off (404). May throw std::exception (500).
     std::function<HistoryPage(int limit, int64_t before)> history;

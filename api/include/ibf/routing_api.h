@@ -4,6 +4,7 @@
 //
 //   GET /api/v1/route?src=node001&dst=node044   -> {"forward": route_json, "reverse": ..., "clean", "sweep_seq"}
 //   GET /api/v1/impact?node=spine01[&port=19]   -> impact_json + "sweep_seq"; node=a,b/3 for several
+//   GET /api/v1/topology/slurm[?block=1]        -> {"conf": topology.conf text, "form", "sweep_seq"}
 #pragma once
 
 #include <string>
@@ -14,5 +15,6 @@ namespace ibf {
 
 ApiResponse route_response(const std::string& query, const ApiContext& ctx);
 ApiResponse impact_response(const std::string& query, const ApiContext& ctx);
+ApiResponse slurm_topology_response(const std::string& query, const ApiContext& ctx);
 
 }  // namespace ibf

@@ -5,7 +5,8 @@
 //   hostlist_expand("node[01-03],login")                          -> {"node01", "node02", "node03", "login"}
 //
 // Compression groups names by the text before their trailing number and by that number's width
-// when it has leading zeros ("node009" and "node010" are one group, "node9" and "node10" another),
+// when it has leading zeros ("node009" and "node010" are one group, "node9" and "node10" another;
+// a number of that width without leading zeros joins it: "leaf09" and "leaf10" are "leaf[09-10]"),
 // sorts numerically and merges consecutive numbers into ranges; names without a trailing number
 // are kept as they are. Groups come out sorted by prefix.
 #pragma once

@@ -6,8 +6,9 @@
 //
 // Tree: "SwitchName=leaf01 Nodes=node[001-018]" per leaf with compute hosts, then per higher tier
 // "SwitchName=spine01 Switches=leaf[01-18]" (the switches one tier below it it is cabled to).
-// Host names are the nodes' names (node-name-map, else the first word of the NodeDescription), as
-// Slurm's NodeName; a host cabled to several leaves (rails) is listed under each. Switch names are
+// Host names are SlurmTopologyOptions::host_names where given (the plan's names, as the daemon and
+// `--plan` give them), else the nodes' names (node-name-map, else the first word of the
+// NodeDescription), as Slurm's NodeName; a host cabled to several leaves (rails) is listed under each. Switch names are
 // the display names with characters Slurm would split on (blank, ',', '[', ']', '=', '/') turned
 // into '_' ("dir1/L12/U1" -> "dir1_L12_U1"). Switches with no tier (no path to hosts) are left out;
 // compute hosts cabled to no leaf (a storage node on a spine) are named in a comment line instead.
@@ -16,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ibf/analysis.h"
 #include "ibf/fabric.h"
@@ -25,6 +27,9 @@ namespace ibf {
 struct SlurmTopologyOptions {
     bool block = false;
     std::string source;  // named in the header comment ("" = none)
+    // Per NodeId, the host's Slurm NodeName ("" or past the end: Node::name), e.g. plan_names()
+    // (identity.h) of a checked fabric.
+    std::vector<std::string> host_names;
 };
 
 std::string slurm_topology(const Fabric& f, const Analysis& a, const SlurmTopologyOptions& opt = {});
