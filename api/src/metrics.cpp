@@ -1,6 +1,7 @@
 // /metrics: every family in one table (kFamilies), rendered in table order.
 #include "ibf/metrics.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
@@ -193,70 +194,126 @@ constexpr CounterFamily kCounterFamily[kCounterFamilies] = {
     {"ibfabric_link_xmit_packets_total", wire::PortCounter::xmit_pkts, false, 1},
     {"ibfabric_link_rcv_packets_total", wire::PortCounter::rcv_pkts, false, 1},
 };
-// rendered_counters keys: the family index as text for the link families, "tier", "switch".
+using CounterRows = LinkTable::CounterRows;
+static_assert(CounterRows::kFamilies == kCounterFamilies);
+
+// Row `ri`'s counter values as /metrics exports them, read from the tracker into `c`.
+void read_counter_row(const PortCounterTracker& t, const LinkTable& links, size_t ri, CounterRows& c) {
+    const LinkRow& r = links.rows[ri];
+    const PortCounterState* l = t.find(r.local_guid, r.local_port);
+    const PortCounterState* m = t.find(r.remote_guid, r.remote_port);
+    c.has[ri] = static_cast<uint8_t>((l ? 1 : 0) | (l || m ? 2 : 0));
+    for (size_t i = 0; i < kCounterFamilies; ++i) {
+        const CounterFamily& f = kCounterFamily[i];
+        const size_t k = static_cast<size_t>(f.c);
+        c.v[ri][i] = ((l ? l->total[k] : 0) + (f.both_ends && m ? m->total[k] : 0)) * f.scale;
+    }
+}
+
+// Whether row `ri` gets per-link counter samples: it has counter data, and every link is
+// exported, or it deviates, or either end counted an error.
+bool counter_row_emitted(const MetricsFabric& in, const LinkTable& links, size_t ri, const CounterRows& c) {
+    if (!(c.has[ri] & 2)) return false;
+    if (in.all_links || links.rows[ri].deviates) return true;
+    for (size_t i = 0; i < kCounterFamilies; ++i)
+        if (kCounterFamily[i].both_ends && c.v[ri][i]) return true;
+    return false;
+}
+
+// Adds (sign +1) or takes back (-1) row `ri`'s values in the tier and switch aggregates
+// (unsigned arithmetic: taking back exactly what was added restores the sum).
+void add_counter_row(const LinkTable& links, size_t ri, CounterRows& c, int sign) {
+    if (!(c.has[ri] & 2)) return;
+    const uint64_t k = sign > 0 ? 1 : ~uint64_t{0};  // x * ~0 == -x modulo 2^64
+    auto& tv = c.tier[links.tier_of_row[ri]];
+    CounterRows::Switch& s = c.sw[links.local_node_of_row[ri]];
+    const auto& v = c.v[ri];
+    for (size_t i = 0; i < kCounterFamilies; ++i) {
+        tv[i] += k * v[i];
+        if (kCounterFamily[i].both_ends) s.errors += k * v[i];
+    }
+    s.xmit += k * v[11];
+    s.rcv += k * v[12];
+    s.rows += static_cast<uint32_t>(k);
+}
+
+// Brings `c` to the tracker's version: every row after a new table (or mode, or when the
+// tracker's log no longer reaches back), else only the rows of the ports that changed.
+void update_counter_rows(const MetricsFabric& in, const LinkTable& links, const PortCounterTracker& t, CounterRows& c) {
+    const bool indexed = links.tier_of_row.size() == links.rows.size();  // link_table() made it
+    std::vector<PortCounterTracker::PortKey> changed;
+    if (c.valid && c.all_links == in.all_links && indexed && t.changed_since(c.version, changed)) {
+        std::vector<size_t> rows;
+        for (const auto& k : changed)
+            if (auto it = links.row_of.find(k); it != links.row_of.end()) rows.push_back(it->second);
+        std::sort(rows.begin(), rows.end());
+        rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+        for (size_t ri : rows) {
+            const uint32_t r32 = static_cast<uint32_t>(ri);
+            auto e = std::lower_bound(c.emitted.begin(), c.emitted.end(), r32);
+            const bool was = e != c.emitted.end() && *e == r32;
+            add_counter_row(links, ri, c, -1);
+            read_counter_row(t, links, ri, c);
+            add_counter_row(links, ri, c, +1);
+            const bool is = counter_row_emitted(in, links, ri, c);
+            if (was && !is) c.emitted.erase(e);
+            if (!was && is) c.emitted.insert(e, r32);
+        }
+    } else {
+        const size_t n = indexed ? links.rows.size() : 0;
+        c.v.assign(n, {});
+        c.has.assign(n, 0);
+        c.emitted.clear();
+        c.tier.assign(links.tiers.size(), {});
+        c.sw.assign(links.local_node_labels.size(), {});
+        for (size_t ri = 0; ri < n; ++ri) {
+            read_counter_row(t, links, ri, c);
+            add_counter_row(links, ri, c, +1);
+            if (counter_row_emitted(in, links, ri, c)) c.emitted.push_back(static_cast<uint32_t>(ri));
+        }
+    }
+    c.valid = true;
+    c.version = t.version();
+    c.all_links = in.all_links;
+}
+
+// rendered_counters keys: the family index as text for the link families, "tier", "switch_*".
+// Rendered again whenever the counter state changed (from the rows kept in counter_rows: only
+// the changed ports' rows are read), the per-link samples only for the rows that have them.
 const std::string& counter_text(const MetricsFabric& in, const std::string& key) {
     static const std::string none;
     const auto& links = in.links;
     if (!in.counters || in.counters->ports().empty() || !links) return none;
     const PortCounterTracker& t = *in.counters;
     auto& all = links->rendered_counters;
-    const std::string mode = in.all_links ? "all" : "deviating";
-    auto& [version, stamp] = all["#"];
-    if (version != t.version() || stamp != mode || all.size() == 1) {
-        version = t.version();
-        stamp = mode;
+    CounterRows& c = links->counter_rows;
+    if (!c.valid || c.version != t.version() || c.all_links != in.all_links || all.empty()) {
+        update_counter_rows(in, *links, t, c);
+        const uint64_t version = c.version;
         std::string fam[kCounterFamilies];
-        std::vector<std::array<uint64_t, kCounterFamilies>> tier(links->tiers.size());
-        struct Sw {
-            uint64_t errors = 0, xmit = 0, rcv = 0;
-            bool seen = false;
-        };
-        std::vector<Sw> sw(links->local_node_labels.size());
-        const bool indexed = links->tier_of_row.size() == links->rows.size();  // link_table() made it
-        for (size_t ri = 0; ri < links->rows.size() && indexed; ++ri) {
-            const LinkRow& r = links->rows[ri];
-            const PortCounterState* l = t.find(r.local_guid, r.local_port);
-            const PortCounterState* m = t.find(r.remote_guid, r.remote_port);
-            if (!l && !m) continue;
-            uint64_t v[kCounterFamilies];
-            bool any_error = false;
-            for (size_t i = 0; i < kCounterFamilies; ++i) {
-                const CounterFamily& f = kCounterFamily[i];
-                const size_t c = static_cast<size_t>(f.c);
-                v[i] = ((l ? l->total[c] : 0) + (f.both_ends && m ? m->total[c] : 0)) * f.scale;
-                if (f.both_ends && v[i]) any_error = true;
-            }
-            auto& tv = tier[links->tier_of_row[ri]];
-            Sw& s = sw[links->local_node_of_row[ri]];
-            s.seen = true;
-            const bool per_link = in.all_links || r.deviates || any_error;
-            for (size_t i = 0; i < kCounterFamilies; ++i) {
-                tv[i] += v[i];
-                if (kCounterFamily[i].both_ends) s.errors += v[i];
-                if (!per_link || (!l && !kCounterFamily[i].both_ends)) continue;  // a local end never counted
-                Out x{fam[i], kCounterFamily[i].name};
-                x.count(r.labels, v[i]);
-            }
-            s.xmit += v[11];
-            s.rcv += v[12];
+        for (size_t i = 0; i < kCounterFamilies; ++i) {
+            Out x{fam[i], kCounterFamily[i].name};
+            for (uint32_t ri : c.emitted)
+                if ((c.has[ri] & 1) || kCounterFamily[i].both_ends)  // else a local end never counted
+                    x.count(links->rows[ri].labels, c.v[ri][i]);
+            all[std::to_string(i)] = {version, std::move(fam[i])};
         }
-        for (size_t i = 0; i < kCounterFamilies; ++i) all[std::to_string(i)] = {version, std::move(fam[i])};
         std::string tt;
-        for (size_t ti = 0; ti < tier.size(); ++ti)
+        for (size_t ti = 0; ti < c.tier.size(); ++ti)
             for (size_t i = 0; i < kCounterFamilies; ++i) {
                 Out x{tt, "ibfabric_tier_perfmgr_total"};
                 x.count("tier=\"" + escape_label_value(links->tiers[ti]) + "\",counter=\"" +
                             std::string(wire::to_string(kCounterFamily[i].c)) + "\"",
-                        tier[ti][i]);
+                        c.tier[ti][i]);
             }
         all["tier"] = {version, std::move(tt)};
         std::string se, sx, sr;
-        for (size_t n = 0; n < sw.size(); ++n) {
-            if (!sw[n].seen) continue;
+        for (size_t n = 0; n < c.sw.size(); ++n) {
+            if (!c.sw[n].rows) continue;
             const std::string& labels = links->local_node_labels[n];
-            Out{se, "ibfabric_switch_link_errors_total"}.count(labels, sw[n].errors);
-            Out{sx, "ibfabric_switch_xmit_bytes_total"}.count(labels, sw[n].xmit);
-            Out{sr, "ibfabric_switch_rcv_bytes_total"}.count(labels, sw[n].rcv);
+            Out{se, "ibfabric_switch_link_errors_total"}.count(labels, c.sw[n].errors);
+            Out{sx, "ibfabric_switch_xmit_bytes_total"}.count(labels, c.sw[n].xmit);
+            Out{sr, "ibfabric_switch_rcv_bytes_total"}.count(labels, c.sw[n].rcv);
         }
         all["switch_errors"] = {version, std::move(se)};
         all["switch_xmit"] = {version, std::move(sx)};

@@ -44,8 +44,24 @@ void add_trend_sample(PortCounterState& s, int64_t prev_ms, int64_t now_ms) {
 
 }  // namespace
 
+void PortCounterTracker::log_change(const PortKey& k) {
+    log_.push_back(k);
+    if (log_.size() > std::max<size_t>(4096, 2 * ports_.size())) {
+        const size_t drop = log_.size() / 2;
+        log_.erase(log_.begin(), log_.begin() + static_cast<std::ptrdiff_t>(drop));
+        log_base_ += drop;
+    }
+}
+
+bool PortCounterTracker::changed_since(uint64_t since, std::vector<PortKey>& out) const {
+    if (since < log_base_ || since > version()) return false;
+    out.insert(out.end(), log_.begin() + static_cast<std::ptrdiff_t>(since - log_base_), log_.end());
+    return true;
+}
+
 void PortCounterTracker::on_row(Guid sm, const wire::PortCounterRow& r, int64_t now_ms) {
     ++rows_;
+    log_change(PortKey{r.node_guid, r.port});
     auto [it, fresh] = ports_.try_emplace(PortKey{r.node_guid, r.port});
     PortCounterState& s = it->second;
     const int64_t prev_ms = fresh ? 0 : s.updated_ms;
@@ -97,7 +113,10 @@ size_t PortCounterTracker::forget_absent(int64_t now_ms) {
     const size_t n = std::erase_if(ports_, [&](const auto& kv) {
         const PortCounterState& s = kv.second;
         const bool gone = s.absent_since_ms != 0 && now_ms - std::max(s.absent_since_ms, s.updated_ms) >= opt_.window_ms;
-        if (gone) growing_.erase(kv.first);
+        if (gone) {
+            growing_.erase(kv.first);
+            log_change(kv.first);
+        }
         return gone;
     });
     forgotten_ += n;

@@ -477,6 +477,74 @@ TEST(Metrics, ScrapeWithCountersOnEveryPortOfA2kNodeFabric) {
     EXPECT_LT(again_ms, 200.0);  // generous for a loaded 2-core machine; the figure is in docs/benchmarks.md
 }
 
+// Issue 18 item 5: after a PortCounters batch only the rows of the ports in it are read again
+// (PortCounterTracker::changed_since) and the aggregates move by their difference. The text must
+// be byte for byte what a render from scratch gives (a copy of the link table without its
+// caches), in both modes, through errors appearing, traffic, a reset, a port outside the table,
+// a mode switch, and a batch history longer than the tracker's log (then every row is read).
+TEST(Metrics, CounterFamiliesRenderedIncrementallyAreByteIdenticalToAFullRender) {
+    Live l;
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 16, .hosts = 64});
+    l.plan = load_plan(write_ibnetdiscover(f), "golden.ibnetdiscover");
+    l.sweep(f, 1, T0);
+    wire::PortCounters all = test::counters_for_linked_ports(f, T0, 100);
+    ASSERT_GT(all.ports.size(), 100u);
+    int64_t t = T0 + 1000;
+    ASSERT_TRUE(l.st.on_port_counters(kConn, all, t));
+    using C = wire::PortCounter;
+    auto full = [&](int64_t now, bool all_links) {
+        MetricsJob j = metrics_job({.state = &l.st, .now_ms = now, .all_links = all_links});
+        LinkTable fresh = *j.fabric.links;
+        fresh.rendered.clear();
+        fresh.rendered_counters.clear();
+        fresh.counter_rows = {};
+        j.fabric.links = std::make_shared<const LinkTable>(std::move(fresh));
+        return metrics_render(j);
+    };
+    auto check_both = [&](const char* step) {
+        for (bool a : {false, true}) {
+            const std::string inc = metrics_text({.state = &l.st, .now_ms = t, .all_links = a});
+            EXPECT_EQ(inc, full(t, a)) << step << (a ? " (all)" : " (deviating)");
+        }
+    };
+    check_both("first render");
+    std::vector<std::string> seen;
+    for (int batch = 0; batch < 12; ++batch) {
+        wire::PortCounters pc{t, {}};
+        for (size_t i = static_cast<size_t>(batch) % 7; i < all.ports.size(); i += 7 + static_cast<size_t>(batch)) {
+            wire::PortCounterRow r = all.ports[i];
+            const uint64_t k = static_cast<uint64_t>(batch + 1);
+            r.v[static_cast<size_t>(C::xmit_data)] = 100 + 1000 * k;  // traffic on every changed port
+            r.v[static_cast<size_t>(C::rcv_pkts)] = 100 + 10 * k;
+            if (i % 3 == 0) r.v[static_cast<size_t>(C::symbol_errors)] = 100 + k;  // errors on some
+            if (batch == 5 && i % 2 == 0) r.v.fill(1);                               // a reset (new baseline)
+            all.ports[i] = r;
+            pc.ports.push_back(r);
+        }
+        pc.ports.push_back(test::counter_row(0x1234, 1, {{C::symbol_errors, 5}}));  // not in the fabric
+        ASSERT_TRUE(l.st.on_port_counters(kConn, pc, t += 1000));
+        // Alternate which mode renders first, so each mode sometimes follows the other's state.
+        const bool a = batch % 2;
+        const std::string inc = metrics_text({.state = &l.st, .now_ms = t, .all_links = a});
+        ASSERT_EQ(inc, full(t, a)) << "batch " << batch;
+        seen.push_back(inc);
+        if (batch % 3 == 0) check_both("both modes");
+    }
+    EXPECT_NE(seen.front(), seen.back());  // the counters did move
+    EXPECT_NE(seen.back().find("ibfabric_link_symbol_errors_total{"), std::string::npos);
+    // More rows than the tracker's log keeps (twice the ports, at least 4096) without a render.
+    for (int k = 0; k < 40; ++k) {
+        wire::PortCounters pc{t, {}};
+        for (auto& r : all.ports) {
+            r.v[static_cast<size_t>(C::xmit_data)] += 7;
+            pc.ports.push_back(r);
+        }
+        ASSERT_TRUE(l.st.on_port_counters(kConn, pc, t += 1000));
+    }
+    ASSERT_GT(40 * all.ports.size(), std::max<size_t>(4096, 2 * all.ports.size()));
+    check_both("after the log was trimmed");
+}
+
 TEST(Metrics, EveryFamilyFollowsPrometheusNaming) {
     Live l;
     l.sweep(small_fabric(), 1, T0);

@@ -14,6 +14,8 @@
 // whose tier is unknown is "unknown".
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -60,6 +62,25 @@ struct LinkTable {
     // The same for the port counter families, which also change with each PortCounters batch:
     // by family name, (the counter state's version it was rendered at, samples).
     mutable std::map<std::string, std::pair<uint64_t, std::string>> rendered_counters;
+    // What those were rendered from, per row, so that after a batch only the rows of the ports
+    // that changed are read again (PortCounterTracker::changed_since) and the aggregates move by
+    // their difference. metrics_render()'s, like the texts.
+    struct CounterRows {
+        static constexpr size_t kFamilies = 15;  // the link counter families of /metrics
+        bool valid = false;
+        uint64_t version = 0;
+        bool all_links = false;
+        std::vector<std::array<uint64_t, kFamilies>> v;  // per row: each family's value
+        std::vector<uint8_t> has;                        // per row: 1 local end counted, 2 either end
+        std::vector<uint32_t> emitted;                   // rows with per-link samples, ascending
+        std::vector<std::array<uint64_t, kFamilies>> tier;
+        struct Switch {
+            uint64_t errors = 0, xmit = 0, rcv = 0;
+            uint32_t rows = 0;  // its rows with counter data at either end
+        };
+        std::vector<Switch> sw;
+    };
+    mutable CounterRows counter_rows;
 };
 
 // `tier_of`: per NodeId, 1 leaf, 2 spine, ... (routing/analysis.h), may be shorter (then unknown).

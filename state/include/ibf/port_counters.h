@@ -119,6 +119,10 @@ public:
     uint64_t forgotten_total() const { return forgotten_; }  // ports dropped by forget_absent()
     // Changes with every row and every port dropped (what /metrics' rendered counter families follow).
     uint64_t version() const { return rows_ + forgotten_; }
+    // The ports with a row or dropped after version `since` (repeats possible), appended to `out`,
+    // so that a renderer re-renders only their links; false (nothing appended) when the log no
+    // longer reaches back that far, or `since` is ahead of this state: then every port may differ.
+    bool changed_since(uint64_t since, std::vector<PortKey>& out) const;
 
 private:
     void prune(PortCounterState& s, int64_t now_ms) const;
@@ -129,6 +133,11 @@ private:
     // what over_threshold() reads, so its cost follows the erring ports, not the fabric.
     std::unordered_set<PortKey, PortKeyHash> growing_;
     uint64_t rows_ = 0, resets_ = 0, baselines_ = 0, forgotten_ = 0;
+    // The port of every version step since log_base_: log_[i] made version log_base_ + i + 1.
+    // Trimmed to its newer half once longer than twice the ports (and 4096), so it stays O(ports).
+    std::vector<PortKey> log_;
+    uint64_t log_base_ = 0;
+    void log_change(const PortKey& k);
     size_t absent_ = 0;  // ports out of the fabric at the last mark_present() and not dropped since
 };
 
