@@ -97,6 +97,13 @@ TEST(SmHelperPick, OnlyARootOpensmAndWhenSeveralTheOneNamingTheConf) {
               12);
     EXPECT_EQ(std::get<std::string>(pick({P{10, "opensm", 0, {"opensm"}}, P{12, "opensm", 0, {"opensm", "-B"}}})),
               "2 opensm processes run and 0 of them name /etc/opensm/opensm.conf with -F/--config: not choosing one");
+    // opensm forked (a child not yet exec'd has its parent's name and argv): still one SM.
+    const std::vector<std::string> argv{"opensm", "-F", conf};
+    EXPECT_EQ(std::get<int>(pick({P{10, "opensm", 0, argv, 1}, P{20, "opensm", 0, argv, 10}})), 10);
+    EXPECT_EQ(std::get<int>(pick({P{20, "opensm", 0, argv, 10}, P{10, "opensm", 0, argv, 1}})), 10);
+    // Two unrelated ones that both name the conf: refused, as before.
+    EXPECT_EQ(std::get<std::string>(pick({P{10, "opensm", 0, argv, 1}, P{20, "opensm", 0, argv, 1}})),
+              "2 opensm processes run and 2 of them name /etc/opensm/opensm.conf with -F/--config: not choosing one");
 }
 
 TEST(SmHelperClient, AnswerFields) {

@@ -118,6 +118,14 @@ std::vector<ibf::ProcInfo> scan_proc() {
         p.uid = st.st_uid;
         std::ifstream cmd(dir + "/cmdline", std::ios::binary);
         for (std::string a; std::getline(cmd, a, '\0');) p.argv.push_back(a);
+        // "pid (comm) state ppid ...": comm may hold blanks and ')', so read after the last ')'.
+        std::ifstream stat_file(dir + "/stat");
+        const std::string stat_line((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+        if (const size_t close = stat_line.rfind(')'); close != std::string::npos) {
+            std::istringstream rest(stat_line.substr(close + 1));
+            char state = 0;
+            rest >> state >> p.ppid;
+        }
         out.push_back(std::move(p));
     }
     ::closedir(d);

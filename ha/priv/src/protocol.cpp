@@ -100,8 +100,11 @@ std::string opensm_conf_with_priority(std::string_view text, int priority, int& 
 
 std::variant<int, std::string> pick_opensm(const std::vector<ProcInfo>& procs, const std::string& opensm_conf) {
     std::vector<const ProcInfo*> root;
+    auto is_root_opensm = [](const ProcInfo& p) { return p.comm == "opensm" && p.uid == 0; };
     for (const auto& p : procs)
-        if (p.comm == "opensm" && p.uid == 0) root.push_back(&p);
+        if (is_root_opensm(p) &&
+            std::none_of(procs.begin(), procs.end(), [&](const ProcInfo& q) { return p.ppid && q.pid == p.ppid && is_root_opensm(q); }))
+            root.push_back(&p);
     if (root.empty()) return std::string("no opensm process runs as root on this node");
     if (root.size() == 1) return root.front()->pid;
     std::vector<int> named;

@@ -56,10 +56,13 @@ struct ProcInfo {
     std::string comm;
     unsigned uid = 0;
     std::vector<std::string> argv;
+    int ppid = 0;  // 0: not known
 };
 
 // The opensm to SIGHUP: a root process named opensm; when there are several, the one whose
-// `-F`/`--config` names `opensm_conf`. Returns its pid, or an error saying why none is chosen.
+// `-F`/`--config` names `opensm_conf`. A process whose parent is such an opensm too is that
+// opensm's child between fork and exec (a system() or an event script), not a second SM: it is
+// not counted. Returns its pid, or an error saying why none is chosen.
 std::variant<int, std::string> pick_opensm(const std::vector<ProcInfo>& procs, const std::string& opensm_conf);
 
 }  // namespace ibf
