@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ibf/error.h"
+#include "ibf/names.h"
 #include "ibf/rate.h"
 #include "ibf/suggest.h"
 #include "ibf/text.h"
@@ -270,9 +271,10 @@ private:
             size_t budget = kMaxNodes - std::min(kMaxNodes, total_names_ + out.size());
             auto v = expand_name_pattern(s.Scalar(), file_, loc(s).line, text_column(s), std::max<size_t>(budget, 1));
             for (const auto& name : v)
-                if (name.find_first_of("/: \t") != std::string::npos)
+                if (!plan_name_ok(name) || name.find_first_of(" \t") != std::string::npos)
                     fail(s, "bad name '" + name + "' in '" + what +
-                                "': names may not contain '/', ':' or spaces (they separate node, HCA and port)");
+                                "': names may not contain ':' or spaces, and '/' only inside a card name such as dir1/L03/U2, "
+                                "not before a number (they separate node, HCA and port)");
             out.insert(out.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
         };
         if (n.IsSequence()) {
@@ -472,7 +474,7 @@ private:
             size_t colon = e.key.find(':');
             e.name = e.key.substr(0, colon);
             if (colon != std::string::npos) e.hca = e.key.substr(colon + 1);
-            if (e.name.empty() || (colon != std::string::npos && e.hca.empty()) || e.name.find('/') != std::string::npos)
+            if (!plan_name_ok(e.name) || (colon != std::string::npos && e.hca.empty()))
                 fail(e.key_node, "bad node name '" + e.key + "' in 'nodes': expected name or name:hca");
             if (e.value->IsScalar()) {
                 e.guid_node = e.value;
@@ -842,16 +844,15 @@ private:
             size_t colon = node.find(':');
             e.name = node.substr(0, colon);
             if (colon != std::string::npos) e.hca = node.substr(colon + 1);
-            if (e.name.empty() || (colon != std::string::npos && e.hca.empty()) ||
-                e.name.find('/') != std::string::npos || e.hca.find_first_of("/:") != std::string::npos)
+            if (!plan_name_ok(e.name) || (colon != std::string::npos && e.hca.empty()) ||
+                e.hca.find_first_of("/:") != std::string::npos)
                 bad("");
         } else if (n.IsMap()) {
             check_keys(n, {"node", "hca", "port"}, what);
             Node nn = get(n, "node"), pn = get(n, "port");
             if (!nn || !pn) fail(n, what + " needs `node:` and `port:`");
             e.name = scalar(nn, "node");
-            if (e.name.empty() || e.name.find_first_of("/:") != std::string::npos)
-                fail(nn, "bad node name '" + e.name + "' in " + what);
+            if (!plan_name_ok(e.name)) fail(nn, "bad node name '" + e.name + "' in " + what);
             if (Node h = get(n, "hca")) {
                 e.hca = scalar(h, "hca");
                 if (e.hca.empty() || e.hca.find_first_of("/: ") != std::string::npos)

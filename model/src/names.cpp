@@ -91,6 +91,14 @@ bool is_aggregation_node(const Node& n) {
     return false;
 }
 
+bool plan_name_ok(std::string_view name) {
+    if (name.empty() || name.find(':') != std::string_view::npos) return false;
+    const size_t slash = name.rfind('/');
+    if (slash == std::string_view::npos) return true;
+    if (name.front() == '/' || name.find("//") != std::string_view::npos || slash + 1 == name.size()) return false;
+    return name.substr(slash + 1).find_first_not_of("0123456789") != std::string_view::npos;
+}
+
 std::string tier_word(int level) {
     switch (level) {
         case 0: return "";

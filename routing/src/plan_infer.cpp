@@ -14,8 +14,9 @@ namespace {
 
 // A name a plan can carry as it is (and that needs no pattern syntax).
 bool safe(const std::string& s) {
-    if (s.empty() || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
-    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; });
+    if (s.empty() || !std::isalnum(static_cast<unsigned char>(s[0])) || !plan_name_ok(s)) return false;
+    return std::all_of(s.begin(), s.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '/'; });
 }
 
 std::string hexg(Guid g) {
@@ -116,10 +117,9 @@ struct Infer {
 void name_switches(Infer& s, std::set<std::string>& used) {
     for (NodeId x = 0; x < s.f.size(); ++x) {
         if (!s.is_sw(x)) continue;
-        // The display name (ibf/names.h) wherever a plan can carry it; a chassis card's
-        // "dir1/L12/U1" as "dir1-L12-U1" (a plan name has no '/').
+        // The display name (ibf/names.h) wherever a plan can carry it, a chassis card's
+        // "dir1/L12/U1" too, so check, analyze and the plan name a node alike.
         std::string c = display_name(s.f, s.a, x);
-        if (!safe(c)) std::replace(c.begin(), c.end(), '/', '-');
         if (!safe(c) || used.count(c)) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "%04llx", static_cast<unsigned long long>(s.f.node(x).guid & 0xffff));
@@ -142,7 +142,7 @@ void name_hosts(Infer& s, std::set<std::string>& used) {
         std::string name = node.name, hca = derive_hca(NodeType::CA, node.description);
         // A SHARP aggregation node's description is the vendor's ("Mellanox Technologies Aggregation
         // Node"): its first words are no host name and HCA, so it takes its display name ("sharp-b208").
-        bool ok = !is_aggregation_node(node) && safe(name) && (hca.empty() || safe(hca)) &&
+        bool ok = !is_aggregation_node(node) && safe(name) && (hca.empty() || (safe(hca) && hca.find('/') == std::string::npos)) &&
                   key_count[name + ":" + hca] == 1 && !used.count(name);
         if (!ok) {  // the display name (ibf/names.h) when a plan can carry it
             std::string d = display_name(f, s.a, x);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "ibf/error.h"
 #include "ibf/plan_yaml.h"
@@ -62,6 +63,26 @@ TEST(PlanErrors, BaseIsValid) {
     EXPECT_EQ(p.links.size(), 16u + 8u);
 }
 
+// Issue 20 item 2: a director's cards keep their names in a plan ("dir1/L03/U2", as check and
+// analyze name them), in patterns, in cable ends (node/port splits at the last '/') and as keys.
+TEST(PlanErrors, ChassisCardNamesAreNames) {
+    const std::string yaml = replace(replace(kBase, "spine[01-02]", "dir1/S[01-02]/U1"), "hosts:\n",
+                                     "cables:\n  - {a: dir1/S01/U1/9, b: {node: dir1/S02/U1, port: 9}}\n"
+                                     "nodes:\n  dir1/S02/U1: 0x0002c90300000abc\nhosts:\n");
+    const Plan p = parse_plan_yaml(yaml, "plan.yaml");
+    std::set<std::string> names;
+    for (const PlannedNode& n : p.nodes) names.insert(n.name);
+    EXPECT_TRUE(names.count("dir1/S01/U1") && names.count("dir1/S02/U1"));
+    bool cable = false;
+    for (const PlannedLink& l : p.links)
+        cable |= p.nodes[l.a.node].name == "dir1/S01/U1" && l.a.port == 9 && p.nodes[l.b.node].name == "dir1/S02/U1" && l.b.port == 9;
+    EXPECT_TRUE(cable);
+    for (const PlannedNode& n : p.nodes)
+        if (n.name == "dir1/S02/U1") {
+            EXPECT_EQ(n.guid, Guid{0x0002c90300000abc});
+        }
+}
+
 // The wording every reader shares (ibf/suggest.h unknown_key): where, the suggestion when one is
 // close, the keys the mapping takes.
 TEST(PlanErrors, UnknownKeyWithSuggestion) {
@@ -101,6 +122,9 @@ TEST(PlanErrors, BadPatternAndBadRange) {
     expect_error(replace(kBase, "leaf[01-04]", "leaf[a-d]"), 5, 17, {"bad range 'a-d'"});
     expect_error(replace(kBase, "leaf[01-04]", "\"leaf [01-04]\""), 5, 12, {"bad name 'leaf 01'", "may not contain"});
     expect_error(replace(kBase, "node[01-08]", "[a:1, b]"), 16, 11, {"bad name 'a:1'"});
+    // '/' only inside a chassis card's name: a last part that is a number reads as node/port.
+    expect_error(replace(kBase, "spine[01-02]", "[dir1/S01/U1, dir1/2]"), 12, 26, {"bad name 'dir1/2'", "not before a number"});
+    expect_error(replace(kBase, "spine[01-02]", "[dir1//U1, dir1/S02/U1]"), 12, 13, {"bad name 'dir1//U1'", "only inside a card name"});
     expect_error(replace(kBase, "down: 1-18", "down: 18-1"), 7, 11, {"bad port range '18-1'"});
     expect_error(replace(kBase, "down: 1-18", "down: 1-x"), 7, 11, {"bad port range"});
     expect_error(replace(kBase, "down: 1-18", "down: 1-18,5"), 7, 11, {"port 5 is listed twice"});

@@ -11,6 +11,12 @@
 #include "ibf/link_table.h"
 #include "ibf/lft.h"
 #include "ibf/live_analysis.h"
+#include "ibf/metrics.h"
+#include "ibf/pipeline.h"
+
+#include <set>
+#include "ibf/plan_infer.h"
+#include "ibf/plan_write.h"
 #include "ibf/plan_yaml.h"
 
 using namespace ibf;
@@ -345,4 +351,85 @@ TEST(LiveAnalysis, CostOnA2144NodeTreeWithTables) {
                 "switches %zu bytes\n",
                 best, best_bare, summary, per_switch);
     EXPECT_LT(best, 5000);  // generous for a shared machine
+}
+
+// Issue 20 item 2, live: a director's line and spine cards (one NodeDescription stem, "dir1")
+// keep their card in every live output — the check's findings, the analysis, the /metrics link
+// labels — with a golden dump, with a plan made from it and with no plan.
+TEST(LiveNames, ADirectorsCardsKeepTheirCardInFindingsAnalysisAndMetrics) {
+    Fabric f = small_fabric();
+    int leaf = 0, spine = 0;
+    for (NodeId n = 0; n < f.size(); ++n) {
+        Node& node = f.node(n);
+        if (node.type != NodeType::Switch) continue;
+        const bool is_leaf = node.name.rfind("leaf", 0) == 0;
+        const std::string card = is_leaf ? "L0" + std::to_string(++leaf) : "S0" + std::to_string(++spine);
+        node.description = "MF0;dir1:CS7500/" + card + "/U1";
+        node.name.clear();
+    }
+    f.finalize();
+    const NodeId l1 = f.find_by_name("dir1").at(0);
+    ASSERT_EQ(f.find_by_name("dir1").size(), 6u);  // the stem alone names no card
+    Fabric now = f;  // one host cable out: a finding that names a card
+    const Link lost = [&] {
+        for (const Link& k : now.links())
+            if (now.node(k.a).type != now.node(k.b).type) return k;
+        throw std::logic_error("no host link");
+    }();
+    now.disconnect(lost.a, lost.pa);
+
+    const std::string golden = write_ibnetdiscover(f);
+    const Plan by_guid = plan_from_fabric(f, "golden");
+    // What `ibfabric plan from-dump` writes: a plan cannot carry '/' in a name.
+    const Plan inferred = parse_plan_yaml(plan_yaml_text(infer_plan(f, analyze(f), "golden.txt").doc), "plan.yaml");
+    for (const Plan* plan : {static_cast<const Plan*>(nullptr), &by_guid, &inferred}) {
+        for (const bool as_dump : {false, true}) {
+            if (!plan && as_dump) continue;
+            SCOPED_TRACE(!plan ? "no plan" : as_dump ? "golden dump" : plan == &inferred ? "plan from-dump" : "plan by GUID");
+            ControllerState st;
+            ASSERT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master), 10));
+            // As the plugin sends it: version 2 frames, decoded as ingest decodes them.
+            wire::Decoder d;
+            wire::Hello h = hello(kMasterGuid, SmState::Master);
+            h.wire_version = wire::kVersion2;
+            const std::string bytes = wire::encode(wire::Message(h)) + wire::encode_v2(snapshot(now, kMasterGuid, SmState::Master, 1));
+            d.feed(bytes.data(), bytes.size());
+            ASSERT_TRUE(d.next());
+            std::optional<wire::Message> m = d.next();
+            ASSERT_TRUE(m && std::holds_alternative<Snapshot>(*m));
+            auto job = st.on_snapshot(1, std::get<Snapshot>(std::move(*m)), 20);
+            ASSERT_TRUE(job);
+            WorkItem w{.job = *job};
+            if (plan) w.plan = std::make_shared<const Plan>(as_dump ? load_plan(golden, "golden.ibnetdiscover") : *plan);
+            CheckRun run = run_check(w);
+            ASSERT_TRUE(run.result) << run.error;
+            ASSERT_TRUE(run.result->analysis) << run.analysis_error;
+            const std::vector<std::string>& names = run.result->analysis->names;
+            EXPECT_EQ(names[l1], "dir1/L01/U1");
+            std::set<std::string> switch_names;
+            for (NodeId n = 0; n < now.size(); ++n)
+                if (now.node(n).type == NodeType::Switch) switch_names.insert(names[n]);
+            EXPECT_EQ(switch_names, (std::set<std::string>{"dir1/L01/U1", "dir1/L02/U1", "dir1/S01/U1", "dir1/S02/U1",
+                                                           "dir1/S03/U1", "dir1/S04/U1"}));
+            for (const LinkRow& r : run.result->links->rows) {
+                EXPECT_EQ(r.local_name, names[*now.find(r.local_guid)]) << r.labels;
+                EXPECT_NE(r.local_name, "dir1") << r.labels;
+            }
+            if (plan) {
+                bool named = false;
+                for (const Finding& fd : run.result->findings)
+                    for (const Endpoint* e : {&fd.a, &fd.b})
+                        if (e->guid && now.node(*now.find(e->guid)).type == NodeType::Switch) {
+                            EXPECT_EQ(e->name, names[*now.find(e->guid)]) << fd.message;
+                            named = true;
+                        }
+                EXPECT_TRUE(named) << "no finding names the card the lost cable was on";
+            }
+            EXPECT_TRUE(st.publish(std::move(*run.result), 30));
+            const std::string text = metrics_text({.state = &st, .now_ms = 30, .all_links = true});
+            EXPECT_NE(text.find("local_name=\"dir1/L01/U1\""), std::string::npos) << text.substr(0, 4000);
+            EXPECT_EQ(text.find("local_name=\"dir1\""), std::string::npos);
+            EXPECT_EQ(text.find("remote_name=\"dir1\""), std::string::npos);
+        }
+    }
 }

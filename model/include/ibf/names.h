@@ -23,6 +23,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ibf/fabric.h"
@@ -53,6 +54,11 @@ private:
 // They are CAs but not hosts: named "sharp-b208" (rule 4; their descriptions are the vendor's
 // default, "Mellanox Technologies Aggregation Node"), not counted or drawn as hosts.
 bool is_aggregation_node(const Node& n);
+
+// True for a name a plan can carry as a node name (docs/plan.md, "Names"): not empty, no ':' (it
+// separates node and HCA), and '/' only between the non-empty parts of a chassis card's name ("dir1/L03/U2") whose last part is not a number (that would read as
+// node/port: "leaf03/19"). plan_name_ok("dir1/L03/U2") == true, plan_name_ok("a/19") == false.
+bool plan_name_ok(std::string_view name);
 
 // "leaf", "spine", "core", "tier<n>" for n > 3, "" for 0.
 std::string tier_word(int level);
