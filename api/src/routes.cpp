@@ -281,6 +281,8 @@ ApiResponse accept(const ApiRequest& req, const std::string&, const ApiContext& 
 // GET /api/v1/route?src=&dst= and /api/v1/impact?node=[&port=] (routing_api.h).
 ApiResponse route(const ApiRequest&, const std::string& query, const ApiContext& ctx) { return route_response(query, ctx); }
 ApiResponse impact(const ApiRequest&, const std::string& query, const ApiContext& ctx) { return impact_response(query, ctx); }
+// GET /api/v1/hosts?nodes=HOSTLIST (routing_api.h).
+ApiResponse hosts(const ApiRequest&, const std::string& query, const ApiContext& ctx) { return hosts_response(query, ctx); }
 // GET /api/v1/topology/slurm[?block=1] (routing_api.h).
 ApiResponse topology_slurm(const ApiRequest&, const std::string& query, const ApiContext& ctx) {
     return slurm_topology_response(query, ctx);
@@ -303,6 +305,7 @@ const Route kRoutes[] = {
     {"GET", "/api/v1/analysis", Auth::read, analysis, true},
     {"GET", "/api/v1/route", Auth::read, route, true},
     {"GET", "/api/v1/impact", Auth::read, impact, true},
+    {"GET", "/api/v1/hosts", Auth::read, hosts, true},
     {"GET", "/api/v1/topology/slurm", Auth::read, topology_slurm, true},
     {"GET", "/api/v1/sm", Auth::read, sms},
     {"GET", "/api/v1/ha/history", Auth::read, ha_history},

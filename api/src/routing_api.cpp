@@ -1,4 +1,4 @@
-// GET /api/v1/route and /api/v1/impact (ibf/routing_api.h).
+// GET /api/v1/route, /api/v1/hosts, /api/v1/impact and /api/v1/topology/slurm (ibf/routing_api.h).
 #include "ibf/routing_api.h"
 
 #include <cctype>
@@ -8,6 +8,7 @@
 #include "ibf/dumps.h"
 #include "ibf/identity.h"
 #include "ibf/impact.h"
+#include "ibf/job_paths.h"
 #include "ibf/link_table.h"
 #include "ibf/report.h"
 #include "ibf/route_report.h"
@@ -99,6 +100,25 @@ ApiResponse route_response(const std::string& query, const ApiContext& ctx) {
                {"reverse", route_json(f, a.names, back, notes)},
                {"clean", route_clean(f, there, notes) && route_clean(f, back, notes)},
                {"sweep_seq", s->sweep_seq}});
+}
+
+ApiResponse hosts_response(const std::string& query, const ApiContext& ctx) {
+    std::map<std::string, std::string> q;
+    if (auto bad = parse_query(query, {"nodes"}, q)) return *bad;
+    for (auto& [k, v] : q) v = decoded(v);
+    if (q["nodes"].empty()) return api_error(400, "nodes is required: the job's hosts as a Slurm hostlist (node[001-032],gpu07)");
+    const auto& s = ctx.state->current();
+    if (!s) return api_error(404, "no fabric yet: no Subnet Manager has sent a snapshot");
+    if (s->lfts.empty()) return api_error(404, "the snapshot has no LFTs: load the plugin with lft=1 (docs/plugin.md)");
+    const Fabric& f = s->fabric;
+    std::string error;
+    const auto hosts = job_hosts(f, q["nodes"], error);
+    if (!hosts) return api_error(400, "nodes: " + error);
+    const Analysis a = live_names(*ctx.state, *s);
+    const JobPaths j = job_paths(RouteGraph(f, s->lfts), a.names, *hosts, live_notes(*ctx.state, f, ctx.now_ms));
+    json out = job_paths_json(f, a.names, j);
+    out["sweep_seq"] = s->sweep_seq;
+    return ok(std::move(out));
 }
 
 ApiResponse impact_response(const std::string& query, const ApiContext& ctx) {

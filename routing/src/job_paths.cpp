@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "ibf/hostlist.h"
+
 namespace ibf {
 
 namespace {
@@ -86,29 +88,53 @@ nlohmann::json job_paths_json(const Fabric& f, const std::vector<std::string>& n
             {"links", std::move(links)}};
 }
 
-std::string render_job_paths(const Fabric& f, const std::vector<std::string>& names, const JobPaths& j, size_t max_links) {
+std::optional<std::vector<NodeId>> job_hosts(const Fabric& f, std::string_view hostlist, std::string& error) {
+    std::vector<NodeId> hosts;
+    try {
+        for (const std::string& h : hostlist_expand(std::string(hostlist))) {
+            NodeId id = kNoNode;
+            for (NodeId n : f.find_by_name(h))
+                if (f.node(n).type == NodeType::CA) id = n;
+            if (id == kNoNode) {
+                error = "no host '" + h + "' in the fabric";
+                return std::nullopt;
+            }
+            hosts.push_back(id);
+        }
+    } catch (const std::exception& e) {
+        error = e.what();
+        return std::nullopt;
+    }
+    return hosts;
+}
+
+std::string render_job_paths(const nlohmann::json& j, size_t max_links) {
     char line[256];
-    std::snprintf(line, sizeof line, "%d hosts, %ld pairs (%ld do not arrive), %zu cables used\n", j.hosts, j.pairs, j.unrouted,
-                  j.links.size());
+    const nlohmann::json& links = j.at("links");
+    std::snprintf(line, sizeof line, "%d hosts, %ld pairs (%ld do not arrive), %zu cables used\n", j.at("hosts").get<int>(),
+                  j.at("pairs").get<long>(), j.at("unrouted").get<long>(), links.size());
     std::string out = line;
-    for (const std::string& s : j.unrouted_samples) out += "  no route: " + s + "\n";
-    if (!j.links.empty()) {
-        const JobLink& b = j.links[j.bottleneck];
-        std::snprintf(line, sizeof line, "all-to-all bound: %.1f Gb/s per host (%s/%d -> %s/%d: %ld pairs over %.0f Gb/s)\n",
-                      j.all_to_all_gbps, nm(f, names, b.node).c_str(), b.port, nm(f, names, b.peer).c_str(), b.peer_port,
-                      b.pairs, b.gbps);
+    for (const auto& s : j.at("unrouted_samples")) out += "  no route: " + s.get<std::string>() + "\n";
+    if (const nlohmann::json& b = j.at("bottleneck"); !b.is_null()) {
+        std::snprintf(line, sizeof line, "all-to-all bound: %.1f Gb/s per host (%s -> %s: %ld pairs over %.0f Gb/s)\n",
+                      j.at("all_to_all_gbps_per_host").get<double>(), b.at("from").get<std::string>().c_str(),
+                      b.at("to").get<std::string>().c_str(), b.at("pairs").get<long>(), b.at("gbps").get<double>());
         out += line;
     }
-    for (size_t i = 0; i < j.links.size() && i < max_links; ++i) {
-        const JobLink& l = j.links[i];
-        std::snprintf(line, sizeof line, "  %-22s -> %-22s %6.0f Gb/s %6ld pairs", (nm(f, names, l.node) + "/" + std::to_string(l.port)).c_str(),
-                      (nm(f, names, l.peer) + "/" + std::to_string(l.peer_port)).c_str(), l.gbps, l.pairs);
+    for (size_t i = 0; i < links.size() && i < max_links; ++i) {
+        const nlohmann::json& l = links[i];
+        std::snprintf(line, sizeof line, "  %-22s -> %-22s %6.0f Gb/s %6ld pairs", l.at("from").get<std::string>().c_str(),
+                      l.at("to").get<std::string>().c_str(), l.at("gbps").get<double>(), l.at("pairs").get<long>());
         out += line;
-        for (const std::string& is : l.issues) out += "  [" + is + "]";
+        for (const auto& is : l.at("issues")) out += "  [" + is.get<std::string>() + "]";
         out += "\n";
     }
-    if (j.links.size() > max_links) out += "  ... " + std::to_string(j.links.size() - max_links) + " more (--json for all)\n";
+    if (links.size() > max_links) out += "  ... " + std::to_string(links.size() - max_links) + " more (--json for all)\n";
     return out;
+}
+
+std::string render_job_paths(const Fabric& f, const std::vector<std::string>& names, const JobPaths& j, size_t max_links) {
+    return render_job_paths(job_paths_json(f, names, j), max_links);
 }
 
 }  // namespace ibf

@@ -9,6 +9,7 @@
 #include "ibf/api.h"
 #include "ibf/controller_state.h"
 #include "ibf/impact.h"
+#include "ibf/job_paths.h"
 #include "ibf/pipeline.h"
 #include "ibf/plan_yaml.h"
 #include "ibf/route_graph.h"
@@ -201,6 +202,44 @@ TEST(RouteApi, TracesBothWaysOnTheLiveTablesWithTheCablesFindings) {
     EXPECT_EQ(get(lab.st, "/api/v1/route?src=node00001").status, 400);
     EXPECT_EQ(get(lab.st, "/api/v1/route?src=nosuch&dst=node00001").status, 400);
     EXPECT_EQ(get(lab.st, "/api/v1/route?src=1&dst=2&hops=1").status, 400);
+}
+
+// `ibfabric hosts --url`: the same pure job_paths on the live tables, with the published findings.
+TEST(HostsApi, TheJobsCablesOnTheLiveTablesWithTheCablesFindings) {
+    Lab lab;
+    EXPECT_EQ(get(lab.st, "/api/v1/hosts?nodes=node[00001-00008]").status, 404);  // no fabric yet
+    lab.finish(lab.sweep());
+    ApiResponse r = get(lab.st, "/api/v1/hosts?nodes=node%5B00001-00008%5D,node00016");
+    ASSERT_EQ(r.status, 200) << r.body;
+    json j = json::parse(r.body);
+    EXPECT_EQ(j["sweep_seq"], 1);
+    j.erase("sweep_seq");
+    std::string error;
+    const auto hosts = job_hosts(lab.f, "node[00001-00008],node00016", error);
+    ASSERT_TRUE(hosts) << error;
+    EXPECT_EQ(hosts->size(), 9u);
+    const Analysis an = analyze(lab.f);
+    const JobPaths want = job_paths(RouteGraph(lab.f, lab.lfts), an.names, *hosts, {});
+    EXPECT_EQ(j["hosts"], 9);
+    EXPECT_EQ(j["pairs"], 72);
+    EXPECT_EQ(j["unrouted"], want.unrouted);  // spine0002 has no entry for node00001
+    EXPECT_GT(want.unrouted, 0);
+    EXPECT_EQ(j["links"].size(), want.links.size());
+    // leaf0002/5 runs at 1x: a published finding, so its cable has issues and comes first.
+    ASSERT_FALSE(j["links"].empty());
+    bool degraded = false;
+    for (const json& l : j["links"])
+        if ((l["from"] == "leaf0002/5" || l["to"] == "leaf0002/5") && !l["issues"].empty()) degraded = true;
+    EXPECT_TRUE(degraded) << j.dump(1);
+    EXPECT_FALSE(j["links"][0]["issues"].empty()) << j.dump(1);
+    // The text is rendered from this same object.
+    EXPECT_EQ(render_job_paths(j).substr(0, 40), render_job_paths(lab.f, an.names, want).substr(0, 40));
+    EXPECT_EQ(get(lab.st, "/api/v1/hosts").status, 400);
+    ApiResponse missing = get(lab.st, "/api/v1/hosts?nodes=node[00001-00040]");
+    EXPECT_EQ(missing.status, 400);
+    EXPECT_NE(missing.body.find("no host 'node00033' in the fabric"), std::string::npos) << missing.body;
+    EXPECT_EQ(get(lab.st, "/api/v1/hosts?nodes=node[1-").status, 400);
+    EXPECT_EQ(get(lab.st, "/api/v1/hosts?nodes=node00001&x=1").status, 400);
 }
 
 TEST(ImpactApi, TheSamePureImpactOnTheLiveFabric) {

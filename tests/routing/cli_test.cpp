@@ -295,9 +295,21 @@ TEST_F(CliTest, HostsListsTheCablesAndTheBound) {
     EXPECT_EQ(j["pairs"], 12);
     EXPECT_EQ(j["unrouted"], 0);
     EXPECT_GT(j["all_to_all_gbps_per_host"].get<double>(), 0);
+    r = run("hosts 'node[01-04]' --dump " + kIbsim + " --lfts " + kIbsimLfts);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(r.out.rfind("4 hosts, 12 pairs (0 do not arrive), ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("\nall-to-all bound: "), std::string::npos) << r.out;
     r = run("hosts 'node[01-05]' --dump " + kIbsim + " --lfts " + kIbsimLfts, " 2>&1");
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.out.find("no host 'node05'"), std::string::npos) << r.out;
+    r = run("hosts 'node[01-04]' --dump " + kIbsim + " --url http://127.0.0.1:1", " 2>&1");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("give one or the other"), std::string::npos) << r.out;
+    r = run("hosts 'node[01-04]'", " 2>&1");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("give --dump and --lfts"), std::string::npos) << r.out;
+    r = run("hosts 'node[01-04]' --url http://127.0.0.1:1", " 2>&1");  // nothing listens on port 1
+    EXPECT_EQ(r.code, 3) << r.out;
 }
 
 }  // namespace

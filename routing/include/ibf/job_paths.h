@@ -12,7 +12,9 @@
 // cable carries its N-1 pairs, so the bound never exceeds its rate). Pairs whose route does not arrive are counted and not in the bound.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,10 +42,17 @@ struct JobPaths {
     size_t bottleneck = 0;                      // index into links of the limiting cable
 };
 
+// The hosts a Slurm hostlist names ("node[001-032],gpu07", ibf/hostlist.h), each a CA whose name
+// (Node::name: the node-name-map's, else the NodeDescription's first word) it is. nullopt and
+// `error` ("no host 'node033' in the fabric", a bad hostlist) when one is missing.
+std::optional<std::vector<NodeId>> job_hosts(const Fabric& f, std::string_view hostlist, std::string& error);
+
 JobPaths job_paths(const RouteGraph& g, const std::vector<std::string>& names, const std::vector<NodeId>& hosts,
                    const LinkNotes& notes);
 nlohmann::json job_paths_json(const Fabric& f, const std::vector<std::string>& names, const JobPaths& j);
-// The summary, then at most `max_links` cables.
+// The summary, then at most `max_links` cables: of job_paths_json's object (what the daemon's
+// GET /api/v1/hosts answers), so files and the live fabric print alike.
+std::string render_job_paths(const nlohmann::json& j, size_t max_links = 20);
 std::string render_job_paths(const Fabric& f, const std::vector<std::string>& names, const JobPaths& j, size_t max_links = 20);
 
 }  // namespace ibf
