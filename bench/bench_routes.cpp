@@ -6,7 +6,10 @@
 //   bench_routes 3 64 16000      # levels radix hosts
 //   bench_routes 3 64 44500 live # only the daemon's per-sweep step (no full validation timed)
 //   bench_routes 3 64 44500 incremental  # only RouteCheckCache over sweeps (full, none, 1 % re-routed)
+//   bench_routes 3 64 44500 threads      # only a full validation on 1, 2 and 4 threads (wall and CPU ms)
+//   bench_routes 3 64 44500 worker [T]   # only the check thread's run_check + finish_routes (T route threads)
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -17,6 +20,7 @@
 #include "ibf/analysis.h"
 #include "ibf/lft.h"
 #include "ibf/live_routes.h"
+#include "ibf/pipeline.h"
 #include "ibf/route_check.h"
 #include "ibf/synth.h"
 
@@ -41,6 +45,79 @@ double median3(F&& f) {
     }
     std::sort(ms.begin(), ms.end());
     return ms[ms.size() / 2];
+}
+
+double wall_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A full validation (a first sweep, any cabling change) on 1, 2 and 4 threads, and on one thread
+// without the switch-to-host routes (what the live analysis no longer computes itself): wall and
+// CPU ms of one run each, and whether the results agree.
+void threads(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<ibf::SwitchLft>& lfts) {
+    const ibf::RouteGraph g(f, lfts);
+    std::string first;
+    auto one = [&](const char* what, ibf::RouteCheckOptions opt) {
+        const double w0 = wall_ms(), c0 = cpu_ms();
+        const ibf::RouteCheck rc = ibf::check_routes(g, a, opt);
+        const double wall = wall_ms() - w0, cpu = cpu_ms() - c0;
+        const std::string key = std::to_string(rc.pairs) + "/" + std::to_string(rc.routed) + "/" + std::to_string(rc.findings.size()) +
+                                "/" + std::to_string(rc.credit_loops);
+        if (first.empty()) first = key;
+        std::printf("  check_routes, %-34s %8.1f ms wall %8.1f ms CPU%s\n", what, wall, cpu,
+                    key == first ? "" : "  (a different result: a bug)");
+    };
+    ibf::RouteCheckOptions opt;
+    for (unsigned t : {1u, 2u, 4u}) {
+        opt.threads = t;
+        one((std::to_string(t) + (t == 1 ? " thread:" : " threads:")).c_str(), opt);
+    }
+    opt.threads = 1;
+    opt.switch_routes = false;
+    one("1 thread, no switch routes:", opt);
+}
+
+// The daemon's check thread on a master snapshot with LFTs (no topology: the analysis and the
+// route validation): run_check, after which the sweep's findings are published (the critical
+// path: SUBNET UP -> findings), then finish_routes (after publishing); a first sweep and one
+// that changed nothing. Beside it the path before the validation counted where the tables lead:
+// run_check without a LiveRouteCheck (analyze_live then runs lft_paths itself).
+void worker(const ibf::Fabric& f, const std::vector<ibf::SwitchLft>& lfts, unsigned route_threads) {
+    auto snap = std::make_shared<ibf::Snapshot>();
+    snap->fabric = f;
+    snap->lfts = lfts;
+    snap->sweep_seq = 1;
+    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid);  // as the snapshot decoder sets them
+    auto routes = std::make_shared<ibf::LiveRouteCheck>();
+    auto timed = [](const char* what, auto&& fn) {
+        const double w0 = wall_ms(), c0 = cpu_ms();
+        fn();
+        std::printf("  %-52s %8.1f ms wall %8.1f ms CPU\n", what, wall_ms() - w0, cpu_ms() - c0);
+    };
+    for (int sweep = 1; sweep <= 2; ++sweep) {
+        ibf::WorkItem w{ibf::CheckJob{static_cast<uint64_t>(sweep), snap, 0, true}, nullptr, nullptr, {}, false};
+        w.routes = routes;
+        w.route_threads = route_threads;
+        ibf::CheckRun run;
+        timed(sweep == 1 ? "first sweep: run_check (findings published after it)" : "no change: run_check",
+              [&] { run = ibf::run_check(w); });
+        if (!run.result) {
+            std::printf("  run_check failed: %s\n", run.error.c_str());
+            return;
+        }
+        if (run.routes_pending) {
+            ibf::RoutesDone d;
+            timed(sweep == 1 ? "first sweep: finish_routes (after publishing)" : "no change: finish_routes", [&] {
+                d = ibf::finish_routes(*run.routes_pending, *routes);
+            });
+            std::printf("    %zu findings, routing.lft routes %s\n", d.findings.size(),
+                        d.routes_json.contains("switch_routes") ? d.routes_json["switch_routes"]["routes"].dump().c_str() : "-");
+        } else {
+            std::printf("    route validation cached (nothing changed)\n");
+        }
+    }
+    ibf::WorkItem old{ibf::CheckJob{3, snap, 0, true}, nullptr, nullptr, {}, false};
+    timed("without route validation: run_check (lft_paths inside)", [&] { (void)ibf::run_check(old); });
 }
 
 // The daemon's step per sweep (pipeline/live_routes.h): the first validation in full, then the
@@ -114,7 +191,7 @@ void incremental(const ibf::Fabric& f, const ibf::Analysis& a, std::vector<ibf::
     step("1 % tables, 10 % of LIDs each:");
 }
 
-void run(int levels, int radix, int hosts, const std::string& only = "") {
+void run(int levels, int radix, int hosts, const std::string& only = "", unsigned route_threads = 1) {
     const bool live_only = only == "live";
     const ibf::Fabric f = ibf::synth_fat_tree({.levels = levels, .radix = radix, .hosts = hosts});
     const double t0 = cpu_ms();
@@ -131,6 +208,14 @@ void run(int levels, int radix, int hosts, const std::string& only = "") {
     }
     if (only == "incremental") {
         incremental(f, a, lfts);
+        return;
+    }
+    if (only == "threads") {
+        threads(f, a, lfts);
+        return;
+    }
+    if (only == "worker") {
+        worker(f, lfts, route_threads);
         return;
     }
     ibf::LftPaths p;
@@ -153,8 +238,9 @@ void run(int levels, int radix, int hosts, const std::string& only = "") {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc == 4 || argc == 5) {
-        run(std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]), argc == 5 ? argv[4] : "");
+    if (argc >= 4 && argc <= 6) {
+        run(std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]), argc >= 5 ? argv[4] : "",
+            argc == 6 ? static_cast<unsigned>(std::atoi(argv[5])) : 1u);
         return 0;
     }
     run(2, 64, 2048);

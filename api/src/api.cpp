@@ -210,11 +210,23 @@ json findings_response_json(const ControllerState& st, int64_t now_ms, bool topo
     return j;
 }
 
+json routing_lft_json(const ControllerState& st) {
+    const auto& la = st.analysis();
+    if (!la || !la->summary_json.contains("routing")) return nullptr;
+    const json& r = la->summary_json["routing"];
+    if (!r.is_object() || !r.contains("lft") || !r["lft"].is_object()) return nullptr;
+    json lft = r["lft"];
+    const json& rv = st.routes_json();
+    if (!lft.contains("routes") && rv.is_object() && rv.contains("switch_routes")) lft.update(rv["switch_routes"]);
+    return lft;
+}
+
 json analysis_response_json(const ControllerState& st, bool per_switch, int64_t now_ms) {
     const auto& la = st.analysis();
     json j;
     if (la) {
         j = la->summary_json;
+        if (j.contains("routing") && j["routing"].is_object()) j["routing"]["lft"] = routing_lft_json(st);
         if (per_switch) j["switches"] = la->switches_json;
         if (st.have_waivers()) {
             const json fj = findings_to_json(st.analysis_findings_at(now_ms));

@@ -5,9 +5,11 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <type_traits>
 
+#include "ibf/api.h"
 #include "ibf/fabric_role.h"
 #include "ibf/ha_engine.h"
 #include "ibf/link_table.h"
@@ -99,16 +101,12 @@ void findings_by_kind(Out& o, const std::vector<Finding>& fs, int first, int las
         o.count(kind_label(static_cast<FindingKind>(ks.first), static_cast<Severity>(ks.second)), n);
 }
 
-const nlohmann::json* lft_json(const ControllerState& st) {
-    const auto& la = st.analysis();
-    if (!la || !la->summary_json.contains("routing")) return nullptr;
-    const auto& r = la->summary_json["routing"];
-    return r.is_object() && r.contains("lft") && r["lft"].is_object() ? &r["lft"] : nullptr;
-}
-
-uint64_t lft_value(const ControllerState& st, const char* key) {
-    const nlohmann::json* j = lft_json(st);
-    return j && j->contains(key) ? (*j)[key].get<uint64_t>() : 0;
+// A member of GET /api/v1/analysis's routing.lft; nothing when it is not known (no tables, or the
+// route validation that follows them not done yet): no sample rather than a 0 that looks healthy.
+std::optional<uint64_t> lft_value(const ControllerState& st, const char* key) {
+    const nlohmann::json j = routing_lft_json(st);
+    if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer() || j[key].get<int64_t>() < 0) return std::nullopt;
+    return j[key].get<uint64_t>();
 }
 
 // Whether a row gets per-link series: every row with metrics.per_link: all, else the deviating
@@ -394,9 +392,9 @@ const Family kFamilies[] = {
     {"ibfabric_lft_switches_imbalanced", "gauge", "Switches whose LFT spreads hosts unevenly over the uplinks.",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).analysis() ? S(in).analysis()->lft_imbalanced : 0); }, kRole},
     {"ibfabric_lft_max_hops", "gauge", "Longest switch-to-host route in the LFTs, in cables.",
-     [](const MetricsInput& in, Out& o) { o.count("", lft_value(S(in), "max_hops")); }, kRole},
+     [](const MetricsInput& in, Out& o) { if (auto v = lft_value(S(in), "max_hops")) o.count("", *v); }, kRole},
     {"ibfabric_lft_routes_broken", "gauge", "Switch-to-host routes that dead-end or loop in the LFTs.",
-     [](const MetricsInput& in, Out& o) { o.count("", lft_value(S(in), "routes_broken")); }, kRole},
+     [](const MetricsInput& in, Out& o) { if (auto v = lft_value(S(in), "routes_broken")) o.count("", *v); }, kRole},
     {"ibfabric_analysis_duration_seconds", "gauge", "Duration of the latest live analysis (analysis, LFTs, JSON).",
      [](const MetricsInput& in, Out& o) { o.value("", S(in).last_analyze_ms() / 1000.0); }},
 

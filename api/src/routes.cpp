@@ -361,7 +361,8 @@ std::optional<ApiResponse> admit(const Route* route, const std::string& path, co
 
 uint64_t metrics_stamp(const ApiContext& ctx) {
     const ControllerState& st = *ctx.state;
-    uint64_t h = st.checks_run() * 1000003u + st.port_counters().version() * 7919u + st.port_counter_rows_ignored() +
+    uint64_t h = st.checks_run() * 1000003u + st.routes_published() * 524287u + st.port_counters().version() * 7919u +
+                 st.port_counter_rows_ignored() +
                  static_cast<uint64_t>(st.last_reload_ok_ms()) * 31u + st.sms_forgotten_total() * 131u +
                  st.ingest().connections_total * 257u + (st.last_reload_ok() ? 1 : 0);
     for (uint64_t m : st.ingest().messages) h = h * 1099511628211u + m;

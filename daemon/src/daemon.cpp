@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <thread>
 
 #include "daemon_impl.h"
 #include "ibf/atomic_file.h"
@@ -204,6 +205,7 @@ void Daemon::Impl::submit(CheckJob job, steady::time_point received, double deco
     Queued w{WorkItem{std::move(job), topo.plan, topo.names, CheckOptions{opt.config.check_rate_below_capability}, record},
              received, decode_ms};
     w.item.routes = routes;
+    w.item.route_threads = route_threads_for(opt.config.route_threads, std::thread::hardware_concurrency());
     const int64_t now = wall_clock_ms();  // routes over flapping or erroring links are degraded routes too
     w.item.link_health = state.flapping_findings(now);
     for (Finding& f : state.port_error_findings(now)) w.item.link_health.push_back(std::move(f));

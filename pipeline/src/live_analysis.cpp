@@ -8,6 +8,7 @@
 #include <map>
 
 #include "ibf/analysis.h"
+#include "ibf/route_check.h"
 #include "ibf/lft.h"
 #include "ibf/report.h"
 
@@ -62,7 +63,7 @@ std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric&
 }
 
 LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names,
-                          const std::vector<Link>& declared) {
+                          const std::vector<Link>& declared, bool follow_tables) {
     LiveAnalysis la;
     AnalyzeOptions ao;
     ao.preferred_names = plan_names;
@@ -79,7 +80,6 @@ LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<
         lo.engine = s.routing_engine;
         lo.configured = s.routing_engine_configured;
         const LftReport rep = lft_balance(f, a, s.lfts, lo);
-        const LftPaths paths = lft_paths(f, s.lfts);
         la.lft_switches = static_cast<int>(s.lfts.size());
         la.lft_imbalanced = static_cast<int>(rep.findings.size());
         la.findings.insert(la.findings.end(), rep.findings.begin(), rep.findings.end());
@@ -100,12 +100,8 @@ LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<
         lft = {{"switches", la.lft_switches},
                {"switches_balanced", static_cast<int>(rep.switches.size()) - la.lft_imbalanced},
                {"switches_imbalanced", la.lft_imbalanced},
-               {"max_uplink_spread", max_spread},
-               {"max_hops", paths.max_hops},
-               {"hop_histogram", paths.hop_histogram},
-               {"routes", paths.routes},
-               {"routes_unrouted", paths.unrouted},
-               {"routes_broken", paths.broken}};
+               {"max_uplink_spread", max_spread}};
+        if (follow_tables) lft.update(switch_routes_json(lft_paths(f, s.lfts)));
     }
     if (auto fb = routing_fallback_finding(s, f)) {
         la.routing_fallback = true;

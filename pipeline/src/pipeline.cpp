@@ -30,7 +30,7 @@ void check_and_analyze(const WorkItem& w, const Fabric& f, const StepClock& cloc
     }
     const double t1 = now_or_zero(clock);
     try {
-        r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*w.job.snapshot, f, plan_node_names, declared));
+        r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*w.job.snapshot, f, plan_node_names, declared, /*follow_tables=*/!w.routes));
     } catch (const std::exception& e) {
         analysis_error = "analysis of sweep " + std::to_string(w.job.snapshot->sweep_seq) + " failed: " + e.what();
     }
@@ -56,6 +56,7 @@ void routes_step(const WorkItem& w, const Fabric& f, CheckResult& r, CheckRun& r
     health.insert(health.end(), r.analysis->findings.begin(), r.analysis->findings.end());
     health.insert(health.end(), w.link_health.begin(), w.link_health.end());
     RouteJob j = route_job(w.job.snapshot, f, r.analysis->names, health);
+    j.options.threads = w.route_threads;
     j.generation = w.job.generation;
     const RouteOutcome* o = w.routes->cached(j.key);
     if (!o) {

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <thread>
 #include <unordered_map>
 
 namespace ibf {
@@ -37,6 +39,9 @@ long group_pairs(const Group& g) {
 struct RouteCheckCache::State {
     long pairs = 0, routed = 0, unreachable = 0, looping = 0, unverified = 0, non_minimal = 0;
     std::vector<long> hop_histogram;       // trailing zeros trimmed when the result is made
+    // RouteCheckOptions::switch_routes: (switch with a table, CA LID) routes, as lft_paths counts them.
+    long sw_routes = 0, sw_unrouted = 0, sw_broken = 0;
+    std::vector<long> sw_hops;             // index = cables from the switch to the CA
     std::vector<long> port_pairs;          // per channel
     std::vector<long> from_routed;         // per switch: destinations its CAs reach
     std::vector<uint8_t> self_routed;      // per destination
@@ -78,8 +83,10 @@ public:
     Validator(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& o, State& st,
               uint32_t block = DestWalk::kMaxBlock)
         : g_(g), f_(g.fabric()), a_(a), o_(o), st_(st), w_(g, block), through_(g.switches(), 0), flag_of_(g.channels(), -1) {
-        for (int s = 0; s < g.switches(); ++s)
+        for (int s = 0; s < g.switches(); ++s) {
             if (!g.cas_on(s).empty()) sources_.push_back(s);
+            if (g.has_table(s)) tabled_.push_back(s);
+        }
         flag_links();
         if (!st_.port_pairs.empty()) return;  // kept from an earlier pass over the same fabric
         st_.port_pairs.assign(g.channels(), 0);
@@ -106,6 +113,7 @@ private:
     void classify(size_t di, int s, long n, int32_t v, int sign);
     int loop_key(int32_t end);
     void aggregate(size_t di, int sign);
+    void switch_routes(int sign);
     void bfs(int from);
     void credit_loop_findings(RouteCheck& r);
     void report_credit_loop(RouteCheck& r, const std::vector<uint32_t>& members, int32_t c, const std::vector<uint32_t>& start,
@@ -126,6 +134,7 @@ private:
     State& st_;
     DestWalk w_;
     std::vector<int> sources_;
+    std::vector<int> tabled_;  // the switches with a table
     std::vector<long> through_;
     std::vector<std::vector<int32_t>> by_hops_;
     const int16_t* dist_ = nullptr;
@@ -159,6 +168,13 @@ RouteCheck Validator::result() {
     while (!r.hop_histogram.empty() && r.hop_histogram.back() == 0) r.hop_histogram.pop_back();
     r.max_hops = r.hop_histogram.empty() ? 0 : static_cast<int>(r.hop_histogram.size()) - 1;
     r.port_pairs = st_.port_pairs;
+    if (o_.switch_routes) {
+        LftPaths& p = r.switch_routes.emplace();
+        p.routes = st_.sw_routes, p.unrouted = st_.sw_unrouted, p.broken = st_.sw_broken;
+        p.hop_histogram.assign(st_.sw_hops.begin(), st_.sw_hops.end());
+        while (!p.hop_histogram.empty() && p.hop_histogram.back() == 0) p.hop_histogram.pop_back();
+        p.max_hops = p.hop_histogram.empty() ? 0 : static_cast<int>(p.hop_histogram.size()) - 1;
+    }
     if (o_.credit_loops) credit_loop_findings(r);
     group_findings(r);
     degraded_findings(r);
@@ -170,7 +186,13 @@ RouteCheck Validator::result() {
 
 void Validator::destination(size_t di, int sign) {
     const RouteDest& d = g_.dests()[di];
-    if (d.sw < 0) return;  // a CA cabled to a CA or router: no switch route reaches it
+    if (d.sw < 0) {  // a CA cabled to a CA or router: no switch route reaches it
+        if (o_.switch_routes) {
+            w_.reset(d);
+            switch_routes(sign);
+        }
+        return;
+    }
     if (o_.non_minimal) bfs(d.sw);
     w_.reset(d);
     loop_keys_.clear();
@@ -190,6 +212,26 @@ void Validator::destination(size_t di, int sign) {
     // when the switch had other sources.
     st_.self_routed[di] = sign > 0 && g_.cas_on(d.sw).size() > 1 && w_.verdict(d.sw) >= 0;
     aggregate(di, sign);
+    if (o_.switch_routes) switch_routes(sign);
+}
+
+// Every table's route to the destination (the walk's memo of the sources' routes reused): what
+// lft_paths counts, added or taken out.
+void Validator::switch_routes(int sign) {
+    for (int s : tabled_) {
+        if (w_.port(s) == kLftNoPath) {
+            st_.sw_unrouted += sign;
+            continue;
+        }
+        const int32_t v = w_.verdict(s);
+        if (v >= 0) {
+            st_.sw_routes += sign;
+            if (static_cast<size_t>(v) >= st_.sw_hops.size()) st_.sw_hops.resize(v + 1, 0);
+            st_.sw_hops[v] += sign;
+        } else if (v != kRouteNoTable) {
+            st_.sw_broken += sign;
+        }
+    }
 }
 
 // Adds (sign > 0) or takes out destination di's share of group `key` of `groups`.
@@ -573,6 +615,90 @@ struct Hasher {
 }  // namespace
 
 namespace {
+
+template <class T>
+void add_into(std::vector<T>& to, const std::vector<T>& from) {
+    if (to.size() < from.size()) to.resize(from.size(), 0);
+    for (size_t i = 0; i < from.size(); ++i) to[i] += from[i];
+}
+
+// Adds what a pass over other destinations found (`part`, made by a Validator of its own) to
+// `st`: the sums add up, the per-destination parts do not overlap. The dependency counters
+// saturate as one pass would: at 65535, with `saturated` set when the sum goes beyond.
+void merge_state(State& st, State&& part) {
+    st.pairs += part.pairs, st.routed += part.routed, st.unreachable += part.unreachable;
+    st.looping += part.looping, st.unverified += part.unverified, st.non_minimal += part.non_minimal;
+    add_into(st.hop_histogram, part.hop_histogram);
+    st.sw_routes += part.sw_routes, st.sw_unrouted += part.sw_unrouted, st.sw_broken += part.sw_broken;
+    add_into(st.sw_hops, part.sw_hops);
+    add_into(st.port_pairs, part.port_pairs);
+    add_into(st.from_routed, part.from_routed);
+    for (size_t di = 0; di < part.self_routed.size(); ++di) st.self_routed[di] |= part.self_routed[di];
+    auto groups = [](auto& to, auto& from) {
+        for (auto& [key, g] : from) to[key].merge(g);  // destination indices: disjoint
+    };
+    groups(st.unreachable_g, part.unreachable_g);
+    groups(st.loops, part.loops);
+    groups(st.detours, part.detours);
+    st.saturated = st.saturated || part.saturated;
+    for (size_t i = 0; i < part.cdg.size(); ++i) {
+        const uint32_t sum = uint32_t{st.cdg[i]} + part.cdg[i];
+        if (sum > UINT16_MAX) st.saturated = true;
+        st.cdg[i] = static_cast<uint16_t>(std::min<uint32_t>(sum, UINT16_MAX));
+    }
+    for (size_t fi = 0; fi < part.crossing.size(); ++fi)
+        for (size_t di = 0; di < part.crossing[fi].size(); ++di)
+            if (part.crossing[fi][di]) st.crossing[fi][di] = part.crossing[fi][di];
+    if (st.dist_of.size() < part.dist_of.size()) st.dist_of.resize(part.dist_of.size());
+    for (size_t s = 0; s < part.dist_of.size(); ++s)
+        if (st.dist_of[s].empty()) st.dist_of[s] = std::move(part.dist_of[s]);
+}
+
+// A full pass into the fresh `st`, and its result. With opt.threads > 1 the destinations are
+// split into that many runs of whole 64-LID blocks, each walked by a Validator of its own into a
+// State of its own (the first into `st`), merged into `st` in order: the same State and result
+// as one thread (route_check_test compares them).
+RouteCheck validate_all(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& opt, State& st) {
+    const size_t n = g.dests().size();
+    const size_t threads = std::clamp<size_t>(opt.threads, 1, std::max<size_t>(1, n / std::max<size_t>(1, opt.min_dests_per_thread)));
+    if (threads == 1) {
+        Validator v(g, a, opt, st);
+        v.all();
+        return v.result();
+    }
+    // Cut points at block starts, so that no 64-LID block of the tables is loaded twice.
+    std::vector<size_t> cut{0};
+    for (size_t t = 1; t < threads; ++t) {
+        size_t c = std::max(cut.back(), n * t / threads);
+        while (c < n && c > 0 && g.dests()[c].lid / DestWalk::kMaxBlock == g.dests()[c - 1].lid / DestWalk::kMaxBlock) ++c;
+        cut.push_back(c);
+    }
+    cut.push_back(n);
+    std::vector<State> parts(threads - 1);
+    std::vector<std::exception_ptr> failed(threads);
+    auto run = [&](size_t t) {
+        try {
+            Validator v(g, a, opt, t == 0 ? st : parts[t - 1]);
+            for (size_t di = cut[t]; di < cut[t + 1]; ++di) v.destination(di, +1);
+        } catch (...) {
+            failed[t] = std::current_exception();  // bad_alloc: rethrown on this thread
+        }
+    };
+    {
+        std::vector<std::jthread> pool;
+        for (size_t t = 1; t < threads; ++t) pool.emplace_back(run, t);
+        run(0);
+    }  // joined
+    for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
+    for (State& p : parts) merge_state(st, std::move(p));
+    Validator v(g, a, opt, st);  // st is filled: the constructor keeps it
+    return v.result();
+}
+
+}  // namespace
+
+namespace {
 // Everything but the tables: nodes, names, ports, LIDs, cables, degraded links, options.
 uint64_t topology_hash(const Fabric& f, const Analysis& a, const RouteCheckOptions& opt) {
     Hasher h;
@@ -583,7 +709,7 @@ uint64_t topology_hash(const Fabric& f, const Analysis& a, const RouteCheckOptio
             h.add(uint64_t{p.valid} | uint64_t{p.lid} << 8 | uint64_t{p.lmc} << 24 | uint64_t{p.peer} << 32), h.add(p.peer_port);
     }
     for (const DegradedLink& d : opt.degraded) h.add(d.node), h.add(static_cast<uint64_t>(d.port)), h.add(d.why);
-    h.add(uint64_t{opt.non_minimal} | uint64_t{opt.credit_loops} << 1);
+    h.add(uint64_t{opt.non_minimal} | uint64_t{opt.credit_loops} << 1 | uint64_t{opt.switch_routes} << 2);
     return h.h;
 }
 }  // namespace
@@ -634,7 +760,8 @@ const RouteCheck& RouteCheckCache::check(const Fabric& f, const Analysis& a, con
     }
     std::vector<size_t> dirty;
     for (size_t di = 0; same && di < g.dests().size(); ++di)
-        if (g.dests()[di].lid < lid_dirty.size() && lid_dirty[g.dests()[di].lid] && g.dests()[di].sw >= 0) dirty.push_back(di);
+        if (g.dests()[di].lid < lid_dirty.size() && lid_dirty[g.dests()[di].lid] && (g.dests()[di].sw >= 0 || opt.switch_routes))
+            dirty.push_back(di);
     tables_changed_ = changed.size();
     // Keeps the new tables' copies (and every hash) for the next check.
     auto keep = [&](const std::vector<int>& which) {
@@ -676,26 +803,32 @@ const RouteCheck& RouteCheckCache::check(const Fabric& f, const Analysis& a, con
             st->table_of[s] = static_cast<int32_t>(st->tables.size());
             st->tables.push_back(SwitchLft{g.table(s)->switch_guid, g.table(s)->port_by_lid, lft_hash_of(*g.table(s))});
         }
-    Validator v(g, a, opt, *st);
-    v.all();
-    st->last = v.result();
+    st->last = validate_all(g, a, opt, *st);
     state_ = std::move(st);
     mode_ = Mode::full, revalidated_ = g.dests().size();
     return state_->last;
 }
 
 nlohmann::json route_check_json(const RouteCheck& rc) {
-    return {{"pairs", rc.pairs},           {"routed", rc.routed},         {"unreachable", rc.unreachable},
-            {"looping", rc.looping},       {"unverified", rc.unverified}, {"non_minimal", rc.non_minimal},
-            {"max_hops", rc.max_hops},     {"hop_histogram", rc.hop_histogram}, {"credit_loops", rc.credit_loops},
-            {"vl", "VL0 only (SL2VL tables are not exported)"}};
+    nlohmann::json j = {{"pairs", rc.pairs},           {"routed", rc.routed},         {"unreachable", rc.unreachable},
+                        {"looping", rc.looping},       {"unverified", rc.unverified}, {"non_minimal", rc.non_minimal},
+                        {"max_hops", rc.max_hops},     {"hop_histogram", rc.hop_histogram}, {"credit_loops", rc.credit_loops},
+                        {"vl", "VL0 only (SL2VL tables are not exported)"}};
+    if (rc.switch_routes) j["switch_routes"] = switch_routes_json(*rc.switch_routes);
+    return j;
+}
+
+nlohmann::json switch_routes_json(const LftPaths& p) {
+    return {{"max_hops", p.max_hops},
+            {"hop_histogram", p.hop_histogram},
+            {"routes", p.routes},
+            {"routes_unrouted", p.unrouted},
+            {"routes_broken", p.broken}};
 }
 
 RouteCheck check_routes(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& opt) {
     RouteCheckCache::State st;
-    Validator v(g, a, opt, st);
-    v.all();
-    return v.result();
+    return validate_all(g, a, opt, st);
 }
 
 }  // namespace ibf

@@ -212,6 +212,7 @@ bool ControllerState::publish_routes(uint64_t generation, std::vector<Finding> f
     findings_json_ = std::move(findings_json);
     routes_json_ = std::move(routes_json);
     findings_ms_ = now_ms;
+    ++routes_published_;
     return true;
 }
 

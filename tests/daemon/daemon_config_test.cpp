@@ -139,7 +139,8 @@ TEST(ControllerConfig, EveryKeyAndRelativePaths) {
         "  hello_timeout_ms: 250\n"
         "  stale_connection_ms: 9000\n"
         "checks:\n"
-        "  rate_below_capability: false\n";
+        "  rate_below_capability: false\n"
+        "  route_threads: 3\n";
     DaemonConfig c = parse_daemon_config(text, "/etc/ibfabric/ibfabricd.yaml");
     EXPECT_EQ(c.socket_path, "/run/x/ibf.sock");
     EXPECT_EQ(c.socket_mode, 0600u);
@@ -158,6 +159,17 @@ TEST(ControllerConfig, EveryKeyAndRelativePaths) {
     EXPECT_EQ(c.max_message_bytes, 1048576u);
     EXPECT_EQ(c.max_request_bytes, 65536u);
     EXPECT_FALSE(c.check_rate_below_capability);
+    EXPECT_EQ(c.route_threads, 3u);
+}
+
+// checks.route_threads: 0 (the default) is min(4, cores); a set count is kept; 65 is refused.
+TEST(ControllerConfig, RouteThreadsDefaultToTheCoresUpToFour) {
+    EXPECT_EQ(parse_daemon_config("", "a.yaml").route_threads, 0u);
+    EXPECT_EQ(route_threads_for(0, 0), 1u);  // hardware_concurrency() may not know
+    EXPECT_EQ(route_threads_for(0, 2), 2u);
+    EXPECT_EQ(route_threads_for(0, 64), 4u);
+    EXPECT_EQ(route_threads_for(8, 2), 8u);
+    EXPECT_THROW(parse_daemon_config("checks:\n  route_threads: 65\n", "a.yaml"), InputError);
 }
 
 TEST(ControllerConfig, UnquotedOctalModeAccepted) {
@@ -213,7 +225,7 @@ TEST(ControllerConfig, UnknownKeySuggestsTheClosestKeyOfItsSection) {
          "c.yaml:2:3: unknown key 'limits.max_message_byte'; did you mean 'max_message_bytes'? " + kLimitKeys},
         {"checks:\n  rate_below_capabilty: true\n",
          "c.yaml:2:3: unknown key 'checks.rate_below_capabilty'; did you mean 'rate_below_capability'? (expected "
-         "one of: rate_below_capability)"},
+         "one of: rate_below_capability, route_threads)"},
         {"metrics:\n  per_lnk: all\n",
          "c.yaml:2:3: unknown key 'metrics.per_lnk'; did you mean 'per_link'? (expected one of: per_link)"},
         {"health:\n  colour: 5\n",  // nothing close: no suggestion

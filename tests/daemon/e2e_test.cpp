@@ -114,8 +114,11 @@ TEST(ControllerEndToEnd, RoutingFallbackAndLftsReachTheAnalysisApi) {
     fx.start_opensm("h0", ts::plugin_conf("socket=" + sock, "routing_engine ftree\n"));
 
     auto analysis = [&] { return json::parse(http_request(url, "GET", "/api/v1/analysis").body); };
-    ASSERT_TRUE(wait_until([&] { return analysis()["analyzed"] == true; }, std::chrono::seconds(40)))
-        << read_file(fx.tmp / "daemon.log") << fx.log();
+    // Where the tables lead (routes, max_hops) comes with the route validation, after the analysis.
+    ASSERT_TRUE(wait_until([&] {
+        const json j = analysis();
+        return j["analyzed"] == true && j["route_validation"].is_object() && j["route_validation"]["state"] == "done";
+    }, std::chrono::seconds(40))) << read_file(fx.tmp / "daemon.log") << fx.log();
     json a = analysis();
     EXPECT_EQ(a["routing"]["engine"], "minhop") << a.dump(2);
     EXPECT_EQ(a["routing"]["configured"], "ftree");
@@ -136,6 +139,7 @@ TEST(ControllerEndToEnd, RoutingFallbackAndLftsReachTheAnalysisApi) {
     EXPECT_NE(metrics.find("ibfabric_routing_fallback{role=\"active\"} 1"), std::string::npos) << metrics;
     EXPECT_NE(metrics.find("ibfabric_analysis_findings{kind=\"routing_fallback\",severity=\"warning\",role=\"active\"} 1"), std::string::npos);
     EXPECT_NE(metrics.find("ibfabric_lft_switches{role=\"active\"} 12"), std::string::npos);
+    EXPECT_NE(metrics.find("ibfabric_lft_max_hops{role=\"active\"} 3"), std::string::npos);  // from the route validation
     const std::string log = read_file(fx.tmp / "daemon.log");
     EXPECT_NE(log.find("ROUTING FALLBACK"), std::string::npos) << log;
     fx.opensm.stop(5s);

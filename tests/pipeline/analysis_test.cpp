@@ -323,6 +323,44 @@ TEST(ControllerAnalysisApi, ServedAfterPublishWithSwitchesOnRequest) {
     EXPECT_EQ(fab["lft_switches"], 6);
 }
 
+// The daemon's way (run_check with a LiveRouteCheck): the analysis leaves where the tables lead to
+// the route validation. Before it is done routing.lft has no hops or routes and /metrics no
+// ibfabric_lft_max_hops / _routes_broken sample (not a 0 that looks healthy); after it, the same
+// figures as the analysis that follows the tables itself.
+TEST(ControllerAnalysisApi, WhereTheTablesLeadComesWithTheRouteValidation) {
+    ControllerState st;
+    ASSERT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master), 10));
+    Snapshot s = routed("minhop", "ftree");
+    s.lfts = updown_tables(s.fabric);
+    const LiveAnalysis itself = analyze_live(s, s.fabric);
+    auto job = st.on_snapshot(1, std::move(s), 20);
+    ASSERT_TRUE(job);
+    WorkItem w{*job, nullptr, nullptr, {}, false};
+    w.routes = std::make_shared<LiveRouteCheck>();
+    w.route_threads = 2;
+    CheckRun run = run_check(w);
+    ASSERT_TRUE(run.result && run.routes_pending);
+    ASSERT_TRUE(st.publish(std::move(*run.result), 30));
+
+    json lft = json::parse(get(st, "/api/v1/analysis").body)["routing"]["lft"];
+    EXPECT_EQ(lft["switches"], 6);
+    for (const char* k : {"max_hops", "hop_histogram", "routes", "routes_unrouted", "routes_broken"})
+        EXPECT_FALSE(lft.contains(k)) << k << " before the validation: " << lft.dump();
+    std::string m = get(st, "/metrics").body;
+    EXPECT_NE(m.find("ibfabric_lft_switches{role=\"active\"} 6"), std::string::npos);
+    EXPECT_EQ(m.find("ibfabric_lft_max_hops{"), std::string::npos) << m;
+    EXPECT_EQ(m.find("ibfabric_lft_routes_broken{"), std::string::npos);
+
+    RoutesDone d = finish_routes(*run.routes_pending, *w.routes);
+    ASSERT_TRUE(st.publish_routes(d.generation, std::move(d.findings), std::move(d.findings_json), std::move(d.routes_json), 40));
+    lft = json::parse(get(st, "/api/v1/analysis").body)["routing"]["lft"];
+    EXPECT_EQ(lft, itself.summary_json["routing"]["lft"]);
+    EXPECT_EQ(lft["max_hops"], 3);
+    m = get(st, "/metrics").body;
+    EXPECT_NE(m.find("ibfabric_lft_max_hops{role=\"active\"} 3"), std::string::npos) << m;
+    EXPECT_NE(m.find("ibfabric_lft_routes_broken{role=\"active\"} 0"), std::string::npos);
+}
+
 // The figure docs/api.md and docs/threading.md quote: the live analysis on the check thread for a
 // 2-level tree of 64-port switches (2144 nodes) with every switch's table.
 TEST(LiveAnalysis, CostOnA2144NodeTreeWithTables) {

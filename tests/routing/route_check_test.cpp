@@ -242,6 +242,12 @@ std::string dump(const RouteCheck& rc) {
     t += "\nports";
     for (size_t ch = 0; ch < rc.port_pairs.size(); ++ch)
         if (rc.port_pairs[ch]) t += " " + std::to_string(ch) + ":" + std::to_string(rc.port_pairs[ch]);
+    if (rc.switch_routes) {
+        const LftPaths& p = *rc.switch_routes;
+        t += "\nswitch routes " + std::to_string(p.routes) + " " + std::to_string(p.unrouted) + " " + std::to_string(p.broken) +
+             " max " + std::to_string(p.max_hops) + " hops";
+        for (long n : p.hop_histogram) t += " " + std::to_string(n);
+    }
     for (const Finding& fd : rc.findings)
         t += "\n" + std::string(to_string(fd.kind)) + " " + std::to_string(static_cast<int>(fd.severity)) + " " + fd.a.name + "/" +
              std::to_string(fd.a.port) + " " + std::to_string(fd.a.guid) + " " + fd.b.name + "/" + std::to_string(fd.b.port) + " " +
@@ -265,8 +271,11 @@ std::map<FindingKind, int> randomized_rounds(const Fabric& f, std::vector<Switch
                 if (p.valid && p.lid) ca_lids.push_back(p.lid);
     std::mt19937 rng(seed);
     auto pick = [&](size_t n) { return static_cast<size_t>(std::uniform_int_distribution<size_t>(0, n - 1)(rng)); };
+    // The cache runs with opt (its threads for the full validations), the reference on one thread.
+    RouteCheckOptions one_thread = opt;
+    one_thread.threads = 1;
     RouteCheckCache cache;
-    EXPECT_EQ(dump(cache.check(f, a, lfts, opt)), dump(check_routes(RouteGraph(f, lfts), a, opt)));
+    EXPECT_EQ(dump(cache.check(f, a, lfts, opt)), dump(check_routes(RouteGraph(f, lfts), a, one_thread)));
     EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::full);
     int incremental = 0, unchanged = 0;
     std::map<FindingKind, int> kinds;  // the rounds that found each kind
@@ -287,11 +296,15 @@ std::map<FindingKind, int> randomized_rounds(const Fabric& f, std::vector<Switch
             }
             t.hash = pick(2) ? lft_hash(t.port_by_lid) : 0;  // the decoder's hash, or none
         }
-        const RouteCheck full = check_routes(RouteGraph(f, lfts), a, opt);
+        const RouteCheck full = check_routes(RouteGraph(f, lfts), a, one_thread);
+        EXPECT_EQ(full.switch_routes, lft_paths(f, lfts)) << "round " << round;
         std::set<FindingKind> found;
         for (const Finding& fd : full.findings) found.insert(fd.kind);
         for (FindingKind k : found) ++kinds[k];
         const std::string want = dump(full);
+        if (opt.threads > 1) {
+            EXPECT_EQ(dump(check_routes(RouteGraph(f, lfts), a, opt)), want) << "round " << round << ", threads";
+        }
         const std::string got = dump(cache.check(f, a, lfts, opt));
         EXPECT_EQ(got, want) << "round " << round << " (" << to_string(cache.last_mode()) << ")";
         if (got != want) return kinds;  // the first difference is the one to read
@@ -325,6 +338,53 @@ TEST(RouteCheckCache, IncrementalEqualsAFullValidationOnRandomTableChangesOnARin
     auto kinds = randomized_rounds(f, ring_tables(f, true), opt, rounds, 7, 30);
     EXPECT_GT(kinds[FindingKind::credit_loop], 0);
     EXPECT_LT(kinds[FindingKind::credit_loop], rounds);
+}
+
+// A full validation on several threads (each a run of 64-LID blocks into a State of its own,
+// merged) says exactly what one thread says, and the incremental steps after it start from the
+// merged State: 2-level radix 16, 128 hosts and 24 switches, LIDs in more than one 64-LID block.
+TEST(RouteCheckCache, AFullValidationOnThreeThreadsEqualsOneThreadAndIncrementalStepsFollowIt) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 16});
+    const Analysis a = analyze(f);
+    const auto tables = synth_lfts(f);
+    const RouteGraph g(f, tables);
+    ASSERT_GE(g.dests().back().lid / DestWalk::kMaxBlock - g.dests().front().lid / DestWalk::kMaxBlock, 1u);  // 2+ blocks to split
+    RouteCheckOptions opt;
+    const NodeId leaf = synth_node(f, "leaf0003"), host = synth_node(f, "node00100");
+    opt.degraded = {{leaf, a.info(leaf)->up_bundles[0].ports[0], "1xHDR, expected 4xHDR: rate_mismatch"}, {host, 1, "port_errors"}};
+    opt.threads = 3;
+    opt.min_dests_per_thread = 1;
+    auto kinds = randomized_rounds(f, synth_lfts(f), opt, 60, 5, 30);
+    for (FindingKind k : {FindingKind::route_unreachable, FindingKind::route_loop, FindingKind::route_via_degraded_link})
+        EXPECT_TRUE(kinds.count(k)) << to_string(k) << " never came up: the rounds do not test it";
+}
+
+TEST(RouteCheckCache, ThreadsOnARingWithACreditLoopSayWhatOneThreadSays) {
+    const Fabric f = ring();
+    RouteCheckOptions opt;
+    opt.degraded = {{0, 2, "link_flapping"}};
+    opt.threads = 2;
+    opt.min_dests_per_thread = 1;
+    auto kinds = randomized_rounds(f, ring_tables(f, true), opt, 150, 7, 30);  // the rounds of the one-thread test
+    EXPECT_GT(kinds[FindingKind::credit_loop], 0);
+}
+
+// The switch-to-host figures of the validation's own pass are lft_paths' on broken tables too.
+TEST(RouteCheck, SwitchRoutesEqualLftPathsWithDeadEndsAndLoops) {
+    const Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40});
+    auto lfts = synth_lfts(f);
+    table_of(lfts, f, synth_node(f, "leaf0001")).port_by_lid[host_lid(f, "node00030")] = kLftNoPath;
+    table_of(lfts, f, synth_node(f, "leaf0002")).port_by_lid[host_lid(f, "node00031")] = 0;
+    const RouteCheck rc = check_routes(RouteGraph(f, lfts), analyze(f));
+    ASSERT_TRUE(rc.switch_routes);
+    const LftPaths want = lft_paths(f, lfts);
+    EXPECT_EQ(*rc.switch_routes, want);
+    EXPECT_EQ(want.unrouted, 1);
+    EXPECT_GT(want.broken, 0);
+    RouteCheckOptions off;
+    off.switch_routes = false;
+    EXPECT_FALSE(check_routes(RouteGraph(f, lfts), analyze(f), off).switch_routes);
+    EXPECT_EQ(route_check_json(rc)["switch_routes"]["routes_unrouted"], 1);
 }
 
 TEST(RouteCheckCache, ACablingOrDegradedLinkChangeValidatesInFull) {

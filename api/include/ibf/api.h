@@ -166,6 +166,12 @@ nlohmann::json findings_response_json(const ControllerState& st, int64_t now_ms,
 // GET /api/v1/analysis: the live fat-tree analysis summary (+ "switches" when per_switch), its
 // findings without the waived ones at `now_ms` ("waived": those).
 nlohmann::json analysis_response_json(const ControllerState& st, bool per_switch, int64_t now_ms);
+// Its routing.lft: the live analysis' figures of the tables, and where they lead (max_hops,
+// hop_histogram, routes, routes_unrouted, routes_broken) from the route validation when the
+// analysis left that to it (ibf::analyze_live follow_tables=false: the daemon), i.e. from the
+// validation that `route_validation` describes (the last one while "validating"); those members
+// are absent until one is done. null: no analysis, or no tables.
+nlohmann::json routing_lft_json(const ControllerState& st);
 // HA parts (api/src/ha_api.cpp, docs/api.md "SM high availability").
 // `fabric` (the current sweep, may be null) names each SM's node: "description" per SM; `role`
 // is the role the daemon publishes (its ha::RoleHold), else fabric_role() of `e` at `now_ms`.

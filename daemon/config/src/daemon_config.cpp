@@ -377,6 +377,11 @@ std::vector<std::string> keys_needing_restart(const DaemonConfig& running, const
     return out;
 }
 
+unsigned route_threads_for(unsigned configured, unsigned cores) {
+    if (configured) return configured;
+    return std::clamp(cores, 1u, 4u);
+}
+
 DaemonConfig parse_daemon_config(std::string_view text, const std::string& file) {
     DaemonConfig c;
     c.source = file;
@@ -488,8 +493,10 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& file)
                     const std::string k = ck.first.Scalar();
                     if (k == "rate_below_capability")
                         c.check_rate_below_capability = ctx.boolean(ck.second, k);
+                    else if (k == "route_threads")
+                        c.route_threads = static_cast<unsigned>(ctx.unsigned_value(ck.second, k, 64));
                     else
-                        ctx.fail(ck.first, unknown_key("checks.", k, {"rate_below_capability"}));
+                        ctx.fail(ck.first, unknown_key("checks.", k, {"rate_below_capability", "route_threads"}));
                 }
             } else if (key == "health") {
                 parse_health(ctx, v, c);

@@ -35,6 +35,7 @@ struct WorkItem {
     bool record_history = false;               // build `CheckRun::history` for a new sweep
     // The route validation kept between sweeps (live_routes.h); null: the LFTs are not validated.
     std::shared_ptr<LiveRouteCheck> routes;
+    unsigned route_threads = 1;                // RouteCheckOptions::threads of a full validation
     // Link health the state knows at submit time (link_flapping, port_errors): routes over
     // those links are route_via_degraded_link too.
     std::vector<Finding> link_health;

@@ -74,8 +74,10 @@ struct LftPaths {
     long routes = 0;             // (switch, host LID) pairs that reach the host
     long unrouted = 0;           // no path at the first switch
     long broken = 0;             // dead ends and loops
-    std::vector<int> hop_histogram;  // index = hops, value = routes
+    std::vector<long> hop_histogram;  // index = hops, value = routes
+    bool operator==(const LftPaths&) const = default;
 };
+// The route validation counts the same in its own pass (RouteCheck::switch_routes, route_check.h).
 LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts);
 
 LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const LftOptions& opt = {});

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,7 @@
 
 #include "ibf/analysis.h"
 #include "ibf/finding.h"
+#include "ibf/lft.h"
 #include "ibf/route_graph.h"
 
 namespace ibf {
@@ -56,6 +58,15 @@ struct RouteCheckOptions {
     std::vector<DegradedLink> degraded;
     bool non_minimal = true;  // the BFS per destination switch (a third of the time on big fabrics)
     bool credit_loops = true;
+    // Also follow every switch's route to every CA LID in the same pass (RouteCheck::switch_routes,
+    // what lft_paths computes): the daemon's live analysis leaves it to this validation, off the
+    // critical path and incremental.
+    bool switch_routes = true;
+    // Threads for a full validation (incremental ones use the caller's alone): the destinations
+    // split in runs of 64-LID blocks, one State each, merged. Any count gives the same result; at
+    // most one per min_dests_per_thread destinations. Neither is part of route_inputs_hash.
+    unsigned threads = 1;
+    size_t min_dests_per_thread = 4096;  // below, threads cost more than they save
 };
 
 struct RouteCheck {
@@ -70,6 +81,9 @@ struct RouteCheck {
     int credit_loops = 0;  // cycles (strongly connected sets) in the channel dependency graph
     std::vector<long> port_pairs;     // per RouteGraph::channel: routed pairs leaving that switch port
     std::vector<Finding> findings;    // sorted by kind, then a.name
+    // With RouteCheckOptions::switch_routes: equal to lft_paths(fabric, lfts) (from every switch
+    // with a table, not only the CAs' switches); else nullopt.
+    std::optional<LftPaths> switch_routes;
 };
 
 RouteCheck check_routes(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& opt = {});
@@ -120,7 +134,11 @@ private:
 std::string_view to_string(RouteCheckCache::Mode m);  // "full", "incremental", "unchanged"
 
 // {"pairs", "routed", "unreachable", "looping", "unverified", "non_minimal", "max_hops",
-//  "hop_histogram", "credit_loops", "vl": "VL0 only (no SL2VL)"} (docs/analysis.md; no findings).
+//  "hop_histogram", "credit_loops", "vl": "VL0 only (no SL2VL)"} (docs/analysis.md; no findings),
+// and with RouteCheckOptions::switch_routes "switch_routes": switch_routes_json(rc.switch_routes).
 nlohmann::json route_check_json(const RouteCheck& rc);
+// {"max_hops", "hop_histogram", "routes", "routes_unrouted", "routes_broken"}: the live analysis'
+// routing.lft members that come from following the tables (docs/api.md).
+nlohmann::json switch_routes_json(const LftPaths& p);
 
 }  // namespace ibf

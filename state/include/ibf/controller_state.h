@@ -203,6 +203,7 @@ public:
     uint64_t last_sweep_seq() const { return last_sweep_seq_; }
     int64_t last_sweep_ms() const { return last_sweep_ms_; }  // snapshot's taken time (or arrival)
     uint64_t checks_run() const { return checks_run_; }
+    uint64_t routes_published() const { return routes_published_; }  // publish_routes() that took
     double last_check_ms() const { return last_check_ms_; }
     double check_ms_sum() const { return check_ms_sum_; }
     double last_publish_lag_ms() const { return last_lag_ms_; }  // snapshot received -> findings published
@@ -261,7 +262,7 @@ private:
     int64_t analysis_ms_ = 0;
     double last_analyze_ms_ = 0;
 
-    uint64_t sweeps_ingested_ = 0, last_sweep_seq_ = 0, checks_run_ = 0;
+    uint64_t sweeps_ingested_ = 0, last_sweep_seq_ = 0, checks_run_ = 0, routes_published_ = 0;
     int64_t last_sweep_ms_ = 0;
     double last_check_ms_ = 0, check_ms_sum_ = 0, last_lag_ms_ = 0, last_decode_ms_ = 0;
     IngestCounters ingest_;

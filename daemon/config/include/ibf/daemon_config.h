@@ -49,6 +49,7 @@ struct DaemonConfig {
     unsigned http_header_timeout_ms = 10000;                  // a request's headers must arrive within this
     size_t max_history_bytes = 16u << 20;                     // largest GET /api/v1/history answer
     bool check_rate_below_capability = true;                  // CheckOptions::rate_below_capability
+    unsigned route_threads = 0;                               // `checks.route_threads`, 0 = route_threads_for(cores)
     ha::HaConfig ha;                                          // `ha:` SM high availability (docs/ha.md)
     std::vector<std::string> ha_agents;                       // `ha.agents`: peer daemons' URLs (switchover)
     // health: (docs/daemon.md): no-data bound and flapping links
@@ -84,6 +85,9 @@ std::string http_exposure_warning(const DaemonConfig& c);
 // checks) and names these as needing a restart. Pure.
 //   keys_needing_restart(running, parse_daemon_config(text, file))  // {"limits.max_http_connections"}
 std::vector<std::string> keys_needing_restart(const DaemonConfig& running, const DaemonConfig& next);
+
+// Threads of a full route validation: `configured` when set, else min(4, cores) (at least 1).
+unsigned route_threads_for(unsigned configured, unsigned cores);
 
 // Throws InputError when `mode` has any world bit set or bits outside 0777.
 void validate_socket_mode(unsigned mode, const std::string& file, int line, int column);
