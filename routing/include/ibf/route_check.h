@@ -66,7 +66,7 @@ struct RouteCheckOptions {
     // split in runs of 64-LID blocks, one State each, merged. Any count gives the same result; at
     // most one per min_dests_per_thread destinations. Neither is part of route_inputs_hash.
     unsigned threads = 1;
-    size_t min_dests_per_thread = 4096;  // below, threads cost more than they save
+    size_t min_dests_per_thread = 1024;  // below, threads cost more than they save
 };
 
 struct RouteCheck {
