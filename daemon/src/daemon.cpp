@@ -205,6 +205,7 @@ void Daemon::Impl::submit(CheckJob job, steady::time_point received, double deco
     Queued w{WorkItem{std::move(job), topo.plan, topo.names, CheckOptions{opt.config.check_rate_below_capability}, record},
              received, decode_ms};
     w.item.routes = routes;
+    w.item.memo = check_memo;
     w.item.route_threads = route_threads_for(opt.config.route_threads, std::thread::hardware_concurrency());
     const int64_t now = wall_clock_ms();  // routes over flapping or erroring links are degraded routes too
     w.item.link_health = state.flapping_findings(now);
@@ -236,7 +237,9 @@ void Daemon::Impl::worker_loop() {
         }
         const double wait_ms = ms_since(q.submitted);
         CheckRun run = run_check(q.item, steady_clock_ms_f);
-        if (!run.analysis_error.empty()) spdlog::error("{}", run.analysis_error);
+        if (!run.analysis_error.empty() && !run.reused) spdlog::error("{}", run.analysis_error);
+        if (run.reused) spdlog::debug("sweep {}: the same fabric, tables and plan as the last: check and analysis reused",
+                                      q.item.job.snapshot->sweep_seq);
         if (!run.result) {
             spdlog::error("{}", run.error);
             continue;

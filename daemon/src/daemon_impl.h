@@ -114,6 +114,9 @@ struct Daemon::Impl {
     // The route validation kept between sweeps (pipeline/live_routes.h): the worker's alone (the
     // io thread only copies the pointer into each WorkItem).
     std::shared_ptr<LiveRouteCheck> routes = std::make_shared<LiveRouteCheck>();
+    // The last sweep's check and analysis, reused by an unchanged sweep (pipeline.h). Like
+    // `routes`, made here and touched only by the check thread (through each WorkItem).
+    std::shared_ptr<CheckMemo> check_memo = std::make_shared<CheckMemo>();
     std::thread worker;
 
     // io-thread functions (daemon.cpp)

@@ -4,6 +4,8 @@
 // /api/v1/topology/slurm.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "ibf/daemon_fixture.h"
 #include "ibf/analysis.h"
 #include "ibf/api.h"
@@ -41,7 +43,9 @@ struct Lab {
     std::vector<SwitchLft> lfts;
     ControllerState st;
     std::shared_ptr<LiveRouteCheck> routes = std::make_shared<LiveRouteCheck>();
+    std::shared_ptr<CheckMemo> memo;  // null: every sweep afresh
     uint64_t seq = 0;
+    std::optional<WorkItem> last;     // the last sweep's item
 
     Lab() {
         set_link_rate(f, synth_node(f, "leaf0002"), 5, {Width::X1, Speed::HDR});
@@ -62,6 +66,8 @@ struct Lab {
         EXPECT_TRUE(job);
         WorkItem w{.job = *job};
         w.routes = routes;
+        w.memo = memo;
+        last = w;
         CheckRun run = run_check(w);
         EXPECT_TRUE(run.result) << run.error;
         EXPECT_TRUE(st.publish(*run.result, 30 + static_cast<int64_t>(seq)));
@@ -129,6 +135,63 @@ TEST(LiveRoutes, AnUnchangedSweepReusesTheLastValidationAndAChangedOneKeepsItUnt
     // Only spine0002's table changed, in one entry: that destination LID alone was walked again.
     EXPECT_EQ(lab.st.routes_json()["mode"], "incremental");
     EXPECT_EQ(lab.st.routes_json()["revalidated_lids"], 1);
+}
+
+// The same item without the memo: what a sweep would give afresh.
+CheckResult afresh(WorkItem w) {
+    w.memo = nullptr;
+    CheckRun run = run_check(w);
+    EXPECT_TRUE(run.result) << run.error;
+    return run.result ? *run.result : CheckResult{};
+}
+
+// Issue 18 item 3: a sweep that changed nothing reuses the last check, analysis and link table
+// (the same findings, JSON and rows as afresh); any change of the fabric (one link's rate) or of
+// a table is checked again; a newer route validation gives a new link table (its findings mark
+// links) on top of the reused check.
+TEST(CheckMemo, AnUnchangedSweepReusesTheCheckAndAnalysisAndAnyChangeIsCheckedAgain) {
+    Lab lab;
+    lab.memo = std::make_shared<CheckMemo>();
+    const CheckRun first = lab.sweep();
+    EXPECT_FALSE(first.reused);
+    ASSERT_TRUE(lab.finish(first));
+
+    const CheckRun same = lab.sweep();  // a new snapshot, equal in every field
+    EXPECT_TRUE(same.reused);
+    EXPECT_EQ(lab.memo->reused, 1u);
+    EXPECT_EQ(same.result->analysis, first.result->analysis);  // the same object
+    EXPECT_EQ(same.result->snapshot->sweep_seq, 2u);
+    const CheckResult fresh = afresh(*lab.last);
+    EXPECT_EQ(same.result->findings_json, fresh.findings_json);
+    EXPECT_EQ(same.result->findings.size(), fresh.findings.size());
+    EXPECT_EQ(count_kind(same.result->findings_json, "route_unreachable"), 1);  // the validation's, appended
+    EXPECT_EQ(same.result->analysis->summary_json, fresh.analysis->summary_json);
+    ASSERT_TRUE(same.result->links && fresh.links);
+    EXPECT_NE(same.result->links, first.result->links);  // a validation came since: its findings mark links
+    ASSERT_EQ(same.result->links->rows.size(), fresh.links->rows.size());
+    for (size_t i = 0; i < fresh.links->rows.size(); ++i)
+        EXPECT_EQ(same.result->links->rows[i].deviates, fresh.links->rows[i].deviates) << i;
+    const CheckRun again = lab.sweep();
+    EXPECT_TRUE(again.reused);
+    EXPECT_EQ(again.result->links, same.result->links);  // nothing new at all: the same rows
+
+    // One link's rate changes: checked again, and the finding says the new rate.
+    set_link_rate(lab.f, synth_node(lab.f, "leaf0003"), 6, {Width::X1, Speed::HDR});
+    const CheckRun rate = lab.sweep();
+    EXPECT_FALSE(rate.reused);
+    EXPECT_EQ(rate.result->findings_json, afresh(*lab.last).findings_json);
+    EXPECT_NE(rate.result->analysis, first.result->analysis);
+    EXPECT_EQ(lab.sweep().reused, true);
+
+    // One table entry changes: checked again (the LFT balance reads the tables).
+    lab.spine2()[lab.f.node(synth_node(lab.f, "node00002")).port(1)->lid] = kLftNoPath;
+    for (SwitchLft& t : lab.lfts) t.hash = 0;
+    EXPECT_FALSE(lab.sweep().reused);
+
+    // The same fabric under a new plan object: checked again.
+    WorkItem w = *lab.last;
+    w.plan = std::make_shared<const Plan>();
+    EXPECT_FALSE(run_check(w).reused);
 }
 
 TEST(LiveRoutes, AValidationOvertakenByANewerSweepIsNotPublished) {

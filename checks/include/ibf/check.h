@@ -24,6 +24,7 @@ struct CheckOptions {
     // routing's Analysis::tier_of of the fabric, for the names of nodes that need a synthesized one
     // ("leaf-cfb0", ibf/names.h); empty: "switch-cfb0".
     std::vector<int> tier_of;
+    friend bool operator==(const CheckOptions&, const CheckOptions&) = default;
 };
 
 std::vector<Finding> check(const Plan& plan, const Fabric& actual, const CheckOptions& opt = {});

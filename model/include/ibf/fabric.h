@@ -63,6 +63,7 @@ struct Port {
 
     Rate rate() const { return {width_active, speed_active}; }
     bool linked() const { return peer != kNoNode; }
+    friend bool operator==(const Port&, const Port&) = default;  // every field
 };
 
 struct Node {
@@ -82,6 +83,7 @@ struct Node {
     Port* port(int n) {
         return n >= 0 && n < static_cast<int>(ports.size()) && ports[n].valid ? &ports[n] : nullptr;
     }
+    friend bool operator==(const Node&, const Node&) = default;  // every field, every port
 };
 
 // One physical cable, stored once: (a, pa) < (b, pb) in (NodeId, port) order.
