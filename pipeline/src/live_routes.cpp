@@ -22,12 +22,14 @@ Analysis named(const std::vector<std::string>& names) {
 }  // namespace
 
 RouteJob route_job(std::shared_ptr<const Snapshot> snapshot, const Fabric& f, const std::vector<std::string>& names,
-                   const std::vector<Finding>& findings) {
+                   const std::vector<Finding>& findings, const RouteKeyHint* same_but_degraded) {
     RouteJob j;
     j.snapshot = std::move(snapshot);
     j.names = names;
     j.options.degraded = degraded_links(f, findings);
-    j.key = route_inputs_hash(j.snapshot->fabric, named(j.names), j.snapshot->lfts, j.options);
+    j.key = same_but_degraded && same_but_degraded->degraded == j.options.degraded
+                ? same_but_degraded->key
+                : route_inputs_hash(j.snapshot->fabric, named(j.names), j.snapshot->lfts, j.options);
     return j;
 }
 

@@ -55,7 +55,10 @@ void routes_step(const WorkItem& w, const Fabric& f, CheckResult& r, CheckRun& r
     std::vector<Finding> health = r.findings;
     health.insert(health.end(), r.analysis->findings.begin(), r.analysis->findings.end());
     health.insert(health.end(), w.link_health.begin(), w.link_health.end());
-    RouteJob j = route_job(w.job.snapshot, f, r.analysis->names, health);
+    // Reused inputs (CheckMemo): the same fabric, tables and names as the kept key's.
+    const RouteKeyHint* hint = run.reused && w.memo && w.memo->route_key ? &*w.memo->route_key : nullptr;
+    RouteJob j = route_job(w.job.snapshot, f, r.analysis->names, health, hint);
+    if (w.memo) w.memo->route_key = RouteKeyHint{j.options.degraded, j.key};
     j.options.threads = w.route_threads;
     j.generation = w.job.generation;
     const RouteOutcome* o = w.routes->cached(j.key);
@@ -137,8 +140,9 @@ CheckRun run_check(const WorkItem& w, const StepClock& clock) {
             }
             check_and_analyze(w, mapped ? *mapped : w.job.snapshot->fabric, clock, r, fresh_matches, run.analysis_error);
             if (memo) {
-                *memo = CheckMemo{w.job.snapshot, w.plan, w.names, w.options, mapped, r, std::move(fresh_matches),
-                                  run.analysis_error, 0, nullptr, memo->reused};
+                *memo = CheckMemo{.snapshot = w.job.snapshot, .plan = w.plan, .names = w.names, .options = w.options,
+                                  .mapped = mapped, .base = r, .matches = std::move(fresh_matches),
+                                  .analysis_error = run.analysis_error, .reused = memo->reused};
                 matches = &memo->matches;
             }
         }

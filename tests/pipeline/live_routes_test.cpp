@@ -174,6 +174,24 @@ TEST(CheckMemo, AnUnchangedSweepReusesTheCheckAndAnalysisAndAnyChangeIsCheckedAg
     const CheckRun again = lab.sweep();
     EXPECT_TRUE(again.reused);
     EXPECT_EQ(again.result->links, same.result->links);  // nothing new at all: the same rows
+    EXPECT_FALSE(again.routes_pending);  // the route key kept with the memo: still the last validation's
+
+    // A link the state now knows to flap, on the same fabric: the check is reused, the routes are
+    // not (a new degraded link changes the route key).
+    {
+        WorkItem w = *lab.last;
+        Finding flap;
+        flap.kind = FindingKind::link_flapping;
+        flap.a = {"node00003", lab.f.node(synth_node(lab.f, "node00003")).guid, 1};
+        w.link_health = {flap};
+        const CheckRun flapping = run_check(w);
+        EXPECT_TRUE(flapping.reused);
+        ASSERT_TRUE(flapping.routes_pending);
+        const RoutesDone d = finish_routes(*flapping.routes_pending, *lab.routes);
+        int over_node3 = 0;
+        for (const Finding& fd : d.findings) over_node3 += fd.kind == FindingKind::route_via_degraded_link && fd.a.name == "node00003";
+        EXPECT_EQ(over_node3, 1);
+    }
 
     // One link's rate changes: checked again, and the finding says the new rate.
     set_link_rate(lab.f, synth_node(lab.f, "leaf0003"), 6, {Width::X1, Speed::HDR});

@@ -44,6 +44,7 @@ struct CheckMemo {
     std::string analysis_error;
     uint64_t route_validations = 0;            // LiveRouteCheck::validations() when base.links was made
     std::shared_ptr<const LinkTable> links;    // with the route findings of that validation
+    std::optional<RouteKeyHint> route_key;     // the route step's key and degraded links of these inputs
     uint64_t reused = 0;                       // sweeps that reused it
 };
 

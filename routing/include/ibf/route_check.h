@@ -47,6 +47,7 @@ struct DegradedLink {
     NodeId node = kNoNode;
     int port = 0;
     std::string why;
+    friend bool operator==(const DegradedLink&, const DegradedLink&) = default;
 };
 
 // The links the findings are about: rate_mismatch, rate_below_capability, rate_outlier,
