@@ -139,7 +139,7 @@ std::string lab_daemon_yaml(const LabDaemonConfig& c) {
     y += "checks:\n  rate_below_capability: false\n";
     // Every link's series (a lab is small): `lab fault errors` waits for a port's baseline reading,
     // which a link without errors shows only with per_link: all (docs/metrics.md "Bounded by default").
-    y += "metrics:\n  per_link: all\n";
+    if (c.metrics_all_links) y += "metrics:\n  per_link: all\n";
     if (c.ha != LabHa::Single) {
         y += "ha:\n";
         y += std::string("  mode: ") + (c.ha == LabHa::Ibfabric ? "act" : "monitor") + "\n";

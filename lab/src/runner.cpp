@@ -783,6 +783,7 @@ void write_sm_files(LabState& s, const LabOptions& o, bool with_daemon, bool wit
         dc.expected = o.expected;
         dc.history = multi ? m.dir + "/history.db" : s.path("history.db");  // the lab records history
         dc.ha = s.ha;
+        dc.metrics_all_links = o.metrics_all_links;
         if (multi) {
             dc.http_port = m.api_port;
             dc.tcp_port = peers ? m.tcp_port : 0;

@@ -128,6 +128,10 @@ TEST(LabHa, SingleSmDaemonConfigIsTodays) {
               "log_level: info\n"
               "checks:\n  rate_below_capability: false\n"
               "metrics:\n  per_link: all\n");
+    // ibf_lab_bench's daemon: the shipped default export (no metrics: section).
+    c.metrics_all_links = false;
+    EXPECT_EQ(lab_daemon_yaml(c).find("per_link"), std::string::npos) << lab_daemon_yaml(c);
+    c.metrics_all_links = true;
     // The lab records history (runner.cpp gives <lab>/history.db): `ibfabric history --lab DIR`.
     c.history = "/l/history.db";
     EXPECT_NE(lab_daemon_yaml(c).find("topology: \"/p.yaml\"\nhistory: \"/l/history.db\"\nlog_level: info\n"),

@@ -69,6 +69,7 @@ struct LabDaemonConfig {
     std::vector<int> agent_ports;    // the other daemons' HTTP ports (ha.agents)
     std::vector<std::pair<std::string, int>> expect;  // every SM: port GUID, priority (ha.expect)
     int poll_ms = 100, mad_timeout_ms = 100, heartbeat_timeout_ms = 400;
+    bool metrics_all_links = true;   // `metrics.per_link: all` (LabOptions::metrics_all_links)
 };
 std::string lab_daemon_yaml(const LabDaemonConfig& c);
 

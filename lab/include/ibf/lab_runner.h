@@ -55,6 +55,10 @@ struct LabOptions {
     // response times out as the kernel times it out (lab/umad-kernel); "" = none (under umad2sim
     // alone such a MAD stays outstanding forever). lab_umad_kernel_beside() finds the built one.
     std::string umad_kernel;
+    // The daemon's `metrics.per_link: all` (every link's series: `lab fault errors` waits for a
+    // port's baseline reading in them); false: the shipped default (deviating links only), as
+    // ibf_lab_bench measures the scrape.
+    bool metrics_all_links = true;
     std::function<void(const std::string&)> progress;  // one line per step, may be empty
 };
 
