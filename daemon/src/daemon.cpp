@@ -77,6 +77,7 @@ Daemon::Impl::~Impl() {
         std::lock_guard lk(mu);
         worker_stop = true;
     }
+    checks_cancel = true;  // a route validation under way stops within 64 LIDs (seconds at 48k LIDs)
     cv.notify_all();
     if (worker.joinable()) worker.join();
     ingest.reset();  // joins the decode thread, removes the socket file
@@ -206,6 +207,7 @@ void Daemon::Impl::submit(CheckJob job, steady::time_point received, double deco
              received, decode_ms};
     w.item.routes = routes;
     w.item.memo = check_memo;
+    w.item.cancel = &checks_cancel;
     w.item.route_threads = route_threads_for(opt.config.route_threads, std::thread::hardware_concurrency());
     const int64_t now = wall_clock_ms();  // routes over flapping or erroring links are degraded routes too
     w.item.link_health = state.flapping_findings(now);
@@ -250,8 +252,18 @@ void Daemon::Impl::worker_loop() {
         });
         // The cabling findings are on their way; the route validation of changed inputs runs now
         // (seconds at 48k LIDs) and replaces the route findings of that result when done.
+        std::optional<RoutesDone> done;
         if (run.routes_pending) {
-            RoutesDone d = finish_routes(*run.routes_pending, *q.item.routes, steady_clock_ms_f);
+            try {
+                done = finish_routes(*run.routes_pending, *q.item.routes, steady_clock_ms_f);
+            } catch (const RouteCheckCancelled&) {  // stop(): the history row keeps the findings published
+                spdlog::info("sweep {}: route validation stopped (ibfabricd is stopping)", run.routes_pending->snapshot->sweep_seq);
+            } catch (const std::exception& e) {
+                spdlog::error("sweep {}: route validation failed: {}", run.routes_pending->snapshot->sweep_seq, e.what());
+            }
+        }
+        if (done) {
+            RoutesDone& d = *done;
             if (run.history) finish_history(*run.history, d);
             asio::post(io, [this, d = std::move(d), seq = run.routes_pending->snapshot->sweep_seq]() mutable {
                 const double ms = d.routes_json.value("validate_ms", 0.0);

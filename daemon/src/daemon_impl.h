@@ -5,6 +5,7 @@
 
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp needs std::exchange
 #include <boost/asio.hpp>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -117,6 +118,7 @@ struct Daemon::Impl {
     // The last sweep's check and analysis, reused by an unchanged sweep (pipeline.h). Like
     // `routes`, made here and touched only by the check thread (through each WorkItem).
     std::shared_ptr<CheckMemo> check_memo = std::make_shared<CheckMemo>();
+    std::atomic<bool> checks_cancel{false};  // set by the destructor before it joins the check thread
     std::thread worker;
 
     // io-thread functions (daemon.cpp)

@@ -60,6 +60,7 @@ void routes_step(const WorkItem& w, const Fabric& f, CheckResult& r, CheckRun& r
     RouteJob j = route_job(w.job.snapshot, f, r.analysis->names, health, hint);
     if (w.memo) w.memo->route_key = RouteKeyHint{j.options.degraded, j.key};
     j.options.threads = w.route_threads;
+    j.options.cancel = w.cancel;
     j.generation = w.job.generation;
     const RouteOutcome* o = w.routes->cached(j.key);
     if (!o) {

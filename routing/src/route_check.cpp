@@ -135,6 +135,7 @@ private:
     DestWalk w_;
     std::vector<int> sources_;
     std::vector<int> tabled_;  // the switches with a table
+    uint32_t calls_ = 0;       // destination() calls: every 64th looks at RouteCheckOptions::cancel
     std::vector<long> through_;
     std::vector<std::vector<int32_t>> by_hops_;
     const int16_t* dist_ = nullptr;
@@ -185,6 +186,7 @@ RouteCheck Validator::result() {
 }
 
 void Validator::destination(size_t di, int sign) {
+    if (o_.cancel && (++calls_ & 63) == 0 && o_.cancel->load(std::memory_order_relaxed)) throw RouteCheckCancelled();
     const RouteDest& d = g_.dests()[di];
     if (d.sw < 0) {  // a CA cabled to a CA or router: no switch route reaches it
         if (o_.switch_routes) {
@@ -736,6 +738,16 @@ RouteCheckCache& RouteCheckCache::operator=(RouteCheckCache&&) noexcept = defaul
 
 const RouteCheck& RouteCheckCache::check(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
                                          const RouteCheckOptions& opt) {
+    try {
+        return run(f, a, lfts, opt);
+    } catch (const RouteCheckCancelled&) {
+        state_.reset();  // an incremental step stopped halfway: its sums are neither the old nor the new
+        throw;
+    }
+}
+
+const RouteCheck& RouteCheckCache::run(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
+                                       const RouteCheckOptions& opt) {
     const RouteGraph g(f, lfts);
     const uint64_t topology = topology_hash(f, a, opt);
     bool same = state_ && state_->topology == topology && !state_->saturated;

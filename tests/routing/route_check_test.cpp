@@ -2,6 +2,7 @@
 // against a brute-force trace of every pair, and lft_paths on the shared walk.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <random>
 #include <set>
@@ -367,6 +368,35 @@ TEST(RouteCheckCache, ThreadsOnARingWithACreditLoopSayWhatOneThreadSays) {
     opt.min_dests_per_thread = 1;
     auto kinds = randomized_rounds(f, ring_tables(f, true), opt, 150, 7, 30);  // the rounds of the one-thread test
     EXPECT_GT(kinds[FindingKind::credit_loop], 0);
+}
+
+// A stopping daemon sets RouteCheckOptions::cancel: a full (one or more threads) or incremental
+// validation stops within 64 destinations with RouteCheckCancelled; the cache keeps nothing of
+// it and validates in full next time, as check_routes would.
+TEST(RouteCheckCache, ACancelledValidationThrowsKeepsNothingAndTheNextOneIsInFull) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 16});  // 128 CA LIDs
+    const Analysis a = analyze(f);
+    auto lfts = synth_lfts(f);
+    std::atomic<bool> stop{true};
+    RouteCheckOptions cancelled;
+    cancelled.cancel = &stop;
+    EXPECT_THROW(check_routes(RouteGraph(f, lfts), a, cancelled), RouteCheckCancelled);
+    cancelled.threads = 2;
+    cancelled.min_dests_per_thread = 1;
+    EXPECT_THROW(check_routes(RouteGraph(f, lfts), a, cancelled), RouteCheckCancelled);
+
+    RouteCheckCache cache;
+    cache.check(f, a, lfts);
+    // 64 destinations re-routed (half: still incremental), then cancelled midway.
+    std::vector<uint8_t>& spine = table_of(lfts, f, synth_node(f, "spine0001")).port_by_lid;
+    int changed = 0;
+    for (NodeId n = 0; n < f.size() && changed < 64; ++n)
+        if (f.node(n).type == NodeType::CA) spine[f.node(n).port(1)->lid] = kLftNoPath, ++changed;
+    ASSERT_EQ(changed, 64);
+    EXPECT_THROW(cache.check(f, a, lfts, cancelled), RouteCheckCancelled);
+    stop = false;
+    EXPECT_EQ(dump(cache.check(f, a, lfts)), dump(check_routes(RouteGraph(f, lfts), a)));
+    EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::full);
 }
 
 // The switch-to-host figures of the validation's own pass are lft_paths' on broken tables too.

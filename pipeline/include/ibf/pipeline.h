@@ -10,6 +10,7 @@
 //   if (run.result) state.publish(std::move(*run.result), now);   // else run.error says why
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -59,6 +60,7 @@ struct WorkItem {
     std::shared_ptr<LiveRouteCheck> routes;
     unsigned route_threads = 1;                // RouteCheckOptions::threads of a full validation
     std::shared_ptr<CheckMemo> memo;           // null: every sweep checked and analysed afresh
+    const std::atomic<bool>* cancel = nullptr; // RouteCheckOptions::cancel of its route validation
     // Link health the state knows at submit time (link_flapping, port_errors): routes over
     // those links are route_via_degraded_link too.
     std::vector<Finding> link_health;

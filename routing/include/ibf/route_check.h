@@ -25,9 +25,11 @@
 //   route_via_degraded_link  per link in RouteCheckOptions::degraded that routed pairs cross
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +70,13 @@ struct RouteCheckOptions {
     // most one per min_dests_per_thread destinations. Neither is part of route_inputs_hash.
     unsigned threads = 1;
     size_t min_dests_per_thread = 1024;  // below, threads cost more than they save
+    // Set (by another thread): the validation stops within 64 destination LIDs per thread and
+    // throws RouteCheckCancelled (a daemon that is stopping: seconds at 48k LIDs otherwise).
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+struct RouteCheckCancelled : std::runtime_error {
+    RouteCheckCancelled() : std::runtime_error("route validation cancelled") {}
 };
 
 struct RouteCheck {
@@ -118,6 +127,7 @@ public:
     RouteCheckCache(RouteCheckCache&&) noexcept;
     RouteCheckCache& operator=(RouteCheckCache&&) noexcept;
 
+    // RouteCheckCancelled (opt.cancel): nothing is kept, the next check is in full.
     const RouteCheck& check(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts,
                             const RouteCheckOptions& opt = {});
     Mode last_mode() const { return mode_; }
@@ -128,6 +138,7 @@ public:
     struct State;  // route_check.cpp
 
 private:
+    const RouteCheck& run(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const RouteCheckOptions& opt);
     std::unique_ptr<State> state_;
     Mode mode_ = Mode::full;
     size_t revalidated_ = 0, tables_changed_ = 0;
