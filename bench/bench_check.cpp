@@ -162,6 +162,9 @@ int bench_metrics(const Fabric& clean, const Fabric& faulty) {
         std::printf("/metrics %-9s first scrape after one more 1-row batch: render %6.0f ms, io thread %.2f ms "
                     "(port_errors passes so far: %llu)\n",
                     all ? "all" : "deviating", batch, io3, static_cast<unsigned long long>(st.port_error_passes()));
+        if (!all)  // the whole program: both generated fabrics, the plan, the state, the counters, the text
+            std::printf("RSS after the default scrapes: %.0f MB, peak %.0f MB\n", status_kb("VmRSS:") / 1024.0,
+                        status_kb("VmHWM:") / 1024.0);
     }
     std::printf("RSS: %.0f MB now, peak %.0f MB\n", status_kb("VmRSS:") / 1024.0, status_kb("VmHWM:") / 1024.0);
     return 0;
