@@ -5,7 +5,8 @@
 // changed only tables re-walks the destination LIDs whose entries changed; any other runs the
 // validation in full. Either runs AFTER the
 // cabling findings of that sweep are published (run_check leaves it as CheckRun::routes_pending,
-// finish_routes() runs it; docs/threading.md). Pure: no I/O, no threads; the clock is passed in.
+// finish_routes() runs it; docs/threading.md). Pure: no I/O, no clock (passed in); no threads but
+// a full validation's helpers for the one call (RouteCheckOptions::threads, joined before it returns).
 //
 //   ibf::CheckRun run = ibf::run_check(w, clock);          // w.routes = the kept LiveRouteCheck
 //   state.publish(std::move(*run.result), now);            // cabling findings out first

@@ -6,6 +6,7 @@
 // (docs/threading.md).
 //
 //   ibf::WorkItem w{.job = *state.on_snapshot(id, std::move(snap), now), .plan = plan};
+//   w.memo = memo;                                   // kept across sweeps: an unchanged one is reused
 //   ibf::CheckRun run = ibf::run_check(w);
 //   if (run.result) state.publish(std::move(*run.result), now);   // else run.error says why
 #pragma once
