@@ -125,7 +125,16 @@ void worker(const ibf::Fabric& f, const std::vector<ibf::SwitchLft>& lfts, unsig
         if (run.reused) std::printf("    check and analysis reused (CheckMemo: the same fabric, tables and plan)\n");
         snap = next;
     }
-    ibf::WorkItem old{ibf::CheckJob{4, snap, 0, true}, nullptr, nullptr, {}, false};
+    {
+        // The same unchanged sweep when the daemon keeps history: run_check also builds the row
+        // (fabric_state of the whole fabric, for the store's comparison with the previous sweep).
+        ibf::WorkItem h{ibf::CheckJob{4, snap, 0, true}, nullptr, nullptr, {}, true};
+        h.routes = routes;
+        h.route_threads = route_threads;
+        h.memo = memo;
+        timed("no change, with the history row: run_check", [&] { (void)ibf::run_check(h); });
+    }
+    ibf::WorkItem old{ibf::CheckJob{5, snap, 0, true}, nullptr, nullptr, {}, false};
     timed("without route validation: run_check (lft_paths inside)", [&] { (void)ibf::run_check(old); });
 }
 
