@@ -117,18 +117,17 @@ LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts) {
         w.reset(d);
         for (int s = 0; s < g.switches(); ++s) {
             if (!g.has_table(s)) continue;
-            if (w.port(s) == kLftNoPath) {
-                ++r.unrouted;
-                continue;
-            }
-            const int32_t hops = w.verdict(s);
-            if (hops >= 0) {
-                ++r.routes;
-                r.max_hops = std::max(r.max_hops, hops);
-                if (static_cast<size_t>(hops) >= r.hop_histogram.size()) r.hop_histogram.resize(hops + 1, 0);
-                ++r.hop_histogram[hops];
-            } else if (hops != kRouteNoTable) {
-                ++r.broken;
+            int32_t hops = 0;
+            switch (table_route(w, s, hops)) {
+                case TableRoute::unrouted: ++r.unrouted; break;
+                case TableRoute::broken: ++r.broken; break;
+                case TableRoute::unverified: break;
+                case TableRoute::routed:
+                    ++r.routes;
+                    r.max_hops = std::max(r.max_hops, hops);
+                    if (static_cast<size_t>(hops) >= r.hop_histogram.size()) r.hop_histogram.resize(hops + 1, 0);
+                    ++r.hop_histogram[hops];
+                    break;
             }
         }
     }

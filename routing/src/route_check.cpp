@@ -221,17 +221,16 @@ void Validator::destination(size_t di, int sign) {
 // lft_paths counts, added or taken out.
 void Validator::switch_routes(int sign) {
     for (int s : tabled_) {
-        if (w_.port(s) == kLftNoPath) {
-            st_.sw_unrouted += sign;
-            continue;
-        }
-        const int32_t v = w_.verdict(s);
-        if (v >= 0) {
-            st_.sw_routes += sign;
-            if (static_cast<size_t>(v) >= st_.sw_hops.size()) st_.sw_hops.resize(v + 1, 0);
-            st_.sw_hops[v] += sign;
-        } else if (v != kRouteNoTable) {
-            st_.sw_broken += sign;
+        int32_t v = 0;
+        switch (table_route(w_, s, v)) {
+            case TableRoute::unrouted: st_.sw_unrouted += sign; break;
+            case TableRoute::broken: st_.sw_broken += sign; break;
+            case TableRoute::unverified: break;
+            case TableRoute::routed:
+                st_.sw_routes += sign;
+                if (static_cast<size_t>(v) >= st_.sw_hops.size()) st_.sw_hops.resize(v + 1, 0);
+                st_.sw_hops[v] += sign;
+                break;
         }
     }
 }

@@ -201,4 +201,11 @@ RouteTrace trace_route(const RouteGraph& g, NodeId src, int src_port, uint32_t l
     }
 }
 
+TableRoute table_route(DestWalk& w, int sw, int32_t& hops) {
+    if (w.port(sw) == kLftNoPath) return TableRoute::unrouted;
+    hops = w.verdict(sw);
+    if (hops >= 0) return TableRoute::routed;
+    return hops == kRouteNoTable ? TableRoute::unverified : TableRoute::broken;
+}
+
 }  // namespace ibf

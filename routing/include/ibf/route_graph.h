@@ -137,6 +137,13 @@ private:
     std::vector<int32_t> walk_, settled_;
 };
 
+// What the table of `sw` (a switch with a table) does with the walk's destination: no entry
+// there (unrouted), a route of `hops` cables to the CA (routed), a dead end or loop (broken), or
+// a walk into a switch without a table (unverified). The one rule of lft_paths (lft.h) and of the
+// route validation's switch routes (route_check.h).
+enum class TableRoute { unrouted, routed, broken, unverified };
+TableRoute table_route(DestWalk& w, int sw, int32_t& hops);
+
 // One route as the tables send it, hop by hop (what ibtracert prints): from a CA port (or a
 // switch, src_port 0) to a destination LID.
 struct RouteHop {
