@@ -447,6 +447,7 @@ private:
             const int ba = box_of(k.a, k.b), bb = box_of(k.b, k.a);
             if (ba >= 0 && bb >= 0 && ba != bb && !hangs_from(ba, bb) && !hangs_from(bb, ba)) ++bundles[pair_key(ba, bb)];
         }
+        l_.edges.reserve(bundles.size() + faults_.size());  // an Edge carries 7 strings: no regrowth
         for (const auto& [key, n] : bundles) add_edge(static_cast<int>(key >> 32), static_cast<int>(key & 0xffffffff), n);
         std::map<Key, int> lanes;
         for (const Fault& x : faults_) {
