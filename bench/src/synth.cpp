@@ -54,16 +54,21 @@ struct Builder {
 
     explicit Builder(const FatTreeSpec& spec) : s(spec) {}
 
-    NodeId add_switch(std::string description, Guid guid, int ports) {
+    // A Mellanox/NVIDIA node (vendor 0x02c9) with the next LID, its system GUID its node GUID.
+    NodeId add(NodeType type, std::string description, Guid guid, uint16_t device_id, int ports) {
         Node n;
-        n.type = NodeType::Switch;
+        n.type = type;
         n.guid = guid;
         n.system_guid = guid;
         n.description = std::move(description);
         n.vendor_id = 0x02c9;
-        n.device_id = 0xd2f0;
+        n.device_id = device_id;
         n.lid = lid++;
-        NodeId id = f.add_node(std::move(n), ports);
+        return f.add_node(std::move(n), ports);
+    }
+
+    NodeId add_switch(std::string description, Guid guid, int ports) {
+        const NodeId id = add(NodeType::Switch, std::move(description), guid, 0xd2f0, ports);
         Node& node = f.node(id);
         for (auto& p : node.ports) {
             p.guid = node.guid;
@@ -83,15 +88,7 @@ struct Builder {
 
     // A one-port CA, port GUID = node GUID + 1; device 0x101b (ConnectX-6) unless given.
     NodeId add_ca(std::string description, Guid guid, uint16_t device_id = 0x101b) {
-        Node n;
-        n.type = NodeType::CA;
-        n.guid = guid;
-        n.system_guid = guid;
-        n.description = std::move(description);
-        n.vendor_id = 0x02c9;
-        n.device_id = device_id;
-        n.lid = lid++;
-        NodeId id = f.add_node(std::move(n), 1);
+        const NodeId id = add(NodeType::CA, std::move(description), guid, device_id, 1);
         Port& p = *f.node(id).port(1);
         p.guid = guid + 1;
         p.lid = f.node(id).lid;

@@ -498,6 +498,11 @@ TEST(DrawLayout, ARailOptimizedSuperPodIsDrawnRailByRail) {
     EXPECT_EQ(l.hosts, static_cast<int>(a.compute_hosts.size()));
     EXPECT_EQ(l.aggregation_nodes, 80);
     EXPECT_EQ(l.links, 2000);
+    const SuperPodShape shape = superpod_shape({.units = 4});  // the generator's own counts agree
+    EXPECT_EQ(shape.leaves + shape.spines + shape.cores, l.switches);
+    EXPECT_EQ(shape.hcas + shape.service_nodes, l.hosts);
+    EXPECT_EQ(shape.aggregation_nodes, l.aggregation_nodes);
+    EXPECT_EQ(shape.links, static_cast<size_t>(l.links));
     int switches = 0, groups = 0, tags = 0;
     for (const Box& b : l.boxes) {
         switches += b.kind == BoxKind::Switch;
@@ -551,4 +556,26 @@ TEST(DrawLayout, ARailOptimizedSuperPodIsDrawnRailByRail) {
             EXPECT_FALSE(std::abs(counted[i]->label_x - counted[j]->label_x) < 12 &&
                          std::abs(counted[i]->label_y - counted[j]->label_y) < 10)
                 << i << " " << j;
+}
+
+// Without a core the SuperPOD's two tiers are a classic fat-tree (every leaf to every spine): the
+// regrouping finds nothing to regroup, the leaves stay in name order without gaps.
+TEST(DrawLayout, ASuperPodWithoutRailGroupsKeepsItsLeavesInNameOrder) {
+    Fabric f = synth_superpod({.units = 2, .core = false, .sharp = false, .service_slots = 0});
+    Analysis a = analyze(f);
+    const Layout l = layout({.fabric = &f, .tier_of = a.tier_of, .names = a.names});
+    EXPECT_EQ(l.switches, 16 + 10);
+    EXPECT_EQ(l.hosts, 2 * 20 * 8);
+    EXPECT_EQ(l.aggregation_nodes, 0);
+    std::vector<const Box*> leaves;
+    for (const Box& b : l.boxes)
+        if (b.kind == BoxKind::Switch && b.row == 1) leaves.push_back(&b);
+    std::sort(leaves.begin(), leaves.end(), [](auto* x, auto* y) { return x->x < y->x; });
+    ASSERT_EQ(leaves.size(), 16u);
+    for (size_t i = 0; i < leaves.size(); ++i) {
+        EXPECT_EQ(leaves[i]->name, "su" + std::to_string(i / 8 + 1) + "-leaf-r" + std::to_string(i % 8 + 1));
+        if (i > 0) {
+            EXPECT_DOUBLE_EQ(leaves[i]->x - leaves[i - 1]->x, 94);  // one pitch: no group gap
+        }
+    }
 }
