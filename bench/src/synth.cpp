@@ -45,6 +45,63 @@ Port& must_port(Fabric& f, NodeId n, int port) {
     return *p;
 }
 
+// Adds switches and one-port CAs with the spec's port settings (LIDs from 1 in the order added),
+// and cables that come up at the spec's rate.
+struct Builder {
+    const FatTreeSpec& s;
+    Fabric f;
+    uint16_t lid = 1;
+
+    explicit Builder(const FatTreeSpec& spec) : s(spec) {}
+
+    // A Mellanox/NVIDIA node (vendor 0x02c9) with the next LID, its system GUID its node GUID.
+    NodeId add(NodeType type, std::string description, Guid guid, uint16_t device_id, int ports) {
+        Node n;
+        n.type = type;
+        n.guid = guid;
+        n.system_guid = guid;
+        n.description = std::move(description);
+        n.vendor_id = 0x02c9;
+        n.device_id = device_id;
+        n.lid = lid++;
+        return f.add_node(std::move(n), ports);
+    }
+
+    NodeId add_switch(std::string description, Guid guid, int ports) {
+        const NodeId id = add(NodeType::Switch, std::move(description), guid, 0xd2f0, ports);
+        Node& node = f.node(id);
+        for (auto& p : node.ports) {
+            p.guid = node.guid;
+            p.lid = p.num == 0 ? node.lid : 0;
+            if (p.num == 0) {
+                p.state = PortState::Active;
+                p.phys = PhysState::LinkUp;
+            } else {
+                set_down(p);
+                p.width_supported = p.width_enabled = s.width_supported ? s.width_supported : width_bit(s.rate.width);
+                p.speed_supported = p.speed_enabled = s.speed_supported ? s.speed_supported : speed_bit(s.rate.speed);
+                p.mtu_cap = s.mtu;
+            }
+        }
+        return id;
+    }
+
+    // A one-port CA, port GUID = node GUID + 1; device 0x101b (ConnectX-6) unless given.
+    NodeId add_ca(std::string description, Guid guid, uint16_t device_id = 0x101b) {
+        const NodeId id = add(NodeType::CA, std::move(description), guid, device_id, 1);
+        Port& p = *f.node(id).port(1);
+        p.guid = guid + 1;
+        p.lid = f.node(id).lid;
+        return id;
+    }
+
+    void link(NodeId a, int pa, NodeId b, int pb) {
+        f.connect(a, pa, b, pb);
+        set_up(*f.node(a).port(pa), s);
+        set_up(*f.node(b).port(pb), s);
+    }
+};
+
 }  // namespace
 
 FatTreeShape fat_tree_shape(const FatTreeSpec& s) {
@@ -73,39 +130,13 @@ FatTreeShape fat_tree_shape(const FatTreeSpec& s) {
 Fabric synth_fat_tree(const FatTreeSpec& s) {
     const FatTreeShape shape = fat_tree_shape(s);
     const int k = s.radix, h = k / 2;
-    Fabric f;
-    uint16_t lid = 1;
+    Builder b(s);
     auto add_switch = [&](const char* tier_name, int tier, int index) {
-        Node n;
-        n.type = NodeType::Switch;
-        n.guid = kSwitchBase | (static_cast<Guid>(tier) << 24) | static_cast<Guid>(index);
-        n.system_guid = n.guid;
-        n.description = "MF0;" + numbered(tier_name, index, 4) + ":" + s.switch_model + "/U1";
-        n.vendor_id = 0x02c9;
-        n.device_id = 0xd2f0;
-        n.lid = lid++;
-        NodeId id = f.add_node(std::move(n), k);
-        Node& node = f.node(id);
-        for (auto& p : node.ports) {
-            p.guid = node.guid;
-            p.lid = p.num == 0 ? node.lid : 0;
-            if (p.num == 0) {
-                p.state = PortState::Active;
-                p.phys = PhysState::LinkUp;
-            } else {
-                set_down(p);
-                p.width_supported = p.width_enabled = s.width_supported ? s.width_supported : width_bit(s.rate.width);
-                p.speed_supported = p.speed_enabled = s.speed_supported ? s.speed_supported : speed_bit(s.rate.speed);
-                p.mtu_cap = s.mtu;
-            }
-        }
-        return id;
+        return b.add_switch("MF0;" + numbered(tier_name, index, 4) + ":" + s.switch_model + "/U1",
+                            kSwitchBase | (static_cast<Guid>(tier) << 24) | static_cast<Guid>(index), k);
     };
-    auto link = [&](NodeId a, int pa, NodeId b, int pb) {
-        f.connect(a, pa, b, pb);
-        set_up(*f.node(a).port(pa), s);
-        set_up(*f.node(b).port(pb), s);
-    };
+    auto link = [&](NodeId x, int px, NodeId y, int py) { b.link(x, px, y, py); };
+    Fabric& f = b.f;
 
     std::vector<NodeId> leaves, spines, cores;
     for (int i = 1; i <= shape.leaves; ++i) leaves.push_back(add_switch("leaf", 1, i));
@@ -113,18 +144,7 @@ Fabric synth_fat_tree(const FatTreeSpec& s) {
     for (int i = 1; i <= shape.cores; ++i) cores.push_back(add_switch("core", 3, i));
 
     for (int i = 0; i < shape.hosts; ++i) {
-        Node n;
-        n.type = NodeType::CA;
-        n.guid = kHostBase | (static_cast<Guid>(i + 1) << 4);
-        n.system_guid = n.guid;
-        n.description = numbered("node", i + 1, 5) + " " + s.hca;
-        n.vendor_id = 0x02c9;
-        n.device_id = 0x101b;
-        n.lid = lid++;
-        NodeId id = f.add_node(std::move(n), 1);
-        Port& p = *f.node(id).port(1);
-        p.guid = f.node(id).guid + 1;
-        p.lid = f.node(id).lid;
+        const NodeId id = b.add_ca(numbered("node", i + 1, 5) + " " + s.hca, kHostBase | (static_cast<Guid>(i + 1) << 4));
         link(leaves[i / h], i % h + 1, id, 1);
     }
 
@@ -142,7 +162,114 @@ Fabric synth_fat_tree(const FatTreeSpec& s) {
         }
     }
     f.finalize();
-    return f;
+    return std::move(b.f);
+}
+
+namespace {
+
+// Cables per leaf-spine pair of a SuperPOD without a core: the most that fit on a spine's 40
+// ports and divide a leaf's 20 uplinks evenly.
+int superpod_pair_cables(int leaves) {
+    for (int c = 20; c >= 1; --c)
+        if (20 % c == 0 && c * leaves <= 40) return c;
+    return 0;
+}
+
+}  // namespace
+
+SuperPodShape superpod_shape(const SuperPodSpec& s) {
+    constexpr int rails = kSuperPodRails, per_unit = kSuperPodDgxPerUnit;
+    if (s.units < 1 || per_unit % s.units) throw std::invalid_argument("superpod units must divide 20 (1, 2, 4, 5, ...)");
+    if (s.service_slots < 0 || s.service_slots > per_unit) throw std::invalid_argument("superpod service slots must be 0..20");
+    SuperPodShape r;
+    r.leaves = s.units * rails;
+    if (s.core) {
+        r.spines = s.units * rails;
+        r.cores = s.units * rails / 2;
+    } else {
+        const int c = superpod_pair_cables(r.leaves);
+        if (c == 0) throw std::invalid_argument("superpod without a core: at most 5 units (40 leaves on a 40-port spine)");
+        r.spines = per_unit / c;
+    }
+    r.dgx = s.units * per_unit - s.service_slots;
+    r.hcas = r.dgx * rails;
+    r.service_nodes = s.service_slots * rails;
+    r.aggregation_nodes = s.sharp ? r.leaves + r.spines + r.cores : 0;
+    r.links = static_cast<size_t>(r.hcas + r.service_nodes + r.aggregation_nodes) + static_cast<size_t>(r.leaves) * 20 +
+              static_cast<size_t>(s.core ? r.spines * 20 : 0);
+    return r;
+}
+
+Fabric synth_superpod(const SuperPodSpec& s) {
+    const SuperPodShape shape = superpod_shape(s);
+    constexpr int rails = kSuperPodRails, per_unit = kSuperPodDgxPerUnit, ports = 40;
+    FatTreeSpec port_spec;
+    port_spec.rate = s.rate;
+    Builder b(port_spec);
+    const int switch_ports = ports + (s.sharp ? 1 : 0);
+    std::vector<NodeId> switches;
+    auto add_switch = [&](const std::string& name, int tier, int index) {
+        const Guid guid = kSwitchBase | (static_cast<Guid>(tier) << 24) | static_cast<Guid>(index);
+        switches.push_back(b.add_switch("MF0;" + name + ":" + s.switch_model + "/U1", guid, switch_ports));
+        return switches.back();
+    };
+    // leaf[(su - 1) * rails + rail - 1]
+    std::vector<NodeId> leaves, spines, cores;
+    for (int su = 1; su <= s.units; ++su)
+        for (int r = 1; r <= rails; ++r)
+            leaves.push_back(add_switch("su" + std::to_string(su) + "-leaf-r" + std::to_string(r), 1, static_cast<int>(leaves.size()) + 1));
+    if (s.core) {
+        // spine[(rail - 1) * units + j - 1], core[(j - 1) * 4 + c - 1]
+        for (int r = 1; r <= rails; ++r)
+            for (int j = 1; j <= s.units; ++j)
+                spines.push_back(add_switch("spine-r" + std::to_string(r) + "-" + std::to_string(j), 2, static_cast<int>(spines.size()) + 1));
+        for (int j = 1; j <= s.units; ++j)
+            for (int c = 1; c <= rails / 2; ++c)
+                cores.push_back(add_switch("core-" + std::to_string(j) + "-" + std::to_string(c), 3, static_cast<int>(cores.size()) + 1));
+        const int per_pair = 20 / s.units;  // leaf to each spine of its rail group
+        for (int su = 0; su < s.units; ++su)
+            for (int r = 0; r < rails; ++r)
+                for (int j = 0; j < s.units; ++j)
+                    for (int c = 0; c < per_pair; ++c)
+                        b.link(leaves[su * rails + r], 21 + j * per_pair + c, spines[r * s.units + j], su * per_pair + c + 1);
+        const int per_core = 20 / (rails / 2);  // spine to each core of its core group
+        for (int r = 0; r < rails; ++r)
+            for (int j = 0; j < s.units; ++j)
+                for (int c = 0; c < rails / 2; ++c)
+                    for (int k = 0; k < per_core; ++k)
+                        b.link(spines[r * s.units + j], 21 + c * per_core + k, cores[j * (rails / 2) + c], r * per_core + k + 1);
+    } else {
+        for (int j = 1; j <= shape.spines; ++j) spines.push_back(add_switch(numbered("spine", j, 2), 2, j));
+        const int per_pair = superpod_pair_cables(shape.leaves);
+        for (int l = 0; l < shape.leaves; ++l)
+            for (int j = 0; j < shape.spines; ++j)
+                for (int c = 0; c < per_pair; ++c) b.link(leaves[l], 21 + j * per_pair + c, spines[j], l * per_pair + c + 1);
+    }
+    if (s.sharp) {
+        for (NodeId sw : switches) {
+            const NodeId an = b.add_ca("Mellanox Technologies Aggregation Node", b.f.node(sw).guid | Guid{1} << 20, 0xcf08);
+            b.link(sw, ports + 1, an, 1);
+        }
+    }
+    for (int su = 0; su < s.units; ++su)
+        for (int d = 0; d < per_unit; ++d) {
+            const int dgx = su * per_unit + d + 1;
+            if (su == s.units - 1 && d >= per_unit - s.service_slots) break;
+            for (int r = 0; r < rails; ++r) {
+                const Guid guid = kHostBase | static_cast<Guid>(dgx) << 8 | static_cast<Guid>(r) << 4;
+                const NodeId hca = b.add_ca(numbered(s.dgx_prefix.c_str(), dgx, 3) + " mlx5_" + std::to_string(r), guid);
+                b.link(leaves[su * rails + r], d + 1, hca, 1);
+            }
+        }
+    for (int i = 0; i < shape.service_nodes; ++i) {
+        const char* kind = i < 2 ? "ufm" : i < 4 ? "mgmt" : "stor";
+        const int index = i < 2 ? i + 1 : i < 4 ? i - 1 : i - 3;
+        const int slot = per_unit - s.service_slots + i / rails, r = i % rails;
+        const NodeId n = b.add_ca(numbered(kind, index, 2) + " mlx5_0", kHostBase | 0xf00000 | static_cast<Guid>(i + 1) << 4);
+        b.link(leaves[(s.units - 1) * rails + r], slot + 1, n, 1);
+    }
+    b.f.finalize();
+    return std::move(b.f);
 }
 
 std::vector<SwitchLft> synth_lfts(const Fabric& f) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -20,6 +21,48 @@ namespace {
 using Key = uint64_t;  // one port: node << 8 | port
 Key port_key(NodeId n, int p) { return static_cast<Key>(n) << 8 | static_cast<Key>(p & 0xff); }
 Key pair_key(uint32_t a, uint32_t b) { return static_cast<Key>(std::min(a, b)) << 32 | std::max(a, b); }
+
+struct Rect {
+    double x0, y0, x1, y1;
+    bool hits(const Rect& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+// Rectangles already taken on the picture, in a grid of 64 x 16 cells: how many a new one covers
+// costs the rectangles near it, not all of them.
+class Occupancy {
+public:
+    void add(const Rect& r) {
+        const auto id = static_cast<uint32_t>(rects_.size());
+        rects_.push_back(r);
+        seen_.push_back(0);
+        for_cells(r, [&](Key c) { cells_[c].push_back(id); });
+    }
+    size_t hits(const Rect& r) {
+        ++stamp_;
+        size_t n = 0;
+        for_cells(r, [&](Key c) {
+            auto it = cells_.find(c);
+            if (it == cells_.end()) return;
+            for (uint32_t id : it->second)
+                if (seen_[id] != stamp_) seen_[id] = stamp_, n += r.hits(rects_[id]);
+        });
+        return n;
+    }
+
+private:
+    static constexpr double kCellW = 64, kCellH = 16;
+    template <class F>
+    static void for_cells(const Rect& r, F f) {
+        const auto x0 = static_cast<int32_t>(std::floor(r.x0 / kCellW)), x1 = static_cast<int32_t>(std::floor(r.x1 / kCellW));
+        const auto y0 = static_cast<int32_t>(std::floor(r.y0 / kCellH)), y1 = static_cast<int32_t>(std::floor(r.y1 / kCellH));
+        for (int32_t x = x0; x <= x1; ++x)
+            for (int32_t y = y0; y <= y1; ++y) f(static_cast<Key>(static_cast<uint32_t>(x)) << 32 | static_cast<uint32_t>(y));
+    }
+    std::vector<Rect> rects_;
+    std::vector<uint32_t> seen_;
+    uint32_t stamp_ = 0;
+    std::unordered_map<Key, std::vector<uint32_t>> cells_;
+};
 
 // A cable (or a missing one) that findings name.
 struct Fault {
@@ -175,10 +218,13 @@ private:
             under_[s].push_back(group_box_[s]);
         }
         if (auto it = agg_group_.find(s); it != agg_group_.end()) {
-            Box g{.kind = BoxKind::HostGroup, .node = s, .row = hosts_row_, .aggregation = true};
+            // A tag hanging from the switch (placed with it), not a column of its own: on a SHARP
+            // fabric every switch has one.
+            Box g{.kind = BoxKind::HostGroup, .node = s, .row = l_.boxes[sw_box_[s]].row, .aggregation = true};
             g.hosts = static_cast<int>(it->second.size());
             for (NodeId h : it->second) g.host_names.push_back(name(h));
-            under_[s].push_back(add_box(std::move(g)));
+            tag_box_[s] = add_box(std::move(g));
+            l_.boxes[tag_box_[s]].h = o_.tag_h;
         }
         std::vector<NodeId> mine;
         for (auto it = own_.lower_bound({s, 0}); it != own_.end() && it->first == s; ++it) mine.push_back(it->second);
@@ -221,8 +267,22 @@ private:
             y += o_.row_gap + std::max(0, lines_[r] - 1) * (o_.box_h + o_.line_gap);
         }
         l_.rows[hosts_row_].y = (base >= 0 ? l_.rows[base].y : top) + o_.host_gap;
-        if (base >= 0) place_base(base, left, width, base_w);
-        for (int r = base - 1; r >= 0; --r) place_spread(r, left, width);
+        // The base row starts in name order; then it is regrouped by where its links go above (the
+        // leaves of one rail under their rail's spines), and the rows above follow, a few rounds.
+        for (int round = 0; base >= 0; ++round) {
+            place_base(base, left, width, base_w);
+            for (int r = base - 1; r >= 0; --r) place_spread(r, left, width);
+            if (round == kRegroupRounds || !regroup_base(base, width)) break;
+        }
+        // Then a gap between neighbours that share no upper switch (rails, pods), unless the row
+        // falls apart into that many pieces (an irregular fabric).
+        if (base >= 0) split_ = group_gaps(row_members_[base], [base](int row) { return row < base; });
+        if (!split_.empty()) {
+            const double total = base_w + static_cast<double>(std::count(split_.begin(), split_.end(), 1)) * o_.group_gap;
+            width = std::max(width, total);
+            place_base(base, left, width, total);
+            for (int r = base - 1; r >= 0; --r) place_spread(r, left, width);
+        }
         for (NodeId n = 0; n < f_.size(); ++n)
             if (sw_box_[n] >= 0) place_hosts_under(n);
         if (unattached_box_ >= 0) {
@@ -233,6 +293,55 @@ private:
         l_.width = left + std::max(width, o_.box_w) + o_.margin;
         const double legend = 20 + 14.0 * static_cast<double>(std::min<size_t>(l_.not_drawn.size(), 20) + 1);
         l_.height = l_.rows[hosts_row_].y + o_.box_h + legend + o_.margin;
+    }
+
+    // Orders the base row by the mean x of its links to the rows above (its own x when it has none):
+    // leaves with the same upper switches come together. Within one slot the order stays as it
+    // was (name order at first), so one lost uplink does not move a leaf. True when it changed.
+    bool regroup_base(int r, double width) {
+        auto& m = row_members_[r];
+        const double bucket = width / static_cast<double>(m.size());
+        std::vector<std::pair<double, int>> order;
+        for (int b : m) {
+            const double x = mean_peer_x(l_.boxes[b].node, [r](int row) { return row < r; });
+            order.push_back({std::floor((std::isinf(x) ? l_.boxes[b].cx() : x) / bucket), b});
+        }
+        std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        bool changed = false;
+        for (size_t i = 0; i < m.size(); ++i) changed |= m[i] != order[i].second, m[i] = order[i].second;
+        return changed;
+    }
+
+    // The switches in the rows `in_rows` takes that `n` is cabled to, sorted, once each.
+    template <class Rows>
+    std::vector<NodeId> peers(NodeId n, Rows in_rows) const {
+        std::vector<NodeId> out;
+        for (const Port& p : f_.node(n).ports)
+            if (p.valid && p.linked() && sw_box_[p.peer] >= 0 && in_rows(l_.boxes[sw_box_[p.peer]].row)) out.push_back(p.peer);
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+    }
+
+    // Per place of a row in this order, 1 where its switch shares no switch of the rows `in_rows`
+    // takes with the one before (both cabled to some): a rail or a pod ends there. Empty when
+    // there is no such place, or more than one per two switches (an irregular fabric).
+    template <class Rows>
+    std::vector<char> group_gaps(const std::vector<int>& row, Rows in_rows) const {
+        std::vector<char> split(row.size(), 0);
+        std::vector<NodeId> prev, cur, both;
+        size_t splits = 0;
+        for (size_t i = 0; i < row.size(); ++i) {
+            cur = peers(l_.boxes[row[i]].node, in_rows);
+            if (i > 0 && !prev.empty() && !cur.empty()) {
+                both.clear();
+                std::set_intersection(prev.begin(), prev.end(), cur.begin(), cur.end(), std::back_inserter(both));
+                if (both.empty()) split[i] = 1, ++splits;
+            }
+            prev.swap(cur);
+        }
+        if (splits == 0 || splits * 2 > row.size()) split.clear();
+        return split;
     }
 
     // Column of a base-row switch: wide enough for its host boxes.
@@ -251,7 +360,9 @@ private:
         const auto& m = row_members_[r];
         const double extra = total < width ? (width - total) / static_cast<double>(m.size()) : 0;
         double x = left;
-        for (int i : m) {
+        for (size_t k = 0; k < m.size(); ++k) {
+            const int i = m[k];
+            if (k < split_.size() && split_[k]) x += o_.group_gap;
             Box& b = l_.boxes[i];
             const double col = column(i) + extra;
             b.x = x + (col - b.w) / 2, b.y = l_.rows[r].y;
@@ -266,39 +377,47 @@ private:
         // that lost one cable does not jump to the end of its row.
         const double bucket = width / static_cast<double>(m.size());
         std::vector<std::pair<double, int>> order;
-        for (int b : m) order.push_back({std::floor(barycenter(l_.boxes[b].node, r) / bucket), b});
+        for (int b : m) order.push_back({std::floor(mean_peer_x(l_.boxes[b].node, [r](int row) { return row > r; }) / bucket), b});
         std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
             if (x.first != y.first) return x.first < y.first;
             return natural_less(l_.boxes[x.second].name, l_.boxes[y.second].name);
         });
-        // Neighbours in that order stack on top of each other, so each line spans the width.
+        for (size_t i = 0; i < order.size(); ++i) m[i] = order[i].second;
+        // Neighbours in that order stack on top of each other, so each line spans the width. A
+        // row in one line gets gaps where its groups end, as the base row does.
         const size_t lines = static_cast<size_t>(lines_[r]);
         const size_t per = (m.size() + lines - 1) / lines;
-        const double slot = width / static_cast<double>(per);
-        for (size_t i = 0; i < order.size(); ++i) {
-            Box& b = l_.boxes[order[i].second];
-            b.x = left + static_cast<double>(i / lines) * slot + (slot - b.w) / 2;
+        const std::vector<char> split = lines == 1 ? group_gaps(m, [r](int row) { return row > r; }) : std::vector<char>{};
+        const double gaps = static_cast<double>(std::count(split.begin(), split.end(), 1)) * o_.group_gap;
+        const double slot = (width - gaps) / static_cast<double>(per);
+        double gap = 0;
+        for (size_t i = 0; i < m.size(); ++i) {
+            Box& b = l_.boxes[m[i]];
+            if (i < split.size() && split[i]) gap += o_.group_gap;
+            b.x = left + gap + static_cast<double>(i / lines) * slot + (slot - b.w) / 2;
             b.y = l_.rows[r].y + static_cast<double>(i % lines) * (o_.box_h + o_.line_gap);
-            m[i] = order[i].second;
         }
     }
 
-    // Mean x of the switches below row r that `n` is cabled to; +inf when none is placed yet.
-    double barycenter(NodeId n, int r) const {
+    // Mean x of the switches in the rows `in_rows` takes that `n` is cabled to (one per cable);
+    // +inf when there is none.
+    template <class Rows>
+    double mean_peer_x(NodeId n, Rows in_rows) const {
         double sum = 0;
         int count = 0;
         for (const Port& p : f_.node(n).ports) {
             if (!p.valid || !p.linked() || sw_box_[p.peer] < 0) continue;
             const Box& o = l_.boxes[sw_box_[p.peer]];
-            if (o.row > r) sum += o.cx(), ++count;
+            if (in_rows(o.row)) sum += o.cx(), ++count;
         }
         return count ? sum / count : std::numeric_limits<double>::infinity();
     }
 
     void place_hosts_under(NodeId s) {
+        const Box& sw = l_.boxes[sw_box_[s]];
+        if (auto t = tag_box_.find(s); t != tag_box_.end()) l_.boxes[t->second].x = sw.x, l_.boxes[t->second].y = sw.y + sw.h;
         auto it = under_.find(s);
         if (it == under_.end()) return;
-        const Box& sw = l_.boxes[sw_box_[s]];
         double x = sw.cx() - hosts_width(s) / 2;
         const double y = sw.row == base_ ? l_.rows[hosts_row_].y : sw.y + o_.host_gap;
         for (int b : it->second) {
@@ -312,6 +431,10 @@ private:
         if (sw_box_[n] >= 0) return sw_box_[n];
         if (peer != kNoNode && sw_box_[peer] >= 0) {
             if (auto it = own_box_.find({peer, n}); it != own_box_.end()) return it->second;
+            if (is_aggregation_node(f_.node(n))) {
+                auto it = tag_box_.find(peer);
+                return it != tag_box_.end() ? it->second : -1;
+            }
             if (auto it = group_box_.find(peer); it != group_box_.end()) return it->second;
         }
         return -1;
@@ -322,8 +445,9 @@ private:
         for (const Link& k : f_.links()) {
             if (fault_at_.count(std::min(port_key(k.a, k.pa), port_key(k.b, k.pb)))) continue;
             const int ba = box_of(k.a, k.b), bb = box_of(k.b, k.a);
-            if (ba >= 0 && bb >= 0 && ba != bb) ++bundles[pair_key(ba, bb)];
+            if (ba >= 0 && bb >= 0 && ba != bb && !hangs_from(ba, bb) && !hangs_from(bb, ba)) ++bundles[pair_key(ba, bb)];
         }
+        l_.edges.reserve(bundles.size() + faults_.size());  // an Edge carries 7 strings: no regrowth
         for (const auto& [key, n] : bundles) add_edge(static_cast<int>(key >> 32), static_cast<int>(key & 0xffffffff), n);
         std::map<Key, int> lanes;
         for (const Fault& x : faults_) {
@@ -342,6 +466,19 @@ private:
         for (NodeId n = 0; n < f_.size(); ++n) mark_node(n);
     }
 
+    // True when box `tag` is the SHARP tag hanging from switch box `sw` (their cable is not drawn).
+    bool hangs_from(int tag, int sw) const {
+        const Box& t = l_.boxes[tag];
+        return t.aggregation && t.node != kNoNode && sw_box_[t.node] == sw;
+    }
+
+    // Where lines leave a box downwards: its bottom, or the bottom of the tag hanging from it.
+    double foot(const Box& b) const {
+        if (b.kind != BoxKind::Switch) return b.y + b.h;
+        auto it = tag_box_.find(b.node);
+        return it == tag_box_.end() ? b.y + b.h : l_.boxes[it->second].y + l_.boxes[it->second].h;
+    }
+
     Edge& add_edge(int a, int b, int cables) {
         if (l_.boxes[a].y > l_.boxes[b].y) std::swap(a, b);
         l_.edges.push_back({.from = a, .to = b, .cables = cables});
@@ -353,39 +490,44 @@ private:
         const double dx = e.lane * o_.lane_gap;
         e.x1 = a.cx() + dx, e.x2 = b.cx() + dx;
         e.curved = std::abs(a.y - b.y) < 1;
-        e.y1 = a.y + a.h, e.y2 = e.curved ? b.y + b.h : b.y;
+        e.y1 = foot(a), e.y2 = e.curved ? foot(b) : b.y;
     }
 
-    struct Rect {
-        double x0, y0, x1, y1;
-        bool hits(const Rect& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
-    };
-
-    // Each red label goes to the first point along its link (middle first) where it covers no
-    // box and no label placed before it; the least crowded point when there is none.
+    // Each red label, then each bundle's count ("x5"), goes to the first point along its link
+    // (middle first) where it covers no box and no label placed before it; the least crowded
+    // point when there is none. (Bundles that cross at their middles would stack their counts.)
     void place_labels() {
-        std::vector<Rect> taken;
-        for (const Box& b : l_.boxes) taken.push_back({b.x, b.y, b.x + b.w, b.y + b.h});
-        static constexpr double kAlong[] = {0.5, 0.35, 0.65, 0.2, 0.8, 0.42, 0.58, 0.27, 0.73, 0.12, 0.88};
+        Occupancy taken;
+        for (const Box& b : l_.boxes) taken.add({b.x, b.y, b.x + b.w, b.y + b.h});
+        for (Edge& e : l_.edges) set_geometry(e);
         for (Edge& e : l_.edges) {
-            set_geometry(e);
             if (!e.fault) continue;
-            const double w = static_cast<double>(e.text.size()) * o_.char_w;
-            Rect best{};
-            size_t best_hits = SIZE_MAX;
-            for (double t : kAlong) {
-                const double x = e.x1 + (e.x2 - e.x1) * t + 4;
-                const double y = e.curved ? e.y1 + 34 + 20 * t : e.y1 + (e.y2 - e.y1) * t + 4;
-                const Rect r{x, y - 10, x + w, y + 3};
-                size_t hits = 0;
-                for (const Rect& o : taken) hits += r.hits(o);
-                if (hits < best_hits) best = r, best_hits = hits;
-                if (hits == 0) break;
-            }
-            e.label_x = best.x0, e.label_y = best.y0 + 10;
-            taken.push_back(best);
-            l_.width = std::max(l_.width, best.x1 + o_.margin);
+            const Rect r = place_label(e, taken, static_cast<double>(e.text.size()) * o_.char_w, 4, 10, 3);
+            l_.width = std::max(l_.width, r.x1 + o_.margin);
         }
+        for (Edge& e : l_.edges)
+            if (!e.fault && e.cables > 1)
+                place_label(e, taken, static_cast<double>(std::to_string(e.cables).size() + 1) * o_.count_char_w + 3, 0, 8, 2);
+    }
+
+    // Places the label of `e` (w wide with its margin, `up` above its baseline and `down` below)
+    // and marks it taken. A red label starts 4 right of its link and 4 below the point, a count 3 right.
+    Rect place_label(Edge& e, Occupancy& taken, double w, double drop, double up, double down) const {
+        static constexpr double kAlong[] = {0.5, 0.35, 0.65, 0.2, 0.8, 0.42, 0.58, 0.27, 0.73, 0.12, 0.88};
+        const double dx = e.fault ? 4 : 3;
+        Rect best{};
+        size_t best_hits = SIZE_MAX;
+        for (double t : kAlong) {
+            const double x = e.x1 + (e.x2 - e.x1) * t + dx;
+            const double y = e.curved ? (e.fault ? e.y1 + 34 + 20 * t : e.y1 + 22) : e.y1 + (e.y2 - e.y1) * t + drop;
+            const Rect r{x, y - up, x + w, y + down};
+            const size_t hits = taken.hits(r);
+            if (hits < best_hits) best = r, best_hits = hits;
+            if (hits == 0 || (e.curved && !e.fault)) break;
+        }
+        e.label_x = best.x0, e.label_y = best.y0 + up;
+        taken.add(best);
+        return best;
     }
 
     void describe_fault(Edge& e, const Fault& x) {
@@ -446,6 +588,8 @@ private:
         }
     }
 
+    static constexpr int kRegroupRounds = 4;  // the base row settles in one or two on fat-trees and rails
+
     const DrawInput& in_;
     const Fabric& f_;
     LayoutOptions o_;
@@ -461,9 +605,11 @@ private:
     std::vector<std::vector<int>> row_members_;          // switch boxes per row
     std::vector<int> sw_box_;                            // per NodeId, -1 for hosts
     std::map<NodeId, int> group_box_;
+    std::map<NodeId, int> tag_box_;                      // switch -> the tag of its SHARP aggregation nodes
     std::map<std::pair<NodeId, NodeId>, int> own_box_;
     std::map<NodeId, std::vector<int>> under_;           // switch -> its host boxes, left to right
     std::vector<int> lines_;                             // lines per row (> 1: wrapped)
+    std::vector<char> split_;                            // per base-row place: a group gap before it
     int hosts_row_ = 0, unattached_box_ = -1, base_ = -1;  // base_: the lowest row with switches
 };
 

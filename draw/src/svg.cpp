@@ -52,6 +52,7 @@ constexpr const char* kStyle =
     ".ibf-fabric .node rect{fill:#eef2f8;stroke:#44536b;stroke-width:1}"
     ".ibf-fabric .node.hostgroup rect{fill:#f7f7f2;stroke:#9a9a86}"
     ".ibf-fabric .node.host rect{fill:#fff;stroke:#c62828}"
+    ".ibf-fabric .node.sharp rect{fill:#e8f1e4;stroke:#7d9a70}.ibf-fabric .node.sharp text{font-size:9px}"
     ".ibf-fabric .node.fault rect{stroke:#c62828;stroke-width:2.5}"
     ".ibf-fabric .node text{fill:#17202e;text-anchor:middle}"
     ".ibf-fabric .link.fault path{stroke:#d32f2f;stroke-width:2.5;fill:none}"
@@ -70,7 +71,10 @@ std::string edge_path(const Edge& e) {
 }
 
 void render_box(std::string& out, const Box& b, const SvgOptions& opt) {
-    const char* cls = b.kind == BoxKind::Switch ? "node switch" : b.kind == BoxKind::Host ? "node host" : "node hostgroup";
+    const char* cls = b.kind == BoxKind::Switch ? "node switch"
+                      : b.kind == BoxKind::Host ? "node host"
+                      : b.aggregation           ? "node hostgroup sharp"
+                                                : "node hostgroup";
     std::string text = b.kind == BoxKind::HostGroup
                            ? std::to_string(b.hosts) + (b.aggregation ? (b.hosts == 1 ? " SHARP node" : " SHARP nodes")
                                                                       : (b.hosts == 1 ? " host" : " hosts"))
@@ -80,7 +84,7 @@ void render_box(std::string& out, const Box& b, const SvgOptions& opt) {
     else out += std::string(b.aggregation ? " data-aggregation-nodes=\"" : " data-hosts=\"") + std::to_string(b.hosts) + "\"";
     out += "><title>" + xml_escape(b.title) + "</title><rect x=\"" + num(b.x) + "\" y=\"" + num(b.y) + "\" width=\"" +
            num(b.w) + "\" height=\"" + num(b.h) + "\" rx=\"3\"/><text x=\"" + num(b.cx()) + "\" y=\"" +
-           num(b.cy() + 4) + "\">" + xml_escape(text) + "</text></g>\n";
+           num(b.cy() + (b.aggregation ? 3 : 4)) + "\">" + xml_escape(text) + "</text></g>\n";
 }
 
 void render_fault(std::string& out, const Edge& e) {
@@ -134,13 +138,12 @@ std::string render_svg(const Layout& l, const SvgOptions& opt) {
     out += "<g class=\"bundles\">\n";
     for (const Edge& e : l.edges) {
         if (e.fault) continue;
-        const Box &a = l.boxes[e.from], &b = l.boxes[e.to];
         out += "<path class=\"bundle\" d=\"" + edge_path(e) + "\"";
         if (e.cables > 1) out += " stroke-width=\"" + num(std::min(1.0 + 0.5 * (e.cables - 1), 4.0)) + "\"";
         out += "/>";
         if (e.cables > 1)
-            out += "<text class=\"count\" x=\"" + num((a.cx() + b.cx()) / 2 + 3) + "\" y=\"" +
-                   num((a.y + a.h + b.y) / 2) + "\">x" + std::to_string(e.cables) + "</text>";
+            out += "<text class=\"count\" x=\"" + num(e.label_x) + "\" y=\"" + num(e.label_y) + "\">x" +
+                   std::to_string(e.cables) + "</text>";
         out += "\n";
     }
     out += "</g>\n<g class=\"nodes\">\n";

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -442,4 +444,138 @@ TEST(DrawLayout, SharpAggregationNodesAreNotDrawnAsHosts) {
     EXPECT_NE(svg.find("data-aggregation-nodes=\"1\""), std::string::npos);
     EXPECT_NE(svg.find("5 hosts, 1 SHARP aggregation node, "), std::string::npos);
     EXPECT_EQ(analyze(s.f).compute_hosts.size(), static_cast<size_t>(l.hosts));  // draw and analyze agree
+}
+
+namespace {
+
+// How tangled the switch tiers of a layout are: per pair of rows (by the upper row), the pairs of
+// healthy switch-to-switch bundles between them that cross, and the summed horizontal run of
+// those bundles in picture widths.
+struct Tangle {
+    std::map<int, long> crossings;
+    double run = 0;
+    long total() const {
+        long n = 0;
+        for (const auto& [row, c] : crossings) n += c;
+        return n;
+    }
+};
+
+Tangle tangle(const Layout& l) {
+    std::vector<const Edge*> es;
+    for (const Edge& e : l.edges)
+        if (!e.fault && l.boxes[e.from].kind == BoxKind::Switch && l.boxes[e.to].kind == BoxKind::Switch) es.push_back(&e);
+    Tangle t;
+    for (size_t i = 0; i < es.size(); ++i) {
+        const Box &a = l.boxes[es[i]->from], &b = l.boxes[es[i]->to];
+        t.run += std::abs(a.cx() - b.cx()) / l.width;
+        for (size_t j = i + 1; j < es.size(); ++j) {
+            const Box &c = l.boxes[es[j]->from], &d = l.boxes[es[j]->to];
+            if (a.row == c.row && b.row == d.row) t.crossings[a.row] += (a.cx() - c.cx()) * (b.cx() - d.cx()) < 0;
+        }
+    }
+    return t;
+}
+
+}  // namespace
+
+// Issue 20: "the DGX page is a hairball". A rail-optimized DGX SuperPOD (4 SUs of 20 DGX with 8
+// HCAs, one leaf per rail and SU, 4 spines per rail, 16 cores, a SHARP aggregation node on every
+// switch). With the leaves in name order (su1-leaf-r1..r8, su2-leaf-r1, ...) every spine's leaves
+// spread over the whole width: measured before the leaves were regrouped, 2976 crossing pairs of
+// leaf-spine bundles, 6336 in all, bundles running 76.1 picture widths (6116 wide: a column
+// per leaf for its hosts and one for its SHARP node). Now the leaves of a rail sit together under
+// their spines: 288 crossings between leaves and spines (the least there can be: a rail's 4 leaves
+// and 4 spines are all cabled to each other, 36 per rail), 3648 in all (the other 3360 between
+// spines and cores, where every core group reaches every rail), 43.9 widths of run.
+TEST(DrawLayout, ARailOptimizedSuperPodIsDrawnRailByRail) {
+    Fabric f = synth_superpod({.units = 4});
+    Analysis a = analyze(f);
+    const Layout l = layout({.fabric = &f, .tier_of = a.tier_of, .names = a.names});
+    ASSERT_EQ(l.rows.size(), 4u);
+    EXPECT_EQ(l.switches, 80);
+    EXPECT_EQ(l.hosts, 640);  // 79 DGX x 8 HCAs + 8 service nodes: each HCA is a CA, as analyze counts
+    EXPECT_EQ(l.hosts, static_cast<int>(a.compute_hosts.size()));
+    EXPECT_EQ(l.aggregation_nodes, 80);
+    EXPECT_EQ(l.links, 2000);
+    const SuperPodShape shape = superpod_shape({.units = 4});  // the generator's own counts agree
+    EXPECT_EQ(shape.leaves + shape.spines + shape.cores, l.switches);
+    EXPECT_EQ(shape.hcas + shape.service_nodes, l.hosts);
+    EXPECT_EQ(shape.aggregation_nodes, l.aggregation_nodes);
+    EXPECT_EQ(shape.links, static_cast<size_t>(l.links));
+    int switches = 0, groups = 0, tags = 0;
+    for (const Box& b : l.boxes) {
+        switches += b.kind == BoxKind::Switch;
+        if (b.kind == BoxKind::HostGroup && !b.aggregation) {
+            ++groups;
+            EXPECT_EQ(b.hosts, 20);
+        }
+        if (b.kind == BoxKind::HostGroup && b.aggregation) {
+            ++tags;
+            EXPECT_EQ(b.hosts, 1);
+            // Hanging from its switch, not a column of its own.
+            const Box& sw = *std::find_if(l.boxes.begin(), l.boxes.end(),
+                                          [&](const Box& x) { return x.kind == BoxKind::Switch && x.node == b.node; });
+            EXPECT_DOUBLE_EQ(b.x, sw.x);
+            EXPECT_DOUBLE_EQ(b.y, sw.y + sw.h);
+        }
+    }
+    EXPECT_EQ(switches, 80);
+    EXPECT_EQ(groups, 32);
+    EXPECT_EQ(tags, 80);
+    EXPECT_EQ(l.edges.size(), 128u + 128 + 32);  // leaf-spine and spine-core bundles, host groups; no line to a tag
+
+    const Tangle t = tangle(l);
+    EXPECT_EQ(t.crossings.at(1), 288);  // spine row to leaf row: was 2976
+    EXPECT_LE(t.total(), 3648);         // was 6336
+    EXPECT_LT(t.run, 45);               // was 75.6 widths
+    EXPECT_LT(l.width, 3400);           // was 6116
+
+    // The four leaves of a rail side by side, su1..su4, their rail's spines over them.
+    std::vector<const Box*> leaves;
+    for (const Box& b : l.boxes)
+        if (b.kind == BoxKind::Switch && b.row == 2) leaves.push_back(&b);
+    std::sort(leaves.begin(), leaves.end(), [](auto* x, auto* y) { return x->x < y->x; });
+    ASSERT_EQ(leaves.size(), 32u);
+    for (int r = 1; r <= 8; ++r) {
+        for (int su = 1; su <= 4; ++su)
+            EXPECT_EQ(leaves[(r - 1) * 4 + su - 1]->name, "su" + std::to_string(su) + "-leaf-r" + std::to_string(r));
+        const double lo = leaves[(r - 1) * 4]->x, hi = leaves[(r - 1) * 4 + 3]->x + leaves[(r - 1) * 4 + 3]->w;
+        for (int j = 1; j <= 4; ++j) {
+            const Box& sp = box(l, BoxKind::Switch, "spine-r" + std::to_string(r) + "-" + std::to_string(j));
+            EXPECT_GE(sp.cx(), lo) << sp.name;
+            EXPECT_LE(sp.cx(), hi) << sp.name;
+        }
+    }
+    // Counts of crossing bundles do not sit on top of each other.
+    std::vector<const Edge*> counted;
+    for (const Edge& e : l.edges)
+        if (e.cables > 1) counted.push_back(&e);
+    for (size_t i = 0; i < counted.size(); ++i)
+        for (size_t j = i + 1; j < counted.size(); ++j)
+            EXPECT_FALSE(std::abs(counted[i]->label_x - counted[j]->label_x) < 12 &&
+                         std::abs(counted[i]->label_y - counted[j]->label_y) < 10)
+                << i << " " << j;
+}
+
+// Without a core the SuperPOD's two tiers are a classic fat-tree (every leaf to every spine): the
+// regrouping finds nothing to regroup, the leaves stay in name order without gaps.
+TEST(DrawLayout, ASuperPodWithoutRailGroupsKeepsItsLeavesInNameOrder) {
+    Fabric f = synth_superpod({.units = 2, .core = false, .sharp = false, .service_slots = 0});
+    Analysis a = analyze(f);
+    const Layout l = layout({.fabric = &f, .tier_of = a.tier_of, .names = a.names});
+    EXPECT_EQ(l.switches, 16 + 10);
+    EXPECT_EQ(l.hosts, 2 * 20 * 8);
+    EXPECT_EQ(l.aggregation_nodes, 0);
+    std::vector<const Box*> leaves;
+    for (const Box& b : l.boxes)
+        if (b.kind == BoxKind::Switch && b.row == 1) leaves.push_back(&b);
+    std::sort(leaves.begin(), leaves.end(), [](auto* x, auto* y) { return x->x < y->x; });
+    ASSERT_EQ(leaves.size(), 16u);
+    for (size_t i = 0; i < leaves.size(); ++i) {
+        EXPECT_EQ(leaves[i]->name, "su" + std::to_string(i / 8 + 1) + "-leaf-r" + std::to_string(i % 8 + 1));
+        if (i > 0) {
+            EXPECT_DOUBLE_EQ(leaves[i]->x - leaves[i - 1]->x, 94);  // one pitch: no group gap
+        }
+    }
 }

@@ -55,6 +55,47 @@ FatTreeShape fat_tree_shape(const FatTreeSpec& spec);
 // The fabric for a spec (finalize()d). Throws std::invalid_argument like fat_tree_shape().
 Fabric synth_fat_tree(const FatTreeSpec& spec);
 
+// A rail-optimized NVIDIA DGX SuperPOD compute fabric (HDR, after NVIDIA's DGX A100 SuperPOD
+// reference architecture): scalable units (SU) of DGX nodes with one compute HCA per rail, one
+// 40-port leaf per rail and SU, spine groups per rail, and a core tier joining the rails.
+//
+//   ibf::Fabric f = ibf::synth_superpod({.units = 4});   // 80 DGX slots, 32 leaves, 32 spines, 16 cores
+//
+// Leaf "MF0;su<s>-leaf-r<r>:<model>/U1" (s, r 1-based): ports 1..20 DGX slot d of SU s (HCA r-1 of
+// the DGX, "dgx-a100-<nnn> mlx5_<r-1>", nnn = (s-1)*20+d, 3 digits), ports 21..40 to the spines of
+// rail group r. Rail group r has `units` spines "MF0;spine-r<r>-<j>:..." (j 1-based); each leaf of
+// the rail has 20/units cables to each of them (spine ports 1..20). With a core: spine j of every
+// rail has 5 cables (ports 21..40) to each core of core group j, 4 cores "MF0;core-<j>-<c>:..."
+// (core port 5*(r-1)+1..5*r). Without a core (.core = false): two tiers, every leaf cabled to
+// every spine "MF0;spine<nn>:..." (40/leaves cables per pair; no rail groups, like the 2-tier DGX
+// H100 design). The last `service_slots` DGX slots of the last SU hold the service nodes instead,
+// one per rail: "ufm01/02" (UFM appliances), "mgmt01/02" (head nodes), "stor01.." (storage).
+// With .sharp every switch has a 41st port cabled to its SHARP aggregation node ("Mellanox
+// Technologies Aggregation Node", ibf::is_aggregation_node). Every link 4xHDR (spec.rate).
+// GUIDs: switches 0x7cfe900300000000 | tier << 24 | index, their aggregation nodes the same | 1 << 20;
+// HCAs 0x0c42a10300000000 | dgx << 8 | rail << 4, service nodes | 0xf00000 | index << 4.
+struct SuperPodSpec {
+    int units = 4;               // scalable units: 1, 2, 4 or 5 (20 / units cables per leaf-spine pair); 2 without a core
+    bool core = true;            // spine groups per rail joined by a core tier; false: 2 tiers, no rail groups
+    bool sharp = true;           // a SHARP aggregation node on every switch (port 41)
+    int service_slots = 1;       // DGX slots of the last SU that hold UFM/management/storage nodes
+    std::string switch_model = "MQM8700";
+    std::string dgx_prefix = "dgx-a100-";
+    Rate rate{Width::X4, Speed::HDR};
+};
+
+struct SuperPodShape {
+    int dgx = 0, hcas = 0, service_nodes = 0, leaves = 0, spines = 0, cores = 0, aggregation_nodes = 0;
+    size_t links = 0;
+};
+
+inline constexpr int kSuperPodRails = 8, kSuperPodDgxPerUnit = 20;
+
+// Counts for a spec; throws std::invalid_argument when it cannot be built.
+SuperPodShape superpod_shape(const SuperPodSpec& spec);
+// The fabric for a spec (finalize()d). Throws std::invalid_argument like superpod_shape().
+Fabric synth_superpod(const SuperPodSpec& spec);
+
 // Node ids by name in a synthetic tree ("leaf0001", "node00042"), via find_by_name; kNoNode if absent.
 NodeId synth_node(const Fabric& f, const std::string& name);
 

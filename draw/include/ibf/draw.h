@@ -10,11 +10,18 @@
 //
 // Layout: the highest tier on top, leaves at the bottom, each switch's hosts in a box below it
 // ("18 hosts"); a host with a faulty link gets a box of its own next to that group (listed by
-// name). Switches of tier 0 (no path to hosts) get a row of their own on top. Leaves are in
-// natural name order ("leaf2" < "leaf10"); each higher row is ordered by the mean position of
-// its links below (so a pod's spines sit over the pod's leaves) and spread over the full width;
-// a row with more switches than fit in that width wraps into several lines (neighbours in that
+// name); a switch's SHARP aggregation nodes are a small tag hanging from its box ("1 SHARP
+// node"). Switches of tier 0 (no path to hosts) get a row of their own on top. Leaves start in
+// natural name order ("leaf2" < "leaf10"); each higher row is ordered by the mean position of its
+// links below (so a pod's spines sit over the pod's leaves) and spread over the full width; then
+// the leaves are regrouped by the mean position of their links above and the rows above follow
+// again (a few rounds), so leaves that share their spines sit together: on a rail-optimized
+// fabric (DGX SuperPOD: leaf i of every SU cabled to the spines of rail i) the leaves of a rail
+// under their rail's spines, not in SU order with every spine's cables across the whole picture.
+// Neighbours in a row that share no switch of the next row get a wider gap (rails, pods).
+// A row with more switches than fit in that width wraps into several lines (neighbours in that
 // order stacked over each other), so 400 cores over 80 leaves do not make the picture 40k wide.
+// Bundle counts and red labels go where they cover no box and no other label when they can.
 //
 // Findings are placed by their endpoints (GUID first, then name): an end whose port is cabled
 // marks that cable red ("fault"); two ends with no cable between them (missing_link) give a
@@ -47,7 +54,8 @@ struct Box {
     std::string name;            // switch or host name; "" for a group
     int row = 0;                 // index into Layout::rows
     int hosts = 0;               // HostGroup: hosts collapsed into it
-    bool aggregation = false;    // HostGroup of SHARP aggregation nodes (not hosts; ibf::is_aggregation_node)
+    bool aggregation = false;    // HostGroup of SHARP aggregation nodes (not hosts; ibf::is_aggregation_node):
+                                 // a tag tag_h high right under its switch, in the switch's row, no line to it
     std::vector<std::string> host_names;  // HostGroup: their names (natural order)
     bool fault = false;          // a finding names this node (red outline)
     std::string title;           // tooltip: finding messages, GUID
@@ -67,9 +75,10 @@ struct Edge {
     std::string text;            // the red label drawn next to the link
     std::string title;           // tooltip: the findings' messages
     int lane = 0;                // 0, 1, -1, 2, ...: offset of parallel red links between two boxes
-    // Geometry: from the bottom of the upper box to the top of the lower one, shifted by the lane
-    // (boxes of one row: from bottom to bottom, curved below). The red label's start (baseline),
-    // placed where it overlaps no box and no other label when there is such a place.
+    // Geometry: from the bottom of the upper box (or of its SHARP tag) to the top of the lower
+    // one, shifted by the lane (boxes of one row: from bottom to bottom, curved below). The start
+    // (baseline) of the red label, or of the count of a bundle of several cables, placed where it
+    // overlaps no box and no other label when there is such a place.
     double x1 = 0, y1 = 0, x2 = 0, y2 = 0;
     bool curved = false;
     double label_x = 0, label_y = 0;
@@ -93,7 +102,9 @@ struct Layout {
 
 struct LayoutOptions {
     double box_w = 84, box_h = 22;   // switch and host boxes
+    double tag_h = 12;               // the SHARP tag hanging from a switch (its aggregation nodes)
     double gap = 10;                 // between boxes of a row
+    double group_gap = 40;           // more between leaves that share no upper switch (rails, pods)
     double row_gap = 170;            // between tier rows
     double host_gap = 70;            // from a switch row down to its host boxes
     double line_gap = 14;            // between the lines of a wrapped row
@@ -101,6 +112,7 @@ struct LayoutOptions {
     double margin = 20, label_w = 70;  // around the picture; the row names' column on the left
     double lane_gap = 7;             // between parallel red links
     double char_w = 6.7;             // width of one character of a label (11px monospace, bold)
+    double count_char_w = 6;         // of a bundle's count ("x5", 10px)
 };
 
 Layout layout(const DrawInput& in, const LayoutOptions& opt = {});
