@@ -7,47 +7,37 @@
 #include <cstdlib>
 #include <string>
 
-#include "commands.h"
-#include "ibf/error.h"
-#ifdef IBF_HAVE_LAB
 #include <signal.h>
 
+#include "commands.h"
+#include "ibf/error.h"
 #include "ibf/lab_runner.h"
-#endif
 
 namespace ibf::cli {
 namespace {
 
-#ifdef IBF_HAVE_LAB
 // A live process of this user (root's kill(pid, 0) succeeds for anyone's).
 bool own_live_process(int pid) {
     struct stat st {};
     const std::string proc = "/proc/" + std::to_string(pid);
     return pid > 0 && ::kill(pid, 0) == 0 && ::stat(proc.c_str(), &st) == 0 && st.st_uid == ::geteuid();
 }
-#endif
 
 // The URL of the daemon of the lab in `dir`; InputError when there is none or the state is not
 // this user's own (lab_load_state checks owner and mode of the directory and the file).
 std::string lab_url(const std::string& dir) {
-#ifdef IBF_HAVE_LAB
     const std::optional<LabState> s = lab_load_state(dir);
     if (s && s->api_port > 0 && own_live_process(s->daemon_pid)) return "http://127.0.0.1:" + std::to_string(s->api_port);
-#endif
     throw InputError(dir, 0, 0, "no running lab with a daemon here (start one with `ibfabric lab up --dir " + dir + " <plan>`)");
 }
 
 }  // namespace
 
 std::string lab_token_file(const std::string& lab) {
-#ifdef IBF_HAVE_LAB
     if (lab.empty() || !lab_load_state(lab)) return "";
     const std::string f = lab + "/api.token";
     struct stat st {};
     if (::stat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0) return f;
-#else
-    (void)lab;
-#endif
     return "";
 }
 

@@ -118,7 +118,7 @@ json fabric_json(const ApiContext& ctx) {
         j["nodes"] = j["switches"] = j["cas"] = j["routers"] = j["links"] = 0;
         j["source_sm"] = nullptr;
     }
-    auto m = sm_master(st, ctx.ha);
+    auto m = st.master();
     j["master_sm"] = m ? json(guid_hex(*m)) : json(nullptr);
     j["sm_count"] = st.sms().size();
     size_t connected = 0;
@@ -140,22 +140,19 @@ json fabric_json(const ApiContext& ctx) {
     return j;
 }
 
-std::optional<Guid> sm_master(const ControllerState& st, const ha::HaEngine* e) {
-    return e ? e->master() : st.master();
-}
-
-json sm_json(const ControllerState& st, const ha::HaEngine* e) {
+json sm_json(const ControllerState& st) {
     json arr = json::array();
-    const auto master = sm_master(st, e);
+    const auto master = st.master();
     for (const auto& [guid, r] : st.sms()) {
         json s;
         s["port_guid"] = guid_hex(guid);
         // What the SM said, else (a standby that never swept) its port's LID in the master's sweep,
         // so `ibfabric status` and `sm status` show the same LID.
         s["lid"] = st.sm_lid(guid);
-        s["priority"] = r.info.priority;
-        s["state"] = std::string(to_string(r.info.state));
-        s["act_count"] = r.info.act_count;
+        const SmInfo info = st.sm_info(guid);
+        s["priority"] = info.priority;
+        s["state"] = std::string(to_string(info.state));
+        s["act_count"] = info.act_count;
         s["master"] = master && *master == guid;
         s["source_of_fabric"] = st.current_source() && *st.current_source() == guid;
         s["connected"] = r.connected();

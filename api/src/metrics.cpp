@@ -575,7 +575,7 @@ const Family kFamilies[] = {
      "SM state (IBA SMInfo: 0 NOTACTIVE, 1 DISCOVERING, 2 STANDBY, 3 MASTER) while its plugin is connected; 0 when "
      "disconnected.",
      [](const MetricsInput& in, Out& o) {
-         for (const auto& [g, r] : S(in).sms()) o.count(sm_label(g), r.connected() ? static_cast<int>(r.info.state) : 0);
+         for (const auto& [g, r] : S(in).sms()) o.count(sm_label(g), r.connected() ? static_cast<int>(S(in).sm_info(g).state) : 0);
      }},
     {"ibfabric_sm_connected", "gauge", "1 while the SM's plugin is connected.",
      [](const MetricsInput& in, Out& o) {
@@ -583,7 +583,7 @@ const Family kFamilies[] = {
      }},
     {"ibfabric_sm_priority", "gauge", "The SM's priority (0..15) as it last reported it.",
      [](const MetricsInput& in, Out& o) {
-         for (const auto& [g, r] : S(in).sms()) o.count(sm_label(g), r.info.priority);
+         for (const auto& [g, r] : S(in).sms()) o.count(sm_label(g), S(in).sm_info(g).priority);
      }},
     {"ibfabric_sm_sweep_seq", "gauge", "The SM plugin's own sweep counter (restarts at 1 with opensm).",
      [](const MetricsInput& in, Out& o) {

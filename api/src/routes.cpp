@@ -100,10 +100,10 @@ ApiResponse page(const ApiRequest&, const std::string&, const ApiContext& ctx) {
         const std::shared_ptr<const std::string> pic = ctx.ui_picture();
         const std::string none;
         return text("text/html; charset=utf-8",
-                    ui_page_html(*ctx.state, ctx.now_ms, !ctx.topology.empty(), sm_master(*ctx.state, ctx.ha),
+                    ui_page_html(*ctx.state, ctx.now_ms, !ctx.topology.empty(),
                                  pic ? pic.get() : &none, kDrawing));
     }
-    return text("text/html; charset=utf-8", ui_page_html(*ctx.state, ctx.now_ms, !ctx.topology.empty(), sm_master(*ctx.state, ctx.ha)));
+    return text("text/html; charset=utf-8", ui_page_html(*ctx.state, ctx.now_ms, !ctx.topology.empty()));
 }
 
 ApiResponse page_svg(const ApiRequest&, const std::string&, const ApiContext& ctx) {
@@ -140,7 +140,7 @@ ApiResponse analysis(const ApiRequest&, const std::string& query, const ApiConte
 }
 
 ApiResponse sms(const ApiRequest&, const std::string&, const ApiContext& ctx) {
-    json j = sm_json(*ctx.state, ctx.ha);
+    json j = sm_json(*ctx.state);
     const auto& cur = ctx.state->current();
     j["ha"] = ctx.ha ? ha_json(*ctx.ha, ctx.now_ms, ctx.ha_agents, cur ? &cur->fabric : nullptr, ctx.ha_role) : json(nullptr);
     if (ctx.ha && ctx.switchover_status) j["ha"]["switchover"] = ctx.switchover_status();

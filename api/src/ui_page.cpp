@@ -11,17 +11,16 @@
 namespace ibf {
 namespace {
 
-std::string state_text(const SmRecord& r) { return std::string(to_string(r.info.state)); }
-
 draw::Table sm_table(const ControllerState& st, std::optional<Guid> master) {
     draw::Table t{.id = "sms", .caption = "Subnet Managers",
                   .head = {"port GUID", "LID", "priority", "state", "role", "plugin connection", "last heartbeat",
                            "snapshots", "events dropped"},
                   .empty = "no Subnet Manager has connected to this daemon yet"};
     for (const auto& [guid, r] : st.sms()) {
+        const SmInfo info = st.sm_info(guid);
         std::string role = master && *master == guid ? "master" : "";
         if (st.current_source() && *st.current_source() == guid) role += role.empty() ? "source of the fabric" : ", source of the fabric";
-        t.rows.push_back({guid_hex(guid), std::to_string(st.sm_lid(guid)), std::to_string(r.info.priority), state_text(r), role,
+        t.rows.push_back({guid_hex(guid), std::to_string(st.sm_lid(guid)), std::to_string(info.priority), std::string(to_string(info.state)), role,
                           r.connected() ? "connected" : "disconnected",
                           r.last_heartbeat_ms ? iso_time(r.last_heartbeat_ms) : "never",
                           std::to_string(r.snapshots_received),
@@ -152,9 +151,9 @@ draw::DrawInput ui_draw_input(const ControllerState& st, int64_t now_ms) {
 
 std::string ui_fabric_svg(const ControllerState& st, int64_t now_ms) { return ui_draw_svg(ui_draw_job(st, now_ms)); }
 
-std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topology_configured, std::optional<Guid> master,
-                         const std::string* picture,
+std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topology_configured, const std::string* picture,
                          const std::string& picture_note) {
+    const std::optional<Guid> master = st.master();
     draw::Page p;
     p.title = "ibfabricd: the fabric";
     const DataStatus d = st.data_status(now_ms);

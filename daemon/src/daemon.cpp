@@ -160,7 +160,6 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
             if constexpr (std::is_same_v<T, wire::Hello>) {
                 if (!state.on_hello(id, msg, now)) return false;
                 ha_plugin(id, msg.sm);
-                if (ha && msg.conf) ha->on_conf(msg.sm.port_guid, *msg.conf, now);
                 spdlog::info("ingest: connection {}: SM {} (LID {}, priority {}, {}) says hello: {}, plugin {}, pid {}",
                              id, guid_hex(msg.sm.port_guid), msg.sm.lid, msg.sm.priority, to_string(msg.sm.state),
                              terminal_safe(msg.osm_version), terminal_safe(msg.plugin_version), msg.pid);
@@ -172,7 +171,6 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
             } else if constexpr (std::is_same_v<T, wire::Counters>) {
                 return state.on_counters(id, msg, now);
             } else if constexpr (std::is_same_v<T, wire::Event>) {
-                ha_event(id, msg);
                 return state.on_event(id, msg, now);
             } else if constexpr (std::is_same_v<T, wire::PortCounters>) {
                 return state.on_port_counters(id, msg, now);

@@ -27,7 +27,8 @@ namespace asio = boost::asio;
 
 void Daemon::Impl::ha_start() {
     const ha::HaConfig& hc = opt.config.ha;
-    ha.emplace(hc);
+    ha.emplace(hc, &state.sm_table());  // the SMs' one table; the state feeds both
+    state.attach_ha(&*ha);
     HaAgentHooks h;
     h.open_port = [hc] { return ha::open_smp_port({hc.mad_ca, hc.mad_port, hc.mad_timeout_ms, 0}); };
     h.on_batch = [this](HaBatch b) { asio::post(io, [this, b = std::move(b)]() mutable { ha_apply(std::move(b)); }); };
@@ -101,10 +102,11 @@ bool pid_alive(uint32_t pid) {
 
 }  // namespace
 
+// An SM's plugin spoke (the state fed the engine): remember its opensm's pid when it runs on this
+// host, so that its exit can later be a witness (ha_watch_gone).
 void Daemon::Impl::ha_plugin(ConnId id, const SmInfo& sm) {
     if (!ha) return;
     const std::string peer = state.peer_of(id);
-    ha->on_plugin(sm, peer == "unix", wall_clock_ms());
     auto rec = state.sms().find(sm.port_guid);
     if (rec == state.sms().end() || rec->second.pid == 0 || !same_host_peer(peer)) return;
     auto known = ha_local_pids.find(sm.port_guid);
@@ -113,14 +115,6 @@ void Daemon::Impl::ha_plugin(ConnId id, const SmInfo& sm) {
     // pid namespace, e.g. a container's, is not seen alive here and is never watched).
     if (pid_alive(rec->second.pid)) ha_local_pids[sm.port_guid] = rec->second.pid;
     else ha_local_pids.erase(sm.port_guid);
-}
-
-void Daemon::Impl::ha_event(ConnId id, const wire::Event& e) {
-    if (!ha) return;
-    const auto sm = state.sm_of_conn(id);
-    if (!sm) return;
-    if (e.kind == wire::EventKind::SweepStart) ha->on_sweep(*sm, ha::SweepEvent::heavy_start, wall_clock_ms());
-    else if (e.kind == wire::EventKind::Trap) ha->on_sweep(*sm, ha::SweepEvent::fabric_change, wall_clock_ms());
 }
 
 // Runs every few ms while an SM on this host has closed its last connection: its pid gone is the
@@ -192,10 +186,7 @@ nlohmann::json Daemon::Impl::relayed_process_gone(const nlohmann::json& body) {
 void Daemon::Impl::ha_snapshot(ConnId id, const std::shared_ptr<const Snapshot>& snap) {
     IBF_ASSERT_ON_THREAD(io_owner);
     if (!ha || !snap || !state.sm_of_conn(id)) return;
-    const Snapshot& s = *snap;
-    const int64_t now = wall_clock_ms();
-    ha->on_plugin(s.self, state.peer_of(id) == "unix", now);
-    ha->on_snapshot(s, now);
+    const Snapshot& s = *snap;  // the state fed it to the engine (on_plugin, on_snapshot)
     // Keep the local standby's guid2lid current from the master's sweeps (never while the local
     // SM is master: then OpenSM writes its own file).
     const std::string& file = opt.config.ha.guid2lid_file;
@@ -223,7 +214,6 @@ void Daemon::Impl::ha_closed(Guid sm) {
     if (!ha) return;
     auto it = state.sms().find(sm);
     if (it != state.sms().end() && it->second.connected()) return;  // another connection still open
-    ha->on_plugin_closed(sm, wall_clock_ms());
     auto pid = ha_local_pids.find(sm);
     if (pid != ha_local_pids.end()) {
         const bool idle = ha_gone_watch.empty();

@@ -144,7 +144,6 @@ struct Daemon::Impl {
     void ha_plugin(ConnId id, const SmInfo& sm);
     void ha_snapshot(ConnId id, const std::shared_ptr<const Snapshot>& snap);
     void ha_closed(Guid sm);
-    void ha_event(ConnId id, const wire::Event& e);  // sweep starts and traps: the engine's sweep debts
     // The process-gone witness (docs/ha.md "Failure model"): SMs whose opensm runs on this host
     // (its plugin came over the Unix socket or loopback, its Hello's pid seen alive), watched after
     // their last connection closed until the pid is gone, they reconnect, or `ha_gone_until` passes.

@@ -81,13 +81,13 @@ HaEngine::Evidence HaEngine::evidence(const SmView& m, int64_t now_ms) const {
 }
 
 bool HaEngine::suspect(Guid sm, int64_t now_ms) const {
-    auto it = sms_.find(sm);
-    return it != sms_.end() && evidence(it->second, now_ms).suspect;
+    auto it = views().find(sm);
+    return it != views().end() && evidence(it->second, now_ms).suspect;
 }
 
 bool HaEngine::dead(Guid sm, int64_t now_ms) const {
-    auto it = sms_.find(sm);
-    return it != sms_.end() && evidence(it->second, now_ms).dead;
+    auto it = views().find(sm);
+    return it != views().end() && evidence(it->second, now_ms).dead;
 }
 
 bool HaEngine::not_sweeping(const SmView& v, int64_t now_ms, std::string* why) const {
@@ -142,14 +142,14 @@ void HaEngine::track_master(int64_t now_ms) {
     r.decided_ms = r.master_ms = now_ms;
     r.from = *prev;
     r.to = *m;
-    auto it = sms_.find(*prev);
-    const Evidence ev = it != sms_.end() ? evidence(it->second, now_ms) : Evidence{};
-    if (it != sms_.end() && ev.suspect) {
+    auto it = views().find(*prev);
+    const Evidence ev = it != views().end() ? evidence(it->second, now_ms) : Evidence{};
+    if (it != views().end() && ev.suspect) {
         r.detected_ms = earliest_evidence_ms(it->second);
         r.cause = "the old master failed (" + ev.text + "); taken over without this agent";
-    } else if (it != sms_.end() && it->second.info.state != SmState::Master) {
+    } else if (it != views().end() && it->second.info.state != SmState::Master) {
         r.cause = "handover: the old master is " + std::string(to_string(it->second.info.state)) + " and alive";
-    } else if (auto nw = sms_.find(*m); it != sms_.end() && nw != sms_.end() &&
+    } else if (auto nw = views().find(*m); it != views().end() && nw != views().end() &&
                sm_outranks(nw->second.info.priority, *m, it->second.info.priority, *prev)) {
         // The old master's last answer may predate its handover (a switchover lowers its priority
         // first): the next probe tells, and split brain is its own finding (sm_split_brain).
@@ -191,7 +191,7 @@ std::vector<Action> HaEngine::step(int64_t now_ms) {
                 fail("fence failed: " + fence_detail_, now_ms);
                 return {};
             }
-            const SmView& old = sms_[watched_master_];
+            const SmView& old = views()[watched_master_];
             if (old.probe_failures == 0 && old.answer_ms > phase_since_ms_ && old.answered_state == SmState::Master) {
                 fail("the old master answers SMInfo as MASTER after the fence", now_ms);
                 return {};
@@ -199,8 +199,8 @@ std::vector<Action> HaEngine::step(int64_t now_ms) {
             return promote_now(now_ms);
         }
         case Phase::promoting: {
-            auto it = sms_.find(local_);
-            if (it != sms_.end() && it->second.info.state == SmState::Master && it->second.info_ms >= attempt_.promoted_ms)
+            auto it = views().find(local_);
+            if (it != views().end() && it->second.info.state == SmState::Master && it->second.info_ms >= attempt_.promoted_ms)
                 complete(now_ms);
             else if (now_ms - attempt_.promoted_ms > cfg_.promote_timeout_ms)
                 fail("the local SM did not become MASTER within " + std::to_string(cfg_.promote_timeout_ms) + " ms", now_ms);
@@ -217,11 +217,11 @@ std::vector<Action> HaEngine::watch(int64_t now_ms) {
     if (auto sweep = unwedge(now_ms); !sweep.empty()) return sweep;
     // A dead master is not master(); the last one seen stays the one watched.
     const std::optional<Guid> m = master() ? master() : last_master_;
-    if (!m || *m == local_ || local_ == 0 || !sms_.count(*m)) {
+    if (!m || *m == local_ || local_ == 0 || !views().count(*m)) {
         phase_ = Phase::watching;
         return {};
     }
-    Evidence ev = evidence(sms_.at(*m), now_ms);
+    Evidence ev = evidence(views().at(*m), now_ms);
     if (!ev.suspect) {
         if (phase_ == Phase::suspecting) say("healthy " + guid_hex(*m), "master " + guid_hex(*m) + " healthy again: " + ev.text);
         phase_ = Phase::watching;
@@ -264,7 +264,7 @@ bool HaEngine::may_take_over(Guid m, const std::string& state, int64_t now_ms) {
 // after those had their time, the successor takes over, but only through the fence: the master
 // answers SMInfo as MASTER, and promoting beside it would make two masters.
 std::vector<Action> HaEngine::wedged_master(Guid m, int64_t now_ms) {
-    const SmView& v = sms_.at(m);
+    const SmView& v = views().at(m);
     std::string why;
     if (!not_sweeping(v, now_ms, &why)) return {};
     const int64_t grace = int64_t(cfg_.heal_attempts + 1) * cfg_.retry_after_ms;
@@ -300,14 +300,14 @@ std::vector<Action> HaEngine::wedged_master(Guid m, int64_t now_ms) {
 // master for one fault; on ibsim the trap wedges it). Its opensm.conf gets the priority just below
 // the new master for its next start (no SIGHUP: nothing runs), and it is reclaimed as above.
 std::vector<Action> HaEngine::step_aside(int64_t now_ms) {
-    auto lit = sms_.find(local_);
-    if (lit == sms_.end() || !local_port_known_) return {};
+    auto lit = views().find(local_);
+    if (lit == views().end() || !local_port_known_) return {};
     const SmView& me = lit->second;
     const bool sm_gone = me.process_gone_ms && !me.plugin_connected;
     if (!sm_gone) aside_written_ = -1;
     if (local_port_.ok && local_port_.state == 4 && !sm_gone) return reclaim_priority(me, now_ms);
     const SmView* m = nullptr;
-    for (const auto& [g, v] : sms_) {
+    for (const auto& [g, v] : views()) {
         const bool heard = v.plugin_connected && now_ms - v.plugin_ms <= cfg_.heartbeat_timeout_ms;
         if (g != local_ && v.info.state == SmState::Master && heard && group_of(g) == group_of(local_) &&
             sm_outranks(me.info.priority, local_, v.info.priority, g))
@@ -349,7 +349,7 @@ std::vector<Action> HaEngine::reclaim_priority(const SmView& me, int64_t now_ms)
         aside_from_ = -1;
         return {};
     }
-    for (const auto& [g, v] : sms_)
+    for (const auto& [g, v] : views())
         if (g != local_ && v.info.state == SmState::Master && alive(v, now_ms)) return {};
     if (step_aside_ms_ && now_ms - step_aside_ms_ < cfg_.retry_after_ms) return {};
     step_aside_ms_ = now_ms;
@@ -365,9 +365,9 @@ std::vector<Action> HaEngine::reclaim_priority(const SmView& me, int64_t now_ms)
 // This node's SM is MASTER and does not sweep: force a heavy sweep (SubnSet(SMInfo) HANDOVER in
 // MASTER state), at most heal_attempts times, retry_after_ms apart; then say so once.
 std::vector<Action> HaEngine::unwedge(int64_t now_ms) {
-    auto it = sms_.find(local_);
+    auto it = views().find(local_);
     std::string why;
-    if (it == sms_.end() || !not_sweeping(it->second, now_ms, &why)) return {};
+    if (it == views().end() || !not_sweeping(it->second, now_ms, &why)) return {};
     SmView& me = it->second;
     if (me.forced_sweeps >= cfg_.heal_attempts) {
         say("wedged " + guid_hex(local_), "this node's SM " + guid_hex(local_) + " is " + why +
@@ -395,10 +395,10 @@ std::vector<Action> HaEngine::unwedge(int64_t now_ms) {
 // Measured on ibsim (isolated master, relink): forcing only the lower master's sweep left two
 // masters in about 1 run in 10; forcing both: 0 in 18.
 std::vector<Action> HaEngine::heal_split_brain(int64_t now_ms) {
-    auto lit = sms_.find(local_);
+    auto lit = views().find(local_);
     const SmView* other = nullptr;
-    if (lit != sms_.end() && lit->second.info.state == SmState::Master && alive(lit->second, now_ms))
-        for (const auto& [g, v] : sms_) {
+    if (lit != views().end() && lit->second.info.state == SmState::Master && alive(lit->second, now_ms))
+        for (const auto& [g, v] : views()) {
             if (g == local_ || v.info.state != SmState::Master || group_of(g) != group_of(local_)) continue;
             const bool answers_as_master = v.probe_failures == 0 && v.answer_ms &&
                                            now_ms - v.answer_ms <= probe_window() && v.answered_state == SmState::Master;
@@ -441,7 +441,7 @@ std::vector<Action> HaEngine::heal_split_brain(int64_t now_ms) {
 
 std::vector<Action> HaEngine::start_attempt(Guid master, const Evidence& ev, int64_t now_ms) {
     attempt_ = FailoverRecord{};
-    attempt_.detected_ms = earliest_evidence_ms(sms_[master]);
+    attempt_.detected_ms = earliest_evidence_ms(views()[master]);
     attempt_.decided_ms = now_ms;
     attempt_.from = master;
     attempt_.to = local_;
@@ -464,7 +464,7 @@ std::vector<Action> HaEngine::start_attempt(Guid master, const Evidence& ev, int
     Action f;
     f.kind = Action::Kind::fence;
     f.target = master;
-    for (const std::string& a : cfg_.fence) f.argv.push_back(fill_arg(a, master, sms_[master].info.lid));
+    for (const std::string& a : cfg_.fence) f.argv.push_back(fill_arg(a, master, views()[master].info.lid));
     out.push_back(std::move(f));
     return out;
 }
@@ -476,7 +476,7 @@ std::vector<Action> HaEngine::promote_now(int64_t now_ms) {
     Action p;
     p.kind = Action::Kind::promote;
     p.target = local_;
-    p.lid = sms_[local_].info.lid;
+    p.lid = views()[local_].info.lid;
     p.attr_mod = cfg_.promote_with ? cfg_.promote_with : (attempt_fast_ ? kSmInfoHandover : kSmInfoDiscover);
     p.text = std::string("SubnSet(SMInfo) ") + (p.attr_mod == kSmInfoDiscover ? "DISCOVER" : "HANDOVER") +
              " to this node's SM " + guid_hex(local_) + " at LID " + std::to_string(p.lid);

@@ -25,41 +25,9 @@ std::string_view to_string(Phase p) {
 
 std::string track_file_text(bool local_is_master) { return local_is_master ? "0\n" : "1\n"; }
 
-HaEngine::HaEngine(HaConfig cfg) : cfg_(std::move(cfg)), local_(cfg_.local_sm) {}
+HaEngine::HaEngine(HaConfig cfg, SmTable* sms) : cfg_(std::move(cfg)), local_(cfg_.local_sm), shared_(sms) {}
 
-SmView& HaEngine::view(Guid g, int64_t now_ms) {
-    auto it = sms_.find(g);
-    if (it != sms_.end()) return it->second;
-    if (sms_.size() >= kMaxSms) {  // forget the SM heard from least recently (never the local one)
-        auto victim = sms_.end();
-        for (auto i = sms_.begin(); i != sms_.end(); ++i)
-            if (i->first != local_ && (victim == sms_.end() || i->second.info_ms < victim->second.info_ms)) victim = i;
-        if (victim != sms_.end()) sms_.erase(victim);
-    }
-    SmView& v = sms_[g];
-    v.info.port_guid = g;
-    v.info_ms = now_ms;
-    return v;
-}
-
-void HaEngine::set_state(SmView& v, SmState s, int64_t now_ms) {
-    if (s == SmState::Master && v.info.state != SmState::Master) {
-        v.master_since_ms = now_ms;
-        if (!v.sweep_owed_ms) v.sweep_owed_ms = now_ms, v.sweep_owed_why = "became MASTER";
-    }
-    if (s != SmState::Master) v.master_since_ms = 0;
-    if (s == SmState::Discovering && v.info.state != SmState::Discovering) v.discovering_since_ms = now_ms;
-    if (s != SmState::Discovering) v.discovering_since_ms = 0;
-    if (s == SmState::Standby || s == SmState::NotActive) v.sweep_owed_ms = 0, v.forced_sweeps = 0;
-    v.info.state = s;
-    v.info_ms = now_ms;
-}
-
-void HaEngine::note_act_count(SmView& v, uint32_t ac, int64_t now_ms) {
-    if (v.act_count_changed_ms == 0 || ac != v.act_count_seen) v.act_count_changed_ms = now_ms;
-    v.act_count_seen = ac;
-    v.info.act_count = ac;
-}
+SmView& HaEngine::view(Guid g, int64_t now_ms) { return table().view(g, now_ms, local_); }
 
 void HaEngine::forget_failures(SmView& v) {
     v.probe_failures = 0;
@@ -100,26 +68,19 @@ void HaEngine::on_plugin(const SmInfo& sm, bool local, int64_t now_ms) {
         if (last_lids_from_) unite(last_lids_from_, sm.port_guid);
         if (!sm.lid && !v.info.lid) v.info.lid = it->second;
     }
-    v.plugin_seen = v.plugin_connected = true;
-    v.plugin_ms = now_ms;
-    v.plugin_closed_ms = 0;
-    if (sm.lid) v.info.lid = sm.lid;
-    v.info.priority = sm.priority;
-    note_act_count(v, sm.act_count, now_ms);
-    set_state(v, sm.state, now_ms);
+    SmTable::note_plugin(v, sm, now_ms);
     if (was_dead) relearn(v, sm.state, now_ms);
-    v.source = Source::plugin;
 }
 
 void HaEngine::on_process_gone(Guid sm, int64_t now_ms) {
     seen(now_ms);
-    if (auto it = sms_.find(sm); it != sms_.end()) it->second.process_gone_ms = now_ms;
+    if (auto it = views().find(sm); it != views().end()) it->second.process_gone_ms = now_ms;
 }
 
 void HaEngine::on_sweep(Guid sm, SweepEvent e, int64_t now_ms) {
     seen(now_ms);
-    auto it = sms_.find(sm);
-    if (it == sms_.end()) return;
+    auto it = views().find(sm);
+    if (it == views().end()) return;
     SmView& v = it->second;
     if (e == SweepEvent::subnet_up) {
         v.subnet_up_ms = now_ms;
@@ -141,10 +102,7 @@ void HaEngine::on_conf(Guid sm, const SmConf& c, int64_t now_ms) {
 
 void HaEngine::on_plugin_closed(Guid sm, int64_t now_ms) {
     seen(now_ms);
-    auto it = sms_.find(sm);
-    if (it == sms_.end()) return;
-    it->second.plugin_connected = false;
-    it->second.plugin_closed_ms = now_ms;
+    table().on_plugin_closed(sm, now_ms);
 }
 
 Guid find_root(std::map<Guid, Guid>& parent, Guid g) {
@@ -165,7 +123,7 @@ int HaEngine::group_of(Guid sm) const {
     for (auto it = parent_.find(g); it != parent_.end() && it->second != g; it = parent_.find(g)) g = it->second;
     // A small stable number per group: the index of its root among the known SMs.
     int i = 0;
-    for (const auto& [guid, v] : sms_) {
+    for (const auto& [guid, v] : views()) {
         if (guid == g) return i;
         ++i;
     }
@@ -183,14 +141,14 @@ void HaEngine::on_snapshot(const Snapshot& s, int64_t now_ms) {
     for (const Node& n : s.fabric.nodes())
         for (const Port& p : n.ports) {
             if (!p.valid || p.guid == 0) continue;
-            if (auto sv = sms_.find(p.guid); sv != sms_.end()) {
+            if (auto sv = views().find(p.guid); sv != views().end()) {
                 unite(self, p.guid);
                 if (!sv->second.info.lid && p.lid) sv->second.info.lid = p.lid;
             }
             if (p.lid && (n.type != NodeType::Switch || p.num == 0)) lids[p.guid] = p.lid;
         }
     // A snapshot is what its plugin copies at SUBNET UP: that SM's sweep completed.
-    if (sms_.count(self)) on_sweep(self, SweepEvent::subnet_up, now_ms);
+    if (views().count(self)) on_sweep(self, SweepEvent::subnet_up, now_ms);
     if (s.self.state == SmState::Master) {
         // The first sweep of a new master is compared with the last one of the old master.
         if (pending_lid_compare_ && self == *last_master_) {
@@ -234,8 +192,8 @@ void HaEngine::on_probe(Guid guid, uint16_t lid, const SmInfoReply& r, int64_t n
             if (r.sm_key) v.sm_key = r.sm_key;
             if (lid) v.info.lid = lid;
             v.info.priority = r.info.priority;
-            note_act_count(v, r.info.act_count, now_ms);
-            set_state(v, r.info.state, now_ms);
+            SmTable::note_act_count(v, r.info.act_count, now_ms);
+            SmTable::set_state(v, r.info.state, now_ms);
             if (was_dead) relearn(v, r.info.state, now_ms);
             v.source = Source::probe;
         }
@@ -254,7 +212,7 @@ void HaEngine::on_local_port(const LocalPort& p, int64_t now_ms) {
     // they are discarded, and none is counted while it is not Active (on_probe).
     const bool was_active = local_port_known_ && local_port_.ok && local_port_.state == 4;
     if (local_port_known_ && was_active != (p.ok && p.state == 4))
-        for (auto& [g, v] : sms_) forget_failures(v);
+        for (auto& [g, v] : views()) forget_failures(v);
     local_port_ = p;
     local_port_known_ = true;
     // A STANDBY's plugin may report LID 0 (OpenSM fills sm_base_lid when it masters): the local
@@ -273,7 +231,7 @@ bool HaEngine::alive(const SmView& v, int64_t now_ms) const {
 
 std::optional<Guid> HaEngine::master() const {
     const SmView* best = nullptr;
-    for (const auto& [g, v] : sms_) {
+    for (const auto& [g, v] : views()) {
         if (v.info.state != SmState::Master || evidence(v, now_).dead) continue;
         if (!best || v.master_since_ms > best->master_since_ms) best = &v;
     }
@@ -284,7 +242,7 @@ std::optional<Guid> HaEngine::successor(int64_t now_ms) const {
     auto m = master();
     const int group = m ? group_of(*m) : (local_ ? group_of(local_) : -1);
     const SmView* best = nullptr;
-    for (const auto& [g, v] : sms_) {
+    for (const auto& [g, v] : views()) {
         if ((m && g == *m) || v.info.state != SmState::Standby || !alive(v, now_ms)) continue;
         if (group >= 0 && group_of(g) != group) continue;
         if (!best || sm_outranks(v.info.priority, g, best->info.priority, best->info.port_guid)) best = &v;
@@ -293,8 +251,8 @@ std::optional<Guid> HaEngine::successor(int64_t now_ms) const {
 }
 
 bool HaEngine::local_is_master(int64_t now_ms) const {
-    auto it = sms_.find(local_);
-    return it != sms_.end() && it->second.info.state == SmState::Master && alive(it->second, now_ms);
+    auto it = views().find(local_);
+    return it != views().end() && it->second.info.state == SmState::Master && alive(it->second, now_ms);
 }
 
 void HaEngine::record(FailoverRecord r) {

@@ -15,8 +15,11 @@ void ControllerState::on_disconnect(ConnId c, int64_t now_ms) {
     auto it = conn_sm_.find(c);
     if (it == conn_sm_.end()) return;
     auto sm = sms_.find(it->second);
-    if (sm != sms_.end() && sm->second.open_connections > 0 && --sm->second.open_connections == 0)
+    if (sm != sms_.end() && sm->second.open_connections > 0 && --sm->second.open_connections == 0) {
         sm->second.disconnected_ms = now_ms;
+        if (ha_) ha_->on_plugin_closed(sm->first, now_ms);
+        else sm_table_.on_plugin_closed(sm->first, now_ms);
+    }
     conn_sm_.erase(it);
 }
 
@@ -25,6 +28,9 @@ size_t ControllerState::forget_silent_sms(int64_t now_ms) {
     for (auto it = sms_.begin(); it != sms_.end();) {
         const SmRecord& r = it->second;
         if (!r.connected() && r.disconnected_ms > 0 && now_ms - r.disconnected_ms >= health_.forget_sm_after_ms) {
+            // With an engine, it forgets the entry itself once its own evidence says nothing
+            // either (HaEngine::forget_silent, run by the daemon's HA step).
+            if (!ha_) sm_table_.erase(it->first);
             it = sms_.erase(it);
             ++n;
         } else {
@@ -51,13 +57,17 @@ std::string ControllerState::peer_of(ConnId c) const {
 }
 
 uint16_t ControllerState::sm_lid(Guid sm) const {
-    auto it = sms_.find(sm);
-    if (it != sms_.end() && it->second.info.lid) return it->second.info.lid;
+    if (const ha::SmView* v = sm_table_.find(sm); v && v->info.lid) return v->info.lid;
     if (!current_) return 0;
     for (const Node& n : current_->fabric.nodes())
         for (const Port& p : n.ports)
             if (p.valid && p.guid == sm && n.type == NodeType::CA) return p.lid;
     return 0;
+}
+
+SmInfo ControllerState::sm_info(Guid sm) const {
+    if (const ha::SmView* v = sm_table_.find(sm)) return v->info;
+    return SmInfo{.port_guid = sm};
 }
 
 SmRecord* ControllerState::sm_of(ConnId c) {
@@ -67,9 +77,9 @@ SmRecord* ControllerState::sm_of(ConnId c) {
     return sm == sms_.end() ? nullptr : &sm->second;
 }
 
-void ControllerState::set_state(SmRecord& r, SmState s, int64_t now_ms) {
-    if (r.info.state != s || r.state_changed_ms == 0) r.state_changed_ms = now_ms;
-    r.info.state = s;
+void ControllerState::feed_plugin(ConnId c, const SmInfo& sm, int64_t now_ms) {
+    if (ha_) ha_->on_plugin(sm, peer_of(c) == "unix", now_ms);
+    else sm_table_.on_plugin(sm, now_ms);
 }
 
 bool ControllerState::on_hello(ConnId c, const wire::Hello& h, int64_t now_ms) {
@@ -84,10 +94,11 @@ bool ControllerState::on_hello(ConnId c, const wire::Hello& h, int64_t now_ms) {
         ++it->second.open_connections;
     }
     SmRecord& r = sms_[h.sm.port_guid];
-    const SmState prev = r.info.state;
-    r.info = h.sm;
-    r.info.state = prev;
-    set_state(r, h.sm.state, now_ms);
+    feed_plugin(c, h.sm, now_ms);
+    if (h.conf) {
+        if (ha_) ha_->on_conf(h.sm.port_guid, *h.conf, now_ms);
+        else if (ha::SmView* v = sm_table_.find(h.sm.port_guid)) v->conf = *h.conf;
+    }
     r.osm_version = h.osm_version;
     r.plugin_version = h.plugin_version;
     r.pid = h.pid;
@@ -100,10 +111,7 @@ bool ControllerState::on_heartbeat(ConnId c, const wire::Heartbeat& hb, int64_t 
     forget_silent_sms(now_ms);
     SmRecord* r = sm_of(c);
     if (!r) return false;
-    if (hb.sm.lid) r->info.lid = hb.sm.lid;  // a STANDBY's 0 keeps the LID it said before (sm_lid)
-    r->info.priority = hb.sm.priority;
-    r->info.act_count = hb.sm.act_count;
-    set_state(*r, hb.sm.state, now_ms);
+    feed_plugin(c, hb.sm, now_ms);  // a STANDBY's LID 0 keeps the LID it said before (sm_lid)
     r->last_heartbeat_ms = now_ms;
     r->heartbeat_sweep_seq = hb.sweep_seq;
     if (current_ && current_source_ == conn_sm_[c] && hb.sweep_seq == current_->sweep_seq) current_confirmed_ms_ = now_ms;
@@ -123,24 +131,17 @@ bool ControllerState::on_event(ConnId c, const wire::Event& e, int64_t now_ms) {
     SmRecord* r = sm_of(c);
     if (!r) return false;
     ++r->events_received;
-    if (e.kind == wire::EventKind::StateChange) set_state(*r, e.state, now_ms);
+    const Guid g = conn_sm_[c];
+    if (e.kind == wire::EventKind::StateChange)
+        if (ha::SmView* v = sm_table_.find(g)) ha::SmTable::set_state(*v, e.state, now_ms);
+    if (ha_ && e.kind == wire::EventKind::SweepStart) ha_->on_sweep(g, ha::SweepEvent::heavy_start, now_ms);
+    if (ha_ && e.kind == wire::EventKind::Trap) ha_->on_sweep(g, ha::SweepEvent::fabric_change, now_ms);
     if (e.kind == wire::EventKind::Trap) flaps_.on_trap(e.trap_num, e.lid, now_ms);
     if (e.kind == wire::EventKind::SweepStart) flaps_.on_sweep_start(now_ms);
     return true;
 }
 
-std::optional<Guid> ControllerState::master() const {
-    std::optional<Guid> best;
-    const SmRecord* b = nullptr;
-    for (const auto& [guid, r] : sms_) {
-        if (r.info.state != SmState::Master || !r.connected()) continue;
-        if (!b || r.state_changed_ms > b->state_changed_ms) {
-            b = &r;
-            best = guid;
-        }
-    }
-    return best;
-}
+std::optional<Guid> ControllerState::master() const { return ha_ ? ha_->master() : sm_table_.plugin_master(); }
 
 std::optional<CheckJob> ControllerState::on_snapshot(ConnId c, Snapshot s, int64_t now_ms, bool* protocol_error) {
     ++ingest_.messages[static_cast<size_t>(wire::MsgType::Snapshot)];
@@ -152,14 +153,12 @@ std::optional<CheckJob> ControllerState::on_snapshot(ConnId c, Snapshot s, int64
         return std::nullopt;
     }
     const Guid guid = conn_sm_[c];
-    r->info.lid = s.self.lid ? s.self.lid : r->info.lid;
-    r->info.priority = s.self.priority;
-    r->info.act_count = s.self.act_count;
-    set_state(*r, s.self.state, now_ms);
+    feed_plugin(c, s.self, now_ms);
     r->last_snapshot_ms = now_ms;
     ++r->snapshots_received;
     auto snap = std::make_shared<const Snapshot>(std::move(s));
     r->latest = snap;
+    if (ha_) ha_->on_snapshot(*snap, now_ms);  // its subnet, SUBNET UP, LIDs: before the master is asked
 
     const std::optional<Guid> m = master();
     const bool from_master = m && *m == guid;

@@ -2,7 +2,7 @@
 // timestamps, staleness and flapping; naming rules checked over the whole family table.
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -463,18 +463,21 @@ TEST(Metrics, ScrapeWithCountersOnEveryPortOfA2kNodeFabric) {
     const wire::PortCounters pc = test::counters_for_linked_ports(f, T0, 1234567);
     const size_t rows = pc.ports.size();
     ASSERT_TRUE(l.st.on_port_counters(kConn, pc, T0 + 1000));
-    const auto t0 = std::chrono::steady_clock::now();
+    // Process CPU time (docs/testing.md: wall time swings 10-20x on this shared 2-core machine; at
+    // load 8 the second scrape took 290 ms of wall time and far less CPU).
+    const auto cpu_ms = [] { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; };
+    const double t0 = cpu_ms();
     const std::string first = l.metrics(T0 + 1000);
-    const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    const auto t1 = std::chrono::steady_clock::now();
+    const double first_ms = cpu_ms() - t0;
+    const double t1 = cpu_ms();
     const std::string again = l.metrics(T0 + 1000);
-    const double again_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+    const double again_ms = cpu_ms() - t1;
     EXPECT_EQ(first, again);
     const size_t links = l.st.links()->rows.size();
-    std::printf("%zu nodes, %zu links, %zu port rows: /metrics %zu bytes; first scrape after a batch %.1f ms, then %.1f ms\n",
+    std::printf("%zu nodes, %zu links, %zu port rows: /metrics %zu bytes; first scrape after a batch %.1f ms CPU, then %.1f ms\n",
                 f.size(), links, rows, first.size(), first_ms, again_ms);
     EXPECT_TRUE(has_line(first, "ibfabric_perfmgr_rows_total{source=\"master\"} " + std::to_string(rows)));
-    EXPECT_LT(again_ms, 200.0);  // generous for a loaded 2-core machine; the figure is in docs/benchmarks.md
+    EXPECT_LT(again_ms, 200.0);  // the figure is in docs/benchmarks.md
 }
 
 // Issue 18 item 5: after a PortCounters batch only the rows of the ports in it are read again

@@ -36,7 +36,7 @@ TEST(ControllerRules, TwoMastersTheLatestToBecomeMasterWins) {
     // Repeating MASTER is not becoming master again: the first SM's heartbeat changes nothing.
     ASSERT_TRUE(st.on_heartbeat(1, heartbeat(kMasterGuid, SmState::Master), 40));
     EXPECT_EQ(st.master(), kStandbyGuid);
-    EXPECT_EQ(st.sms().at(kMasterGuid).state_changed_ms, 10);
+    EXPECT_EQ(st.sm_view(kMasterGuid)->master_since_ms, 10);
 
     EXPECT_FALSE(st.on_snapshot(1, snapshot(small_fabric(), kMasterGuid, SmState::Master, 7), 50));
     EXPECT_EQ(st.ingest().snapshots_ignored, 1u);
@@ -76,14 +76,14 @@ TEST(ControllerRules, SecondHelloWithAnotherSmGuidIsRefused) {
     EXPECT_EQ(st.sms().count(kStandbyGuid), 0u);
     const SmRecord& r = st.sms().at(kMasterGuid);
     EXPECT_EQ(r.open_connections, 1);
-    EXPECT_EQ(r.info.state, SmState::Standby);
-    EXPECT_EQ(r.info.priority, 5);
+    EXPECT_EQ(st.sm_info(kMasterGuid).state, SmState::Standby);
+    EXPECT_EQ(st.sm_info(kMasterGuid).priority, 5);
     EXPECT_FALSE(st.master());
     EXPECT_EQ(st.ingest().messages[static_cast<size_t>(wire::MsgType::Hello)], 2u);
 
     ASSERT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master, 1, 6), 30));
     EXPECT_EQ(st.sms().at(kMasterGuid).open_connections, 1);  // same connection: not counted twice
-    EXPECT_EQ(st.sms().at(kMasterGuid).info.priority, 6);
+    EXPECT_EQ(st.sm_info(kMasterGuid).priority, 6);
     EXPECT_EQ(st.master(), kMasterGuid);
     st.on_disconnect(1, 40);
     EXPECT_EQ(st.sms().at(kMasterGuid).open_connections, 0);

@@ -153,11 +153,7 @@ ApiResponse api_error(int status, const std::string& message);
 
 // Parts of the API exposed for tests and the CLI.
 nlohmann::json fabric_json(const ApiContext& ctx);
-// Which SM is MASTER for every reader (the SM list, the status, the page): the HA engine's verdict
-// when `ha:` is on (it weighs SMInfo answers, never names a dead SM), else the plugins' word
-// (ControllerState::master()).
-std::optional<Guid> sm_master(const ControllerState& st, const ha::HaEngine* e);
-nlohmann::json sm_json(const ControllerState& st, const ha::HaEngine* e = nullptr);
+nlohmann::json sm_json(const ControllerState& st);
 // GET /api/v1/findings: the check's findings plus link_flapping at `now_ms` ("waived": what the
 // waiver file covers, listed apart), and whether there is
 // data at all (data_state, data_message: docs/api.md). `checked` is false when no topology is

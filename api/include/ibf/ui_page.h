@@ -45,10 +45,10 @@ UiDrawJob ui_draw_job(const ControllerState& st, int64_t now_ms);
 std::string ui_draw_svg(const UiDrawJob& job);  // "" without a fabric
 
 // `picture`: the SVG drawn elsewhere (null: drawn here, as the tests and the CLI do); "" shows
-// `picture_note` instead (e.g. "the picture is being drawn"). `master`: the SM named MASTER
-// (ibf::sm_master(): the HA engine's verdict with `ha:` on, else the plugins').
+// `picture_note` instead (e.g. "the picture is being drawn"). The SM named MASTER is
+// ControllerState::master(), the one verdict every reader shows.
 std::string ui_page_html(const ControllerState& st, int64_t now_ms, bool topology_configured,
-                         std::optional<Guid> master, const std::string* picture = nullptr,
+                         const std::string* picture = nullptr,
                          const std::string& picture_note = "");
 
 }  // namespace ibf

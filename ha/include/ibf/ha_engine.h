@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "ibf/ha_rank.h"
+#include "ibf/sm_table.h"
 #include "ibf/smp.h"
 #include "ibf/snapshot.h"
 
@@ -90,41 +91,6 @@ struct HaConfig {
     std::string sm_helper;        // the root helper's socket: sm_priority and guid2lid go through it ("" = direct)
     std::vector<Guid> expected_sms;             // the SMs that belong here (empty = not checked)
     std::map<Guid, int> expected_priorities;    // configured priorities (not checked when absent)
-};
-
-// Where the engine's idea of an SM came from most recently.
-enum class Source : uint8_t { none, plugin, probe, snapshot };
-
-// Everything the engine knows about one SM.
-struct SmView {
-    SmInfo info;                  // freshest guid, lid, priority, state, act_count from any source
-    Source source = Source::none;
-    int64_t info_ms = 0;          // when `info` was last updated
-    // witness 1: its plugin
-    bool plugin_seen = false, plugin_connected = false;
-    int64_t plugin_ms = 0;        // last Hello/Heartbeat/Snapshot from its plugin
-    int64_t plugin_closed_ms = 0; // when its last plugin connection closed (0 = open or never)
-    // witness 2: SubnGet(SMInfo) over InfiniBand
-    int64_t probe_ms = 0;         // last probe outcome
-    SmpStatus probe = SmpStatus::error;
-    int probe_failures = 0;       // consecutive timeouts/errors (a `refused` answer is an answer)
-    int64_t first_failure_ms = 0; // first of those failures
-    int64_t last_failure_ms = 0;  // last of those failures (they expire a probe window after it)
-    int64_t answer_ms = 0;        // last answer
-    SmState answered_state = SmState::NotActive;
-    // ActCount progress (for stalls)
-    uint32_t act_count_seen = 0;
-    int64_t act_count_changed_ms = 0;
-    int64_t master_since_ms = 0;  // when it was last seen becoming MASTER (0 = not master)
-    int64_t discovering_since_ms = 0;  // when it was last seen entering DISCOVERING (0 = not so)
-    uint64_t sm_key = 0;          // as its SMInfo answered (OpenSM 3.3.23 gives it to anyone), 0 = unknown
-    std::optional<SmConf> conf;   // its opensm.conf settings, as its plugin's Hello sent them
-    int64_t process_gone_ms = 0;  // its opensm process seen gone by this daemon (0 = not seen)
-    // sweeping, from its plugin's events (SUBNET UP ends every heavy sweep)
-    int64_t subnet_up_ms = 0;     // its last SUBNET UP
-    int64_t sweep_owed_ms = 0;    // earliest reason to sweep since then (0 = none owed)
-    std::string sweep_owed_why;   // "became MASTER", "heavy sweep started", "trap 128"
-    int forced_sweeps = 0;        // forced by its own agent since its last SUBNET UP
 };
 
 // An SM's sweep as its plugin reports it.
@@ -178,7 +144,9 @@ struct FailoverRecord {
 
 class HaEngine {
 public:
-    explicit HaEngine(HaConfig cfg);
+    // `sms`: the SM table to share (ControllerState's, sm_table.h: the daemon's one table of the
+    // SMs, whose plugin messages it feeds here once); null = a table of the engine's own (tests).
+    explicit HaEngine(HaConfig cfg, SmTable* sms = nullptr);
 
     // --- signals (time passed in) ---
     // An SM's plugin said something (Hello, Heartbeat, Snapshot.self); `local` = over the Unix socket.
@@ -203,9 +171,9 @@ public:
     template <class Known>
     size_t forget_silent(const Known& known, int64_t now_ms) {
         std::vector<Guid> gone;
-        for (const auto& [g, v] : sms_)
+        for (const auto& [g, v] : views())
             if (v.plugin_seen && !known(g) && forgettable(v, now_ms)) gone.push_back(g);
-        for (Guid g : gone) sms_.erase(g);
+        for (Guid g : gone) table().erase(g);
         return gone.size();
     }
 
@@ -215,7 +183,7 @@ public:
     // --- reads ---
     const HaConfig& config() const { return cfg_; }
     Guid local_sm() const { return local_; }
-    const std::map<Guid, SmView>& sms() const { return sms_; }
+    const SmTable::Map& sms() const { return table().all(); }
     Phase phase() const { return phase_; }
     // The SM currently believed MASTER: never one that is dead by the evidence at the latest time
     // passed in; of several, the one that became MASTER last.
@@ -247,9 +215,13 @@ public:
     const std::vector<LidChange>& lid_changes() const { return lid_changes_; }
 
     static constexpr size_t kMaxHistory = 256;
-    static constexpr size_t kMaxSms = 64;
+    static constexpr size_t kMaxSms = SmTable::kMaxSms;
 
 private:
+    SmTable& table() { return shared_ ? *shared_ : own_; }
+    const SmTable& table() const { return shared_ ? *shared_ : own_; }
+    SmTable::Map& views() { return table().all(); }
+    const SmTable::Map& views() const { return table().all(); }
     SmView& view(Guid g, int64_t now_ms);
     bool forgettable(const SmView& v, int64_t now_ms) const;
     void seen(int64_t now_ms) { now_ = std::max(now_, now_ms); }
@@ -261,8 +233,6 @@ private:
     std::vector<Action> unwedge(int64_t now_ms);
     std::vector<Action> wedged_master(Guid m, int64_t now_ms);
     bool may_take_over(Guid m, const std::string& state, int64_t now_ms);
-    void set_state(SmView& v, SmState s, int64_t now_ms);
-    void note_act_count(SmView& v, uint32_t ac, int64_t now_ms);
     void unite(Guid a, Guid b);
     struct Evidence {
         bool suspect = false, dead = false, fast = false;
@@ -285,7 +255,8 @@ private:
 
     HaConfig cfg_;
     Guid local_ = 0;
-    std::map<Guid, SmView> sms_;
+    SmTable* shared_ = nullptr;               // the daemon's one table (ControllerState's), or
+    SmTable own_;                             // this engine's own when none is shared
     std::map<Guid, Guid> parent_;            // union-find over SM port GUIDs (subnet groups)
     LocalPort local_port_;
     bool local_port_known_ = false;

@@ -1,8 +1,11 @@
 // The daemon's state, without any I/O: what each SM last said, which SM is MASTER, the fabric the
 // daemon believes in, and the latest findings. ibfabricd's io_context thread owns the only
 // instance (docs/threading.md); the API (api.h) reads it. Every time is passed in (unix ms).
+// Every plugin message comes in here once: the SMs' one table (sm_table(), ha/sm_table.h) is fed
+// from it, through the HA engine when one is attached (its rules run on the same entries).
 //
 //   ControllerState st;
+//   st.attach_ha(&engine);           // with `ha:` on: an engine made with &st.sm_table()
 //   st.on_connect(7, "unix", now);
 //   st.on_hello(7, hello, now);
 //   if (auto job = st.on_snapshot(7, std::move(snap), now)) run_check(*job);   // master's sweep
@@ -23,6 +26,7 @@
 
 #include "ibf/finding.h"
 #include "ibf/flap_detector.h"
+#include "ibf/ha_engine.h"
 #include "ibf/link_table.h"
 #include "ibf/analysis_result.h"
 #include "ibf/port_counters.h"
@@ -34,16 +38,16 @@ namespace ibf {
 
 using ConnId = uint64_t;
 
-// Everything known about one Subnet Manager, keyed by its port GUID.
+// What one SM's plugin connections carried, keyed by its port GUID: versions, pid, where from,
+// message counts, its counters and last snapshot. Its LID, priority, state and whether its plugin
+// is connected are in the SMs' one table (ControllerState::sm_table(), ha/sm_table.h).
 struct SmRecord {
-    SmInfo info;                     // latest of Hello / Heartbeat / Snapshot.self
     std::string osm_version, plugin_version;
     uint32_t pid = 0;
     std::string peer;                // where its (last) connection came from
     int open_connections = 0;        // connected while > 0
-    int64_t disconnected_ms = 0;     // when its last connection closed (0: connected or never)
+    int64_t disconnected_ms = 0;     // when its last connection closed (0: connected or never): when to forget it
     int64_t first_seen_ms = 0;
-    int64_t state_changed_ms = 0;    // when `info.state` was last set (any message)
     int64_t last_heartbeat_ms = 0;   // 0 = never
     uint64_t heartbeat_sweep_seq = 0;
     int64_t last_snapshot_ms = 0;    // when its last snapshot arrived, 0 = never
@@ -109,7 +113,16 @@ struct IngestCounters {
 
 class ControllerState {
 public:
+    ControllerState() = default;
+    ControllerState(const ControllerState&) = delete;  // the engine attached holds &sm_table()
+    ControllerState& operator=(const ControllerState&) = delete;
+
     void configure(const HealthOptions& h);
+    // The HA engine (made with &sm_table()), fed from here with every plugin message; null = none.
+    // With one, master() is the engine's verdict.
+    void attach_ha(ha::HaEngine* e) { ha_ = e; }
+    const ha::SmTable& sm_table() const { return sm_table_; }
+    ha::SmTable& sm_table() { return sm_table_; }
     const HealthOptions& health() const { return health_; }
 
     // Connections. `peer` is for people ("unix", "10.0.0.5:41234").
@@ -173,15 +186,19 @@ public:
 
     // --- reads ---
     const std::map<Guid, SmRecord>& sms() const { return sms_; }
+    // The SM's entry in the one table (null: never said Hello, or it gave way at SmTable::kMaxSms).
+    const ha::SmView* sm_view(Guid sm) const { return sm_table_.find(sm); }
+    // Its LID, priority, state and ActCount from that entry (SmInfo{port_guid} when there is none).
+    SmInfo sm_info(Guid sm) const;
     std::optional<Guid> sm_of_conn(ConnId c) const;       // the SM that said Hello on `c`
     std::string peer_of(ConnId c) const;           // "unix", "10.0.0.5:41234", "" if unknown
     // An SM's LID: the last non-zero one it said (a STANDBY's plugin says 0 when its OpenSM never
     // swept), else its port's LID in the fabric the daemon believes in; 0 when neither. The rule
     // of the HA engine's SmView too, for every reader (the SM list, the page).
     uint16_t sm_lid(Guid sm) const;
-    // The SM whose plugin says MASTER (connected ones only, most recent state change wins), if any:
-    // it picks the snapshot that becomes the fabric. With `ha:` on, readers that name the master
-    // take the HA engine's verdict instead (ibf::sm_master(), api.h): it also weighs SMInfo answers.
+    // The master, one verdict for every reader and for which snapshot becomes the fabric: with an
+    // engine attached, HaEngine::master() (it also weighs SMInfo answers: never a dead SM); else the
+    // connected SM whose plugin says MASTER (of several, the one that became MASTER last).
     std::optional<Guid> master() const;
     // The fabric the daemon believes in (master's, or most recent), and who sent it.
     const std::shared_ptr<const Snapshot>& current() const { return current_; }
@@ -242,9 +259,12 @@ public:
 private:
     SmRecord* sm_of(ConnId c);
     void note_counter_ports(const Fabric& f, int64_t now_ms);  // state_counters.cpp
-    void set_state(SmRecord& r, SmState s, int64_t now_ms);
+    // What a plugin said about its SM (Hello, Heartbeat, Snapshot.self) into the one table.
+    void feed_plugin(ConnId c, const SmInfo& sm, int64_t now_ms);
 
     std::map<Guid, SmRecord> sms_;
+    ha::SmTable sm_table_;
+    ha::HaEngine* ha_ = nullptr;
     std::map<ConnId, Guid> conn_sm_;        // connections that said Hello
     std::map<ConnId, std::string> conn_peer_;
     std::shared_ptr<const Snapshot> current_;
