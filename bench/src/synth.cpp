@@ -194,6 +194,34 @@ std::vector<SwitchLft> synth_lfts(const Fabric& f) {
     return out;
 }
 
+void synth_reroute(const Fabric& f, std::vector<SwitchLft>& lfts, size_t every) {
+    std::vector<uint32_t> ca_lids;
+    int radix = 0;
+    for (NodeId n = 0; n < f.size(); ++n) {
+        const Node& node = f.node(n);
+        if (node.type == NodeType::CA && node.port(1) && node.port(1)->lid) ca_lids.push_back(node.port(1)->lid);
+        if (node.type == NodeType::Switch && !radix) radix = node.num_ports();
+    }
+    const int h = radix / 2;
+    for (size_t i = 0; i < lfts.size(); i += 100) {
+        std::vector<uint8_t>& t = lfts[i].port_by_lid;
+        auto up = [&](uint32_t lid) { return lid < t.size() && t[lid] > h && t[lid] != kLftNoPath; };
+        auto move = [&](uint32_t lid) {
+            if (up(lid)) t[lid] = static_cast<uint8_t>(h + 1 + (t[lid] - h) % h);
+        };
+        if (every == 0) {
+            for (size_t k = 0; k < ca_lids.size(); ++k)  // the first CA LID this table sends up, from a spread start
+                if (uint32_t lid = ca_lids[(i * 7919 + k) % ca_lids.size()]; up(lid)) {
+                    move(lid);
+                    break;
+                }
+        } else {
+            for (size_t k = 0; k < ca_lids.size(); k += every) move(ca_lids[k]);
+        }
+        lfts[i].hash = lft_hash(t);
+    }
+}
+
 NodeId synth_node(const Fabric& f, const std::string& name) {
     auto ids = f.find_by_name(name);
     return ids.empty() ? kNoNode : ids.front();
