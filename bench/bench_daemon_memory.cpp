@@ -179,7 +179,7 @@ void run(int hosts, const Options& o) {
     s.routing_engine = "minhop";
     s.fabric = ibf::synth_fat_tree({.levels = levels, .radix = 64, .hosts = hosts});
     s.lfts = ibf::synth_lfts(s.fabric);
-    const size_t lids = s.lfts.empty() ? 0 : s.lfts[0].port_by_lid.size() - 1;
+    const size_t lids = s.lfts.empty() ? 0 : s.lfts[0].port_by_lid().size() - 1;
     std::printf("\n%d-level radix 64, %d hosts: %zu nodes, %zu switches with a table, %zu LIDs, %zu links; tables %.1f MB\n", levels,
                 hosts, s.fabric.size(), s.lfts.size(), lids, s.fabric.link_count(),
                 static_cast<double>(s.lfts.size() * (lids + 1)) / 1e6);

@@ -85,7 +85,7 @@ void worker(const ibf::Fabric& f, const std::vector<ibf::SwitchLft>& lfts, unsig
     snap->fabric = f;
     snap->lfts = lfts;
     snap->sweep_seq = 1;
-    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid);  // as the snapshot decoder sets them
+    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid());  // as the snapshot decoder sets them
     auto routes = std::make_shared<ibf::LiveRouteCheck>();
     auto memo = std::make_shared<ibf::CheckMemo>();
     auto timed = [](const char* what, auto&& fn) {
@@ -142,7 +142,7 @@ void live_step(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<i
     auto snap = std::make_shared<ibf::Snapshot>();
     snap->fabric = f;
     snap->lfts = lfts;
-    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid);  // as the snapshot decoder sets them
+    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid());  // as the snapshot decoder sets them
     ibf::LiveRouteCheck live;
     const double t0 = cpu_ms();
     live.validate(ibf::route_job(snap, f, a.names, a.findings));
@@ -166,7 +166,7 @@ void live_step(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<i
 // RouteCheckCache over sweeps: the first (in full), one that changed nothing, and two re-routes of
 // 1 % of the tables (one entry each; 1 % of the CA LIDs each).
 void incremental(const ibf::Fabric& f, const ibf::Analysis& a, std::vector<ibf::SwitchLft> lfts) {
-    for (ibf::SwitchLft& t : lfts) t.hash = ibf::lft_hash(t.port_by_lid);  // the decoder's hashes
+    for (ibf::SwitchLft& t : lfts) t.hash = ibf::lft_hash(t.port_by_lid());  // the decoder's hashes
     ibf::RouteCheckCache cache;
     auto step = [&](const char* what) {
         const double t0 = cpu_ms();
@@ -193,7 +193,7 @@ void run(int levels, int radix, int hosts, const std::string& only = "", unsigne
     const std::vector<ibf::SwitchLft> lfts = ibf::synth_lfts(f);
     const double synth = cpu_ms() - t0;
     const ibf::Analysis a = ibf::analyze(f);
-    const size_t lids = lfts.empty() ? 0 : lfts[0].port_by_lid.size() - 1;
+    const size_t lids = lfts.empty() ? 0 : lfts[0].port_by_lid().size() - 1;
     std::printf("%d-level radix %d: %zu switches, %zu hosts, %zu LIDs, %zu links\n", levels, radix, lfts.size(),
                 a.compute_hosts.size(), lids, f.link_count());
     std::printf("  synth_lfts (the tables):   %8.1f ms\n", synth);

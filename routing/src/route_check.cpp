@@ -761,8 +761,8 @@ const RouteCheck& RouteCheckCache::run(const Fabric& f, const Analysis& a, const
         const SwitchLft& was = state_->tables[state_->table_of[s]];
         hashes[s] = lft_hash_of(now);
         if (hashes[s] == was.hash) continue;
-        const std::vector<uint8_t>& x = was.port_by_lid;
-        const std::vector<uint8_t>& y = now.port_by_lid;
+        const std::vector<uint8_t>& x = was.port_by_lid();
+        const std::vector<uint8_t>& y = now.port_by_lid();
         const size_t n = std::max(x.size(), y.size());
         if (lid_dirty.size() < n) lid_dirty.resize(n, 0);
         for (size_t lid = 0; lid < n; ++lid)
@@ -778,8 +778,7 @@ const RouteCheck& RouteCheckCache::run(const Fabric& f, const Analysis& a, const
     auto keep = [&](const std::vector<int>& which) {
         for (int s : which) {
             SwitchLft& t = state_->tables[state_->table_of[s]];
-            t.port_by_lid = g.table(s)->port_by_lid;
-            t.hash = hashes[s];
+            t.set_port_by_lid(g.table(s)->port_by_lid(), hashes[s]);
         }
     };
     if (same && dirty.empty()) {
@@ -812,7 +811,7 @@ const RouteCheck& RouteCheckCache::run(const Fabric& f, const Analysis& a, const
     for (int s = 0; s < g.switches(); ++s)
         if (g.has_table(s)) {
             st->table_of[s] = static_cast<int32_t>(st->tables.size());
-            st->tables.push_back(SwitchLft{g.table(s)->switch_guid, g.table(s)->port_by_lid, lft_hash_of(*g.table(s))});
+            st->tables.push_back(SwitchLft{g.table(s)->switch_guid, g.table(s)->port_by_lid(), lft_hash_of(*g.table(s))});
         }
     st->last = validate_all(g, a, opt, *st);
     state_ = std::move(st);
