@@ -452,5 +452,29 @@ TEST(LftPaths, MinHopTablesOnAThreeLevelTreeReachEveryHostFromEverySwitch) {
     EXPECT_EQ(p.max_hops, 5);  // leaf -> spine -> core -> spine -> leaf -> host
 }
 
+// The cache keeps the tables it validated by reference (the snapshot's shared bytes), not a copy
+// of them (184 MB at 48k LIDs); a re-routed table's new bytes replace the old ones there.
+TEST(RouteCheckCache, KeepsTheTablesByReferenceNotACopy) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);
+    const Analysis a = analyze(f);
+    RouteCheckCache cache;
+    cache.check(f, a, lfts);
+    ASSERT_EQ(cache.last_mode(), RouteCheckCache::Mode::full);
+    for (const SwitchLft& t : lfts) EXPECT_EQ(t.shared_port_by_lid().use_count(), 2) << std::hex << t.switch_guid;  // lfts, the cache
+    SwitchLft& spine = table_of(lfts, f, synth_node(f, "spine0002"));
+    const std::shared_ptr<const std::vector<uint8_t>> old = spine.shared_port_by_lid();
+    set_entry(spine, host_lid(f, "node00001"), kLftNoPath);
+    EXPECT_EQ(old.use_count(), 2);  // `old` and the cache
+    cache.check(f, a, lfts);
+    EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::incremental);
+    EXPECT_EQ(old.use_count(), 1);  // the cache let go of the old bytes
+    for (const SwitchLft& t : lfts) EXPECT_EQ(t.shared_port_by_lid().use_count(), 2) << std::hex << t.switch_guid;
+    // The same tables again: the same buffers, so not even hashed; nothing changed.
+    cache.check(f, a, lfts);
+    EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::unchanged);
+    EXPECT_EQ(cache.last_tables_changed(), 0u);
+}
+
 }  // namespace
 }  // namespace ibf
