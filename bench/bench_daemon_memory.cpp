@@ -16,8 +16,6 @@
 // /api/v1/analysis said its route validation is "done", the daemon's CPU time for the sweep
 // (/proc/PID/stat, all its threads), and its VmRSS and VmHWM (/proc/PID/status). Heartbeats go
 // out every second meanwhile, as the plugin's.
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -31,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "ibf/daemon_fixture.h"
 #include "ibf/dumps.h"
 #include "ibf/lab_process.h"
 #include "ibf/lab_runner.h"
@@ -82,32 +81,13 @@ std::string loadavg() {
     return a + " " + b + " " + c;
 }
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // The plugin's side of one connection: blocking writes on the daemon's Unix socket.
 class Plugin {
 public:
-    explicit Plugin(const std::string& path) {
-        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_un a{};
-        a.sun_family = AF_UNIX;
-        path.copy(a.sun_path, sizeof a.sun_path - 1);
-        if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-            throw std::runtime_error("cannot connect to " + path);
-    }
-    ~Plugin() { ::close(fd_); }
-    Plugin(const Plugin&) = delete;
-    Plugin& operator=(const Plugin&) = delete;
+    explicit Plugin(const std::string& path) : conn_(path) {}
 
     void send(const std::string& bytes) {
-        for (size_t off = 0; off < bytes.size();) {
-            const ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
-            if (n <= 0) throw std::runtime_error("the daemon closed the plugin connection");
-            off += static_cast<size_t>(n);
-        }
+        if (!conn_.send(bytes)) throw std::runtime_error("the daemon closed the plugin connection");
     }
     // Every part of `s` (tables the daemon holds with an equal hash as "unchanged" records).
     void snapshot(const ibf::Snapshot& s) {
@@ -125,7 +105,7 @@ public:
     static ibf::SmInfo sm() { return {.port_guid = kSmGuid, .lid = 1, .priority = 15, .state = ibf::SmState::Master, .act_count = 7}; }
 
 private:
-    int fd_ = -1;
+    ibf::test::UnixClient conn_;
     ibf::wire::LftHashes delivered_;
 };
 
@@ -184,9 +164,8 @@ void run(int hosts, const Options& o) {
                 hosts, s.fabric.size(), s.lfts.size(), lids, s.fabric.link_count(),
                 static_cast<double>(s.lfts.size() * (lids + 1)) / 1e6);
 
-    char tmpl[] = "/tmp/ibf-daemon-mem-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    const fs::path dir = tmpl;
+    const ibf::test::TempDir tmp;  // removed with everything in it when this size is done
+    const fs::path& dir = tmp.path;
     std::vector<std::string> argv = {o.ibfabricd, "--socket", (dir / "osm.sock").string(), "--http", "127.0.0.1:0",
                                      "--port-file", (dir / "port").string(), "--log-level", "warn"};
     if (o.topology) {
@@ -196,9 +175,9 @@ void run(int hosts, const Options& o) {
     const int pid = ibf::lab_detail::spawn({.argv = argv, .out_path = (dir / "daemon.log").string(), .new_session = false,
                                             .die_with_parent = true});
     try {
-        for (const double end = now_s() + 30; read_text((dir / "port").string()).empty(); ibf::lab_detail::sleep_s(0.02))
+        for (const double end = now_s() + 30; ibf::test::read_file((dir / "port").string()).empty(); ibf::lab_detail::sleep_s(0.02))
             if (now_s() > end || !ibf::lab_detail::alive(pid)) throw std::runtime_error("ibfabricd did not start: " + ibf::tail_file((dir / "daemon.log").string()));
-        const int port = std::stoi(read_text((dir / "port").string()));
+        const int port = std::stoi(ibf::test::read_file((dir / "port").string()));
         std::printf("ibfabricd pid %d (%s), idle: VmRSS %.0f MB\n", pid, o.topology ? "with the tree as its topology" : "no topology",
                     static_cast<double>(status_kb(pid, "VmRSS")) / 1024);
 
@@ -235,11 +214,9 @@ void run(int hosts, const Options& o) {
                     static_cast<double>(status_kb(pid, "VmHWM")) / 1024);
     } catch (...) {
         ibf::lab_detail::stop(pid, "ibfabricd", 5);
-        fs::remove_all(dir);
         throw;
     }
     ibf::lab_detail::stop(pid, "ibfabricd", 5);
-    fs::remove_all(dir);
 }
 
 }  // namespace
