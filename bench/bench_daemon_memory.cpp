@@ -18,6 +18,7 @@
 // out every second meanwhile, as the plugin's.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -150,7 +151,15 @@ Row wait_sweep(Plugin& plugin, int port, int pid, uint64_t seq, double t0, doubl
     return r;
 }
 
-void run(int hosts, const Options& o) {
+// One size's figures for the table at the end (MB).
+struct Summary {
+    size_t lids = 0, tables = 0;
+    double first_rss = 0, first_hwm = 0, unchanged_min = 0, unchanged_max = 0, changed = 0, settled = 0, hwm = 0;
+};
+
+double mb(long kb) { return static_cast<double>(kb) / 1024; }
+
+Summary run(int hosts, const Options& o) {
     const int levels = hosts <= 2048 ? 2 : 3;
     ibf::Snapshot s;
     s.osm_version = "OpenSM 3.3.23";
@@ -160,6 +169,7 @@ void run(int hosts, const Options& o) {
     s.fabric = ibf::synth_fat_tree({.levels = levels, .radix = 64, .hosts = hosts});
     s.lfts = ibf::synth_lfts(s.fabric);
     const size_t lids = s.lfts.empty() ? 0 : s.lfts[0].port_by_lid().size() - 1;
+    Summary sum{.lids = lids, .tables = s.lfts.size()};
     std::printf("\n%d-level radix 64, %d hosts: %zu nodes, %zu switches with a table, %zu LIDs, %zu links; tables %.1f MB\n", levels,
                 hosts, s.fabric.size(), s.lfts.size(), lids, s.fabric.link_count(),
                 static_cast<double>(s.lfts.size() * (lids + 1)) / 1e6);
@@ -210,13 +220,22 @@ void run(int hosts, const Options& o) {
         sweep("1 % of tables changed");
         // Settled: what the daemon keeps between sweeps once nothing is under way.
         ibf::lab_detail::sleep_s(2);
-        std::printf("  settled 2 s later:     VmRSS %6.0f MB, VmHWM %6.0f MB\n", static_cast<double>(status_kb(pid, "VmRSS")) / 1024,
-                    static_cast<double>(status_kb(pid, "VmHWM")) / 1024);
+        sum.settled = mb(status_kb(pid, "VmRSS"));
+        sum.hwm = mb(status_kb(pid, "VmHWM"));
+        std::printf("  settled 2 s later:     VmRSS %6.0f MB, VmHWM %6.0f MB\n", sum.settled, sum.hwm);
+        sum.first_rss = mb(rows.front().rss_kb), sum.first_hwm = mb(rows.front().hwm_kb);
+        sum.changed = mb(rows.back().rss_kb);
+        sum.unchanged_min = sum.unchanged_max = 0;
+        for (size_t i = 1; i + 1 < rows.size(); ++i) {
+            sum.unchanged_min = i == 1 ? mb(rows[i].rss_kb) : std::min(sum.unchanged_min, mb(rows[i].rss_kb));
+            sum.unchanged_max = std::max(sum.unchanged_max, mb(rows[i].rss_kb));
+        }
     } catch (...) {
         ibf::lab_detail::stop(pid, "ibfabricd", 5);
         throw;
     }
     ibf::lab_detail::stop(pid, "ibfabricd", 5);
+    return sum;
 }
 
 }  // namespace
@@ -244,7 +263,13 @@ int main(int argc, char** argv) {
     }
     std::printf("ibfabricd: %s; load average %s\n", o.ibfabricd.c_str(), loadavg().c_str());
     try {
-        for (int h : o.hosts) run(h, o);
+        std::vector<Summary> sums;
+        for (int h : o.hosts) sums.push_back(run(h, o));
+        std::printf("\nibfabricd VmRSS in MB (load average %s)\n%8s %7s %14s %16s %14s %8s %7s\n", loadavg().c_str(), "LIDs", "tables",
+                    "first (VmHWM)", "unchanged", "1 % changed", "settled", "VmHWM");
+        for (const Summary& m : sums)
+            std::printf("%8zu %7zu %6.0f (%5.0f) %7.0f-%-7.0f %14.0f %8.0f %7.0f\n", m.lids, m.tables, m.first_rss, m.first_hwm,
+                        m.unchanged_min, m.unchanged_max, m.changed, m.settled, m.hwm);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_daemon_memory: %s\n", e.what());
         return 1;
