@@ -24,8 +24,6 @@
 #include "ibf/route_check.h"
 #include "ibf/synth.h"
 
-using ibf::NodeId;
-
 namespace {
 
 double cpu_ms() {
@@ -87,7 +85,7 @@ void worker(const ibf::Fabric& f, const std::vector<ibf::SwitchLft>& lfts, unsig
     snap->fabric = f;
     snap->lfts = lfts;
     snap->sweep_seq = 1;
-    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid);  // as the snapshot decoder sets them
+    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid());  // as the snapshot decoder sets them
     auto routes = std::make_shared<ibf::LiveRouteCheck>();
     auto memo = std::make_shared<ibf::CheckMemo>();
     auto timed = [](const char* what, auto&& fn) {
@@ -144,7 +142,7 @@ void live_step(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<i
     auto snap = std::make_shared<ibf::Snapshot>();
     snap->fabric = f;
     snap->lfts = lfts;
-    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid);  // as the snapshot decoder sets them
+    for (ibf::SwitchLft& t : snap->lfts) t.hash = ibf::lft_hash(t.port_by_lid());  // as the snapshot decoder sets them
     ibf::LiveRouteCheck live;
     const double t0 = cpu_ms();
     live.validate(ibf::route_job(snap, f, a.names, a.findings));
@@ -165,40 +163,10 @@ void live_step(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<i
     if (!hit) std::printf("  (the live step missed its cache: a bug)\n");
 }
 
-// A re-route of 1 % of the switches (every 100th table) as OpenSM's rebalancing would make it:
-// entries that go up move to the next up port (the route stays minimal). `every`: which CA LIDs
-// (every `every`-th of them; 0: one LID per table, the snapshot benchmark's change).
-void reroute(const ibf::Fabric& f, std::vector<ibf::SwitchLft>& lfts, int radix, const std::vector<uint32_t>& ca_lids, size_t every) {
-    const int h = radix / 2;
-    for (size_t i = 0; i < lfts.size(); i += 100) {
-        std::vector<uint8_t>& t = lfts[i].port_by_lid;
-        auto move = [&](uint32_t lid) {
-            if (t[lid] > h && t[lid] != ibf::kLftNoPath) t[lid] = static_cast<uint8_t>(h + 1 + (t[lid] - h) % h);
-        };
-        if (every == 0) {
-            for (size_t k = 0; k < ca_lids.size(); ++k)  // the first CA LID this table sends up, from a spread start
-                if (uint32_t lid = ca_lids[(i * 7919 + k) % ca_lids.size()]; t[lid] > h && t[lid] != ibf::kLftNoPath) {
-                    move(lid);
-                    break;
-                }
-        } else {
-            for (size_t k = 0; k < ca_lids.size(); k += every) move(ca_lids[k]);
-        }
-        lfts[i].hash = ibf::lft_hash(t);  // as the snapshot decoder sets it
-    }
-    (void)f;
-}
-
 // RouteCheckCache over sweeps: the first (in full), one that changed nothing, and two re-routes of
 // 1 % of the tables (one entry each; 1 % of the CA LIDs each).
 void incremental(const ibf::Fabric& f, const ibf::Analysis& a, std::vector<ibf::SwitchLft> lfts) {
-    for (ibf::SwitchLft& t : lfts) t.hash = ibf::lft_hash(t.port_by_lid);  // the decoder's hashes
-    std::vector<uint32_t> ca_lids;
-    for (NodeId n = 0; n < f.size(); ++n)
-        if (f.node(n).type == ibf::NodeType::CA && f.node(n).port(1) && f.node(n).port(1)->lid) ca_lids.push_back(f.node(n).port(1)->lid);
-    int radix = 0;
-    for (NodeId n = 0; n < f.size() && !radix; ++n)
-        if (f.node(n).type == ibf::NodeType::Switch) radix = f.node(n).num_ports();
+    for (ibf::SwitchLft& t : lfts) t.hash = ibf::lft_hash(t.port_by_lid());  // the decoder's hashes
     ibf::RouteCheckCache cache;
     auto step = [&](const char* what) {
         const double t0 = cpu_ms();
@@ -210,11 +178,11 @@ void incremental(const ibf::Fabric& f, const ibf::Analysis& a, std::vector<ibf::
     };
     step("first sweep:");
     step("no change:");
-    reroute(f, lfts, radix, ca_lids, 0);
+    ibf::synth_reroute(f, lfts, 0);
     step("1 % tables, 1 entry each:");
-    reroute(f, lfts, radix, ca_lids, 100);
+    ibf::synth_reroute(f, lfts, 100);
     step("1 % tables, 1 % of LIDs each:");
-    reroute(f, lfts, radix, ca_lids, 10);
+    ibf::synth_reroute(f, lfts, 10);
     step("1 % tables, 10 % of LIDs each:");
 }
 
@@ -225,7 +193,7 @@ void run(int levels, int radix, int hosts, const std::string& only = "", unsigne
     const std::vector<ibf::SwitchLft> lfts = ibf::synth_lfts(f);
     const double synth = cpu_ms() - t0;
     const ibf::Analysis a = ibf::analyze(f);
-    const size_t lids = lfts.empty() ? 0 : lfts[0].port_by_lid.size() - 1;
+    const size_t lids = lfts.empty() ? 0 : lfts[0].port_by_lid().size() - 1;
     std::printf("%d-level radix %d: %zu switches, %zu hosts, %zu LIDs, %zu links\n", levels, radix, lfts.size(),
                 a.compute_hosts.size(), lids, f.link_count());
     std::printf("  synth_lfts (the tables):   %8.1f ms\n", synth);

@@ -294,8 +294,7 @@ std::vector<SwitchLft> synth_lfts(const Fabric& f) {
             }
         }
     }
-    std::vector<SwitchLft> out(sws.size());
-    for (size_t s = 0; s < sws.size(); ++s) out[s] = {f.node(sws[s]).guid, std::vector<uint8_t>(max_lid + 1, kLftNoPath)};
+    std::vector<std::vector<uint8_t>> table(sws.size(), std::vector<uint8_t>(max_lid + 1, kLftNoPath));
     std::vector<int> dist(sws.size()), queue;
     std::vector<int> closer;
     for (size_t root = 0; root < sws.size(); ++root) {
@@ -307,7 +306,7 @@ std::vector<SwitchLft> synth_lfts(const Fabric& f) {
             for (const Port& p : f.node(sws[queue[i]]).ports)
                 if (p.valid && p.linked() && idx[p.peer] >= 0 && dist[idx[p.peer]] < 0)
                     dist[idx[p.peer]] = dist[queue[i]] + 1, queue.push_back(idx[p.peer]);
-        for (auto [port, lid] : by_sw[root]) out[root].port_by_lid[lid] = static_cast<uint8_t>(port);
+        for (auto [port, lid] : by_sw[root]) table[root][lid] = static_cast<uint8_t>(port);
         for (size_t s = 0; s < sws.size(); ++s) {
             if (dist[s] <= 0) continue;
             closer.clear();
@@ -315,10 +314,42 @@ std::vector<SwitchLft> synth_lfts(const Fabric& f) {
                 if (p.valid && p.num > 0 && p.linked() && idx[p.peer] >= 0 && dist[idx[p.peer]] == dist[s] - 1)
                     closer.push_back(p.num);
             for (auto [port, lid] : by_sw[root])
-                out[s].port_by_lid[lid] = static_cast<uint8_t>(closer[lid % closer.size()]);
+                table[s][lid] = static_cast<uint8_t>(closer[lid % closer.size()]);
         }
     }
+    std::vector<SwitchLft> out;
+    out.reserve(sws.size());
+    for (size_t s = 0; s < sws.size(); ++s) out.emplace_back(f.node(sws[s]).guid, std::move(table[s]));
     return out;
+}
+
+void synth_reroute(const Fabric& f, std::vector<SwitchLft>& lfts, size_t every) {
+    std::vector<uint32_t> ca_lids;
+    int radix = 0;
+    for (NodeId n = 0; n < f.size(); ++n) {
+        const Node& node = f.node(n);
+        if (node.type == NodeType::CA && node.port(1) && node.port(1)->lid) ca_lids.push_back(node.port(1)->lid);
+        if (node.type == NodeType::Switch && !radix) radix = node.num_ports();
+    }
+    const int h = radix / 2;
+    for (size_t i = 0; i < lfts.size(); i += 100) {
+        std::vector<uint8_t> t = lfts[i].port_by_lid();
+        auto up = [&](uint32_t lid) { return lid < t.size() && t[lid] > h && t[lid] != kLftNoPath; };
+        auto move = [&](uint32_t lid) {
+            if (up(lid)) t[lid] = static_cast<uint8_t>(h + 1 + (t[lid] - h) % h);
+        };
+        if (every == 0) {
+            for (size_t k = 0; k < ca_lids.size(); ++k)  // the first CA LID this table sends up, from a spread start
+                if (uint32_t lid = ca_lids[(i * 7919 + k) % ca_lids.size()]; up(lid)) {
+                    move(lid);
+                    break;
+                }
+        } else {
+            for (size_t k = 0; k < ca_lids.size(); k += every) move(ca_lids[k]);
+        }
+        const uint64_t hash = lft_hash(t);
+        lfts[i].set_port_by_lid(std::move(t), hash);
+    }
 }
 
 NodeId synth_node(const Fabric& f, const std::string& name) {

@@ -3,6 +3,8 @@
 
 #include <charconv>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "text.h"
 
@@ -48,7 +50,7 @@ bool parse_entry(std::string_view line, const std::string& file, int lineno, uin
 }  // namespace
 
 std::vector<SwitchLft> parse_lft_dump(std::string_view text, const std::string& file) {
-    std::vector<SwitchLft> out;
+    std::vector<std::pair<Guid, std::vector<uint8_t>>> tables;
     std::set<Guid> seen;
     detail::Lines lines(text);
     std::string_view line;
@@ -61,17 +63,20 @@ std::vector<SwitchLft> parse_lft_dump(std::string_view text, const std::string& 
             const Guid g = ibroute ? guid_after(line, " guid ") : guid_after(line, "Switch ");
             if (g == 0) throw InputError(file, n, 1, "switch header without a GUID: " + printable(line));
             if (!seen.insert(g).second) throw InputError(file, n, 1, "switch " + guid_hex(g) + " is listed twice");
-            out.push_back({g, {}});
+            tables.emplace_back(g, std::vector<uint8_t>());
             in_switch = true;
             continue;
         }
         uint32_t lid = 0, port = 0;
         if (!parse_entry(line, file, n, lid, port)) continue;  // headings, "8 valid lids dumped", prompts
         if (!in_switch) throw InputError(file, n, 1, "a forwarding entry before any switch header");
-        std::vector<uint8_t>& t = out.back().port_by_lid;
+        std::vector<uint8_t>& t = tables.back().second;
         if (t.size() <= lid) t.resize(lid + 1, kLftNoPath);
         t[lid] = static_cast<uint8_t>(port);
     }
+    std::vector<SwitchLft> out;
+    out.reserve(tables.size());
+    for (auto& [g, t] : tables) out.emplace_back(g, std::move(t));
     return out;
 }
 

@@ -68,9 +68,10 @@ LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<Swit
         std::vector<int> load(f.node(*id).ports.size(), -1);
         for (const Bundle& bu : si->up_bundles)
             for (int p : bu.ports) load[p] = 0;
-        for (size_t lid = 1; lid < t.port_by_lid.size() && lid < host_lid.size(); ++lid) {
+        const std::vector<uint8_t>& port_by_lid = t.port_by_lid();
+        for (size_t lid = 1; lid < port_by_lid.size() && lid < host_lid.size(); ++lid) {
             if (!host_lid[lid]) continue;
-            int p = t.port_by_lid[lid];
+            int p = port_by_lid[lid];
             if (p < static_cast<int>(load.size()) && load[p] >= 0) ++load[p];
         }
         for (const Bundle& bu : si->up_bundles)

@@ -57,7 +57,8 @@ struct RouteCheckCache::State {
     // its routes crossed first.
     std::vector<std::vector<uint8_t>> crossing;
     std::vector<std::vector<int16_t>> dist_of;  // per destination switch, filled on first use
-    // The tables this state was made from (per switch with a table), for the next check.
+    // The tables this state was made from (per switch with a table), for the next check: the
+    // snapshot's own SwitchLfts, their bytes shared with it (snapshot.h), not a copy.
     std::vector<SwitchLft> tables;
     std::vector<int32_t> table_of;         // per switch: index into tables, -1 = none
     uint64_t topology = 0;                 // route_inputs_hash without the tables
@@ -759,10 +760,14 @@ const RouteCheck& RouteCheckCache::run(const Fabric& f, const Analysis& a, const
         if (!g.has_table(s)) continue;
         const SwitchLft& now = *g.table(s);
         const SwitchLft& was = state_->tables[state_->table_of[s]];
+        if (now.shared_port_by_lid() == was.shared_port_by_lid()) {  // the same bytes: unchanged, not read
+            hashes[s] = was.hash;
+            continue;
+        }
         hashes[s] = lft_hash_of(now);
         if (hashes[s] == was.hash) continue;
-        const std::vector<uint8_t>& x = was.port_by_lid;
-        const std::vector<uint8_t>& y = now.port_by_lid;
+        const std::vector<uint8_t>& x = was.port_by_lid();
+        const std::vector<uint8_t>& y = now.port_by_lid();
         const size_t n = std::max(x.size(), y.size());
         if (lid_dirty.size() < n) lid_dirty.resize(n, 0);
         for (size_t lid = 0; lid < n; ++lid)
@@ -774,11 +779,11 @@ const RouteCheck& RouteCheckCache::run(const Fabric& f, const Analysis& a, const
         if (g.dests()[di].lid < lid_dirty.size() && lid_dirty[g.dests()[di].lid] && (g.dests()[di].sw >= 0 || opt.switch_routes))
             dirty.push_back(di);
     tables_changed_ = changed.size();
-    // Keeps the new tables' copies (and every hash) for the next check.
+    // Keeps the new tables (their shared bytes, and every hash) for the next check.
     auto keep = [&](const std::vector<int>& which) {
         for (int s : which) {
             SwitchLft& t = state_->tables[state_->table_of[s]];
-            t.port_by_lid = g.table(s)->port_by_lid;
+            t = *g.table(s);
             t.hash = hashes[s];
         }
     };
@@ -812,7 +817,8 @@ const RouteCheck& RouteCheckCache::run(const Fabric& f, const Analysis& a, const
     for (int s = 0; s < g.switches(); ++s)
         if (g.has_table(s)) {
             st->table_of[s] = static_cast<int32_t>(st->tables.size());
-            st->tables.push_back(SwitchLft{g.table(s)->switch_guid, g.table(s)->port_by_lid, lft_hash_of(*g.table(s))});
+            SwitchLft& t = st->tables.emplace_back(*g.table(s));  // shares the bytes
+            t.hash = lft_hash_of(t);
         }
     st->last = validate_all(g, a, opt, *st);
     state_ = std::move(st);

@@ -89,8 +89,8 @@ void DestWalk::load_block(uint32_t first) {
     int32_t* hout = hops_.data();
     for (int sw = 0; sw < n; ++sw) {  // one switch's table line and port row at a time
         const SwitchLft* t = g_.table(sw);
-        const size_t have = t && first < t->port_by_lid.size() ? std::min<size_t>(block, t->port_by_lid.size() - first) : 0;
-        const uint8_t* in = have ? t->port_by_lid.data() + first : nullptr;
+        const size_t have = t && first < t->port_by_lid().size() ? std::min<size_t>(block, t->port_by_lid().size() - first) : 0;
+        const uint8_t* in = have ? t->port_by_lid().data() + first : nullptr;
         const int32_t* row = g_.hop_row(sw);
         const int ports = g_.ports(sw);
         for (uint32_t j = 0; j < block; ++j) {

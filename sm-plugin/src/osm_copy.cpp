@@ -325,10 +325,10 @@ size_t LftCache::refresh(osm_opensm_t* osm, size_t lids) {
 void LftCache::fill(Snapshot& snap) const {
     snap.lfts.reserve(snap.lfts.size() + order_.size());
     for (const Entry& e : order_) {
-        SwitchLft t{e.guid, *e.raw};
-        for (uint8_t& p : t.port_by_lid)
+        std::vector<uint8_t> port_by_lid = *e.raw;
+        for (uint8_t& p : port_by_lid)
             if (p != kLftNoPath && p >= e.num_ports) p = kLftNoPath;  // never send what the decoder must refuse
-        snap.lfts.push_back(std::move(t));
+        snap.lfts.emplace_back(e.guid, std::move(port_by_lid));
     }
 }
 

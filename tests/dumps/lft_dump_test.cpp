@@ -33,17 +33,17 @@ TEST(LftDump, DumpLftsAndOpenSmLftsDumpGiveTheSameTables) {
     for (const SwitchLft& t : a) {
         const SwitchLft* o = table(b, t.switch_guid);
         ASSERT_NE(o, nullptr) << guid_hex(t.switch_guid);
-        EXPECT_EQ(t.port_by_lid, o->port_by_lid) << guid_hex(t.switch_guid);
+        EXPECT_EQ(t.port_by_lid(), o->port_by_lid()) << guid_hex(t.switch_guid);
     }
     // leaf01 (0x200000): node01 (LID 1) on port 1, itself (LID 2) port 0, node03 (LID 7) up port 5.
     const SwitchLft* leaf01 = table(a, 0x200000);
     ASSERT_NE(leaf01, nullptr);
-    ASSERT_EQ(leaf01->port_by_lid.size(), 9u);
-    EXPECT_EQ(leaf01->port_by_lid[0], kLftNoPath);
-    EXPECT_EQ(leaf01->port_by_lid[1], 1);
-    EXPECT_EQ(leaf01->port_by_lid[2], 0);
-    EXPECT_EQ(leaf01->port_by_lid[7], 5);
-    EXPECT_EQ(leaf01->port_by_lid[8], 6);
+    ASSERT_EQ(leaf01->port_by_lid().size(), 9u);
+    EXPECT_EQ(leaf01->port_by_lid()[0], kLftNoPath);
+    EXPECT_EQ(leaf01->port_by_lid()[1], 1);
+    EXPECT_EQ(leaf01->port_by_lid()[2], 0);
+    EXPECT_EQ(leaf01->port_by_lid()[7], 5);
+    EXPECT_EQ(leaf01->port_by_lid()[8], 6);
 }
 
 TEST(LftDump, OpenSmFdbsFormat) {
@@ -54,7 +54,7 @@ TEST(LftDump, OpenSmFdbsFormat) {
                                   "opensm.fdbs");
     ASSERT_EQ(t.size(), 1u);
     EXPECT_EQ(t[0].switch_guid, 0x200000u);
-    EXPECT_EQ(t[0].port_by_lid, (std::vector<uint8_t>{255, 1, 255, 5}));
+    EXPECT_EQ(t[0].port_by_lid(), (std::vector<uint8_t>{255, 1, 255, 5}));
 }
 
 TEST(LftDump, ErrorsNameFileLineAndColumn) {

@@ -38,7 +38,7 @@ std::vector<SwitchLft> updown_tables(const Fabric& f) {
         if (f.node(sw).type != NodeType::Switch) continue;
         std::vector<int> up;
         for (const Bundle& b : a.info(sw)->up_bundles) up.insert(up.end(), b.ports.begin(), b.ports.end());
-        SwitchLft t{f.node(sw).guid, std::vector<uint8_t>(max_lid + 1, kLftNoPath)};
+        std::vector<uint8_t> t(max_lid + 1, kLftNoPath);
         size_t next = 0;
         for (NodeId n = 0; n < f.size(); ++n) {
             const Port* p = f.node(n).type == NodeType::CA ? f.node(n).port(1) : nullptr;
@@ -50,9 +50,9 @@ std::vector<SwitchLft> updown_tables(const Fabric& f) {
                     break;
                 }
             if (p->peer == sw) down = p->peer_port;
-            t.port_by_lid[p->lid] = static_cast<uint8_t>(down ? down : up[next++ % up.size()]);
+            t[p->lid] = static_cast<uint8_t>(down ? down : up[next++ % up.size()]);
         }
-        out.push_back(std::move(t));
+        out.emplace_back(f.node(sw).guid, std::move(t));
     }
     return out;
 }
@@ -138,10 +138,12 @@ TEST(LiveAnalysis, SkewedTableAndFallbackAreFindings) {
     const int first_up = a.info(leaf)->up_bundles[0].ports[0];
     for (SwitchLft& t : s.lfts)
         if (t.switch_guid == s.fabric.node(leaf).guid)
-            for (NodeId n = 0; n < s.fabric.size(); ++n) {
-                const Port* p = s.fabric.node(n).type == NodeType::CA ? s.fabric.node(n).port(1) : nullptr;
-                if (p && p->linked() && p->peer != leaf) t.port_by_lid[p->lid] = static_cast<uint8_t>(first_up);
-            }
+            t.edit([&](std::vector<uint8_t>& b) {
+                for (NodeId n = 0; n < s.fabric.size(); ++n) {
+                    const Port* p = s.fabric.node(n).type == NodeType::CA ? s.fabric.node(n).port(1) : nullptr;
+                    if (p && p->linked() && p->peer != leaf) b[p->lid] = static_cast<uint8_t>(first_up);
+                }
+            });
     const LiveAnalysis la = analyze_live(s, s.fabric);
     EXPECT_TRUE(la.routing_fallback);
     EXPECT_EQ(la.lft_imbalanced, 1);
@@ -170,10 +172,12 @@ int skew_leaf0001(Snapshot& s) {
     const int first_up = analyze(s.fabric).info(leaf)->up_bundles[0].ports[0];
     for (SwitchLft& t : s.lfts)
         if (t.switch_guid == s.fabric.node(leaf).guid)
-            for (NodeId n = 0; n < s.fabric.size(); ++n) {
-                const Port* p = s.fabric.node(n).type == NodeType::CA ? s.fabric.node(n).port(1) : nullptr;
-                if (p && p->linked() && p->peer != leaf) t.port_by_lid[p->lid] = static_cast<uint8_t>(first_up);
-            }
+            t.edit([&](std::vector<uint8_t>& b) {
+                for (NodeId n = 0; n < s.fabric.size(); ++n) {
+                    const Port* p = s.fabric.node(n).type == NodeType::CA ? s.fabric.node(n).port(1) : nullptr;
+                    if (p && p->linked() && p->peer != leaf) b[p->lid] = static_cast<uint8_t>(first_up);
+                }
+            });
     return first_up;
 }
 

@@ -50,13 +50,16 @@ struct Lab {
     Lab() {
         set_link_rate(f, synth_node(f, "leaf0002"), 5, {Width::X1, Speed::HDR});
         lfts = synth_lfts(f);
-        spine2()[f.node(synth_node(f, "node00001")).port(1)->lid] = kLftNoPath;
+        set_spine2(f.node(synth_node(f, "node00001")).port(1)->lid, kLftNoPath);
         EXPECT_TRUE(st.on_hello(1, hello(kMasterGuid, SmState::Master), 10));
     }
-    std::vector<uint8_t>& spine2() {
+    SwitchLft& spine2() {
         for (SwitchLft& t : lfts)
-            if (t.switch_guid == f.node(synth_node(f, "spine0002")).guid) return t.port_by_lid;
+            if (t.switch_guid == f.node(synth_node(f, "spine0002")).guid) return t;
         throw std::logic_error("no spine0002 table");
+    }
+    void set_spine2(uint32_t lid, uint8_t port) {
+        spine2().edit([&](std::vector<uint8_t>& t) { t[lid] = port; });
     }
     // One master sweep through run_check; publishes its result.
     CheckRun sweep() {
@@ -122,7 +125,7 @@ TEST(LiveRoutes, AnUnchangedSweepReusesTheLastValidationAndAChangedOneKeepsItUnt
 
     // The black hole mended: validated again; until then the last route findings stay.
     for (const SwitchLft& t : synth_lfts(lab.f))
-        if (t.switch_guid == lab.f.node(synth_node(lab.f, "spine0002")).guid) lab.spine2() = t.port_by_lid;
+        if (t.switch_guid == lab.f.node(synth_node(lab.f, "spine0002")).guid) lab.spine2() = t;
     const CheckRun mended = lab.sweep();
     ASSERT_TRUE(mended.routes_pending);
     EXPECT_EQ(count_kind(lab.findings(), "route_unreachable"), 1);
@@ -202,7 +205,7 @@ TEST(CheckMemo, AnUnchangedSweepReusesTheCheckAndAnalysisAndAnyChangeIsCheckedAg
     EXPECT_EQ(lab.sweep().reused, true);
 
     // One table entry changes: checked again (the LFT balance reads the tables).
-    lab.spine2()[lab.f.node(synth_node(lab.f, "node00002")).port(1)->lid] = kLftNoPath;
+    lab.set_spine2(lab.f.node(synth_node(lab.f, "node00002")).port(1)->lid, kLftNoPath);
     for (SwitchLft& t : lab.lfts) t.hash = 0;
     EXPECT_FALSE(lab.sweep().reused);
 
@@ -216,7 +219,7 @@ TEST(LiveRoutes, AValidationOvertakenByANewerSweepIsNotPublished) {
     Lab lab;
     const CheckRun first = lab.sweep();
     ASSERT_TRUE(first.routes_pending);
-    lab.spine2()[1] = kLftNoPath;  // a change: the second sweep is validated too
+    lab.set_spine2(1, kLftNoPath);  // a change: the second sweep is validated too
     const CheckRun second = lab.sweep();
     ASSERT_TRUE(second.routes_pending);
     EXPECT_FALSE(lab.finish(first));  // sweep 1's validation came after sweep 2's result

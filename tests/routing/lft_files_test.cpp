@@ -23,19 +23,17 @@ std::vector<std::string> lines(const std::string& s) {
 // An LFT for `sw` that sends every host below it down and spreads the others over `ports`
 // in the given order (round robin).
 SwitchLft table_for(const Fabric& f, NodeId sw, const std::vector<int>& ports) {
-    SwitchLft t;
-    t.switch_guid = f.node(sw).guid;
-    t.port_by_lid.assign(64, 255);
+    std::vector<uint8_t> t(64, 255);
     size_t next = 0;
     for (NodeId n = 0; n < f.size(); ++n) {
         const Node& node = f.node(n);
         if (node.type != NodeType::CA) continue;
         const Port* p = node.port(1);
         if (!p || p->lid == 0) throw std::runtime_error("host without LID");
-        if (p->peer == sw) t.port_by_lid[p->lid] = p->peer_port;
-        else t.port_by_lid[p->lid] = static_cast<uint8_t>(ports[next++ % ports.size()]);
+        if (p->peer == sw) t[p->lid] = p->peer_port;
+        else t[p->lid] = static_cast<uint8_t>(ports[next++ % ports.size()]);
     }
-    return t;
+    return SwitchLft(f.node(sw).guid, std::move(t));
 }
 
 TEST(LftBalance, RoundRobinOverUplinksIsBalanced) {
@@ -77,9 +75,7 @@ TEST(LftBalance, OffByOneIsBalancedAndUnknownSwitchesAreIgnored) {
     Fabric f = synth_fat_tree({.levels = 2, .radix = 8, .hosts = 30});  // 26 or so hosts elsewhere: 7,7,6,6
     Analysis a = analyze(f);
     NodeId leaf = synth_node(f, "leaf0001");
-    SwitchLft stray;
-    stray.switch_guid = 0xdeadbeef;
-    stray.port_by_lid.assign(10, 1);
+    SwitchLft stray(0xdeadbeef, std::vector<uint8_t>(10, 1));
     LftReport r = lft_balance(f, a, {table_for(f, leaf, {5, 6, 7, 8}), stray});
     ASSERT_EQ(r.switches.size(), 1u);
     EXPECT_EQ(r.switches[0].max_routes - r.switches[0].min_routes, 1);
@@ -145,18 +141,18 @@ std::vector<SwitchLft> full_tables(const Fabric& f, const Analysis& a) {
         if (f.node(sw).type != NodeType::Switch) continue;
         std::vector<int> up;
         for (const Bundle& b : a.info(sw)->up_bundles) up.insert(up.end(), b.ports.begin(), b.ports.end());
-        SwitchLft t{f.node(sw).guid, std::vector<uint8_t>(64, 255)};
+        std::vector<uint8_t> t(64, 255);
         size_t next = 0;
         for (NodeId n = 0; n < f.size(); ++n) {
             const Port* p = f.node(n).type == NodeType::CA ? f.node(n).port(1) : nullptr;
             if (!p || !p->linked()) continue;
-            if (p->peer == sw) { t.port_by_lid[p->lid] = p->peer_port; continue; }
+            if (p->peer == sw) { t[p->lid] = p->peer_port; continue; }
             int down = 0;
             for (const Port& q : f.node(sw).ports)
                 if (q.valid && q.linked() && q.peer == p->peer) { down = q.num; break; }
-            t.port_by_lid[p->lid] = static_cast<uint8_t>(down ? down : up[next++ % up.size()]);
+            t[p->lid] = static_cast<uint8_t>(down ? down : up[next++ % up.size()]);
         }
-        out.push_back(std::move(t));
+        out.emplace_back(f.node(sw).guid, std::move(t));
     }
     return out;
 }
@@ -192,13 +188,13 @@ TEST(LftPaths, DeadEndsLoopsAndMissingEntriesAreCounted) {
     // The host's own leaf sends it back up: every spine bounces it down again (a loop), and every
     // other leaf reaches it only through that loop.
     const int up_port = a.info(h)->up_bundles[0].ports[0];
-    leaf->port_by_lid[lid] = static_cast<uint8_t>(up_port);
+    leaf->edit([&](std::vector<uint8_t>& t) { t[lid] = static_cast<uint8_t>(up_port); });
     LftPaths p = lft_paths(f, tables);
     const long switches = static_cast<long>(f.count(NodeType::Switch)), hosts = static_cast<long>(a.compute_hosts.size());
     EXPECT_EQ(p.broken, switches);
     EXPECT_EQ(p.routes, switches * (hosts - 1));
     // No path at the first switch is unrouted, not broken.
-    leaf->port_by_lid[lid] = 255;
+    leaf->edit([&](std::vector<uint8_t>& t) { t[lid] = 255; });
     p = lft_paths(f, tables);
     EXPECT_EQ(p.unrouted, 1);
     EXPECT_EQ(p.broken, switches - 1);  // the others lead into the leaf's empty entry

@@ -35,7 +35,7 @@ Brute brute(const Fabric& f, const std::vector<SwitchLft>& lfts) {
             NodeId cur = sp->peer;
             bool ok = false;
             for (int n = 0; n < 64 && table.count(cur); ++n) {
-                const int p = table[cur]->port_by_lid[dp->lid];
+                const int p = table[cur]->port_by_lid()[dp->lid];
                 const Port* q = f.node(cur).port(p);
                 if (p == 255 || p == 0 || !q || !q->linked()) break;
                 hops.push_back({cur, p});
@@ -64,6 +64,11 @@ SwitchLft& table_of(std::vector<SwitchLft>& lfts, const Fabric& f, NodeId sw) {
     throw std::runtime_error("no table");
 }
 
+// The table's entry for `lid` set to `port` (new bytes: the table's hash becomes 0).
+void set_entry(SwitchLft& t, uint32_t lid, uint8_t port) {
+    t.edit([&](std::vector<uint8_t>& b) { b[lid] = port; });
+}
+
 uint16_t host_lid(const Fabric& f, const std::string& name) { return f.node(synth_node(f, name)).port(1)->lid; }
 
 TEST(RouteCheck, MinHopTablesOnAFatTreeAreCleanAndEveryPairArrives) {
@@ -88,7 +93,7 @@ TEST(RouteCheck, AMissingEntryIsOneBlackHoleFindingAtThatSwitchWithItsPairCount)
     const Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
     auto lfts = synth_lfts(f);
     const uint16_t lid = host_lid(f, "node00001");
-    table_of(lfts, f, synth_node(f, "spine0002")).port_by_lid[lid] = kLftNoPath;
+    set_entry(table_of(lfts, f, synth_node(f, "spine0002")), lid, kLftNoPath);
     const RouteCheck rc = check_routes(RouteGraph(f, lfts), analyze(f));
     const Brute b = brute(f, lfts);
     ASSERT_GT(b.broken, 0);
@@ -110,7 +115,7 @@ TEST(RouteCheck, AnEntryBackUpIsAForwardingLoopNamedByItsSwitches) {
     const NodeId leaf = synth_node(f, "leaf0001");
     const uint16_t lid = host_lid(f, "node00001");  // on leaf0001
     const int up = a.info(leaf)->up_bundles[0].ports[0];
-    table_of(lfts, f, leaf).port_by_lid[lid] = static_cast<uint8_t>(up);
+    set_entry(table_of(lfts, f, leaf), lid, static_cast<uint8_t>(up));
     const RouteCheck rc = check_routes(RouteGraph(f, lfts), a);
     const Brute b = brute(f, lfts);
     EXPECT_EQ(rc.looping, b.broken);
@@ -140,9 +145,9 @@ Fabric ring() {
 std::vector<SwitchLft> ring_tables(const Fabric& f, bool clockwise) {
     std::vector<SwitchLft> out;
     for (int i = 0; i < 3; ++i) {
-        SwitchLft t{0x100u + i, std::vector<uint8_t>(16, kLftNoPath)};
-        for (int j = 0; j < 3; ++j) t.port_by_lid[10 + j] = i == j ? 1 : clockwise || (i + 1) % 3 == j ? 2 : 3;
-        out.push_back(t);
+        std::vector<uint8_t> t(16, kLftNoPath);
+        for (int j = 0; j < 3; ++j) t[10 + j] = i == j ? 1 : clockwise || (i + 1) % 3 == j ? 2 : 3;
+        out.emplace_back(0x100u + i, std::move(t));
     }
     (void)f;
     return out;
@@ -229,7 +234,7 @@ TEST(RouteCheckCache, ASweepWithoutChangesReusesTheResultAndAChangedEntryDoesNot
     EXPECT_FALSE(cache.last_was_cached());
     cache.check(f, a, lfts);
     EXPECT_TRUE(cache.last_was_cached());
-    table_of(lfts, f, synth_node(f, "spine0002")).port_by_lid[host_lid(f, "node00001")] = kLftNoPath;
+    set_entry(table_of(lfts, f, synth_node(f, "spine0002")), host_lid(f, "node00001"), kLftNoPath);
     EXPECT_EQ(of_kind(cache.check(f, a, lfts), FindingKind::route_unreachable).size(), 1u);
     EXPECT_FALSE(cache.last_was_cached());
 }
@@ -264,7 +269,7 @@ std::map<FindingKind, int> randomized_rounds(const Fabric& f, std::vector<Switch
                                        unsigned seed, int min_incremental) {
     const Analysis a = analyze(f);
     const std::vector<SwitchLft> original = lfts;
-    for (SwitchLft& t : lfts) t.hash = lft_hash(t.port_by_lid);
+    for (SwitchLft& t : lfts) t.hash = lft_hash(t.port_by_lid());
     std::vector<uint32_t> ca_lids;
     for (NodeId n = 0; n < f.size(); ++n)
         if (f.node(n).type == NodeType::CA)
@@ -286,16 +291,16 @@ std::map<FindingKind, int> randomized_rounds(const Fabric& f, std::vector<Switch
             const size_t ti = pick(lfts.size());
             SwitchLft& t = lfts[ti];
             if (pick(5) == 0) {
-                t.port_by_lid = original[ti].port_by_lid;  // re-routed back
+                t.set_port_by_lid(original[ti].port_by_lid());  // re-routed back
             } else {
                 const int ports = f.node(*f.find(t.switch_guid)).num_ports();
                 for (size_t m = 1 + pick(4); m-- > 0;) {
-                    const uint32_t lid = pick(3) ? ca_lids[pick(ca_lids.size())] : static_cast<uint32_t>(pick(t.port_by_lid.size()));
+                    const uint32_t lid = pick(3) ? ca_lids[pick(ca_lids.size())] : static_cast<uint32_t>(pick(t.port_by_lid().size()));
                     const size_t choice = pick(static_cast<size_t>(ports) + 2);
-                    t.port_by_lid[lid] = choice == static_cast<size_t>(ports) + 1 ? kLftNoPath : static_cast<uint8_t>(choice);
+                    set_entry(t, lid, choice == static_cast<size_t>(ports) + 1 ? kLftNoPath : static_cast<uint8_t>(choice));
                 }
             }
-            t.hash = pick(2) ? lft_hash(t.port_by_lid) : 0;  // the decoder's hash, or none
+            t.hash = pick(2) ? lft_hash(t.port_by_lid()) : 0;  // the decoder's hash, or none
         }
         const RouteCheck full = check_routes(RouteGraph(f, lfts), a, one_thread);
         EXPECT_EQ(full.switch_routes, lft_paths(f, lfts)) << "round " << round;
@@ -388,10 +393,11 @@ TEST(RouteCheckCache, ACancelledValidationThrowsKeepsNothingAndTheNextOneIsInFul
     RouteCheckCache cache;
     cache.check(f, a, lfts);
     // 64 destinations re-routed (half: still incremental), then cancelled midway.
-    std::vector<uint8_t>& spine = table_of(lfts, f, synth_node(f, "spine0001")).port_by_lid;
+    std::vector<uint8_t> spine = table_of(lfts, f, synth_node(f, "spine0001")).port_by_lid();
     int changed = 0;
     for (NodeId n = 0; n < f.size() && changed < 64; ++n)
         if (f.node(n).type == NodeType::CA) spine[f.node(n).port(1)->lid] = kLftNoPath, ++changed;
+    table_of(lfts, f, synth_node(f, "spine0001")).set_port_by_lid(std::move(spine));
     ASSERT_EQ(changed, 64);
     EXPECT_THROW(cache.check(f, a, lfts, cancelled), RouteCheckCancelled);
     stop = false;
@@ -403,8 +409,8 @@ TEST(RouteCheckCache, ACancelledValidationThrowsKeepsNothingAndTheNextOneIsInFul
 TEST(RouteCheck, SwitchRoutesEqualLftPathsWithDeadEndsAndLoops) {
     const Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40});
     auto lfts = synth_lfts(f);
-    table_of(lfts, f, synth_node(f, "leaf0001")).port_by_lid[host_lid(f, "node00030")] = kLftNoPath;
-    table_of(lfts, f, synth_node(f, "leaf0002")).port_by_lid[host_lid(f, "node00031")] = 0;
+    set_entry(table_of(lfts, f, synth_node(f, "leaf0001")), host_lid(f, "node00030"), kLftNoPath);
+    set_entry(table_of(lfts, f, synth_node(f, "leaf0002")), host_lid(f, "node00031"), 0);
     const RouteCheck rc = check_routes(RouteGraph(f, lfts), analyze(f));
     ASSERT_TRUE(rc.switch_routes);
     const LftPaths want = lft_paths(f, lfts);
@@ -423,7 +429,7 @@ TEST(RouteCheckCache, ACablingOrDegradedLinkChangeValidatesInFull) {
     const Analysis a = analyze(f);
     RouteCheckCache cache;
     cache.check(f, a, lfts);
-    table_of(lfts, f, synth_node(f, "spine0002")).port_by_lid[host_lid(f, "node00001")] = kLftNoPath;
+    set_entry(table_of(lfts, f, synth_node(f, "spine0002")), host_lid(f, "node00001"), kLftNoPath);
     cache.check(f, a, lfts);
     EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::incremental);
     EXPECT_EQ(cache.last_revalidated(), 1u);  // node00001's LID
@@ -444,6 +450,30 @@ TEST(LftPaths, MinHopTablesOnAThreeLevelTreeReachEveryHostFromEverySwitch) {
     EXPECT_EQ(p.routes, static_cast<long>(f.count(NodeType::Switch) * f.count(NodeType::CA)));
     EXPECT_EQ(p.broken + p.unrouted, 0);
     EXPECT_EQ(p.max_hops, 5);  // leaf -> spine -> core -> spine -> leaf -> host
+}
+
+// The cache keeps the tables it validated by reference (the snapshot's shared bytes), not a copy
+// of them (184 MB at 48k LIDs); a re-routed table's new bytes replace the old ones there.
+TEST(RouteCheckCache, KeepsTheTablesByReferenceNotACopy) {
+    const Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);
+    const Analysis a = analyze(f);
+    RouteCheckCache cache;
+    cache.check(f, a, lfts);
+    ASSERT_EQ(cache.last_mode(), RouteCheckCache::Mode::full);
+    for (const SwitchLft& t : lfts) EXPECT_EQ(t.shared_port_by_lid().use_count(), 2) << std::hex << t.switch_guid;  // lfts, the cache
+    SwitchLft& spine = table_of(lfts, f, synth_node(f, "spine0002"));
+    const std::shared_ptr<const std::vector<uint8_t>> old = spine.shared_port_by_lid();
+    set_entry(spine, host_lid(f, "node00001"), kLftNoPath);
+    EXPECT_EQ(old.use_count(), 2);  // `old` and the cache
+    cache.check(f, a, lfts);
+    EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::incremental);
+    EXPECT_EQ(old.use_count(), 1);  // the cache let go of the old bytes
+    for (const SwitchLft& t : lfts) EXPECT_EQ(t.shared_port_by_lid().use_count(), 2) << std::hex << t.switch_guid;
+    // The same tables again: the same buffers, so not even hashed; nothing changed.
+    cache.check(f, a, lfts);
+    EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::unchanged);
+    EXPECT_EQ(cache.last_tables_changed(), 0u);
 }
 
 }  // namespace

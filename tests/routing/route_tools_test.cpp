@@ -81,7 +81,7 @@ TEST(RouteTrace, EndsByNameGuidOrLidAndClearErrors) {
 TEST(RouteTrace, AMissingEntrySaysWhereTheRouteEnds) {
     Ibsim s;
     for (SwitchLft& t : s.lfts)
-        if (t.switch_guid == 0x200002) t.port_by_lid[7] = kLftNoPath;  // spine01
+        if (t.switch_guid == 0x200002) t.edit([](std::vector<uint8_t>& b) { b[7] = kLftNoPath; });  // spine01
     const RouteGraph g(s.f, s.lfts);
     const RouteEnd a = s.end("node01");
     const RouteTrace t = trace_route(g, a.node, a.port, 7, s.a.names);

@@ -129,9 +129,9 @@ TEST(OsmCopy, LftsAreCopiedUpToTheMaxLidInUse) {
     ibf::osm::copy_lfts(osm.get(), snap);
     ASSERT_EQ(snap.lfts.size(), 2u);
     EXPECT_EQ(snap.lfts[0].switch_guid, 0x1111u);
-    EXPECT_EQ(snap.lfts[0].port_by_lid, (std::vector<uint8_t>{255, 0, 3, 4, 1, 2, 3}));
+    EXPECT_EQ(snap.lfts[0].port_by_lid(), (std::vector<uint8_t>{255, 0, 3, 4, 1, 2, 3}));
     EXPECT_EQ(snap.lfts[1].switch_guid, 0x2222u);
-    EXPECT_EQ(snap.lfts[1].port_by_lid, (std::vector<uint8_t>{255, 1, 0, 255, 255, 255, 255}));
+    EXPECT_EQ(snap.lfts[1].port_by_lid(), (std::vector<uint8_t>{255, 1, 0, 255, 255, 255, 255}));
 
     // With the fabric copied first, the tables stop at the highest LID in use (here a CA at LID 3
     // with LMC 1: LIDs 3 and 4), not at OpenSM's capacity.
@@ -141,7 +141,7 @@ TEST(OsmCopy, LftsAreCopiedUpToTheMaxLidInUse) {
     snap2.fabric.node(ca).ports[1].lmc = 1;
     ibf::osm::copy_lfts(osm.get(), snap2);
     ASSERT_EQ(snap2.lfts.size(), 2u);
-    EXPECT_EQ(snap2.lfts[0].port_by_lid, (std::vector<uint8_t>{255, 0, 3, 4, 1}));
+    EXPECT_EQ(snap2.lfts[0].port_by_lid(), (std::vector<uint8_t>{255, 0, 3, 4, 1}));
 }
 
 // The perfmgr's event structs as OpenSM fills them (osm_perfmgr_db.c) -> CounterEvent, in wire order.
@@ -233,7 +233,7 @@ TEST(OsmCopy, FlatCopyUnderTheLockBuildsTheSameFabricAfterIt) {
     EXPECT_EQ(f.node(id(0x20)).description, "h1 mlx5_0");
     EXPECT_EQ(to_string(s1.ports[1].rate()), "4xQDR");
     ASSERT_EQ(snap.lfts.size(), 2u);
-    EXPECT_EQ(snap.lfts[1].port_by_lid.size(), 5u);
-    EXPECT_EQ(snap.lfts[1].port_by_lid[3], 1);
-    EXPECT_EQ(snap.lfts[0].port_by_lid[0], kLftNoPath);
+    EXPECT_EQ(snap.lfts[1].port_by_lid().size(), 5u);
+    EXPECT_EQ(snap.lfts[1].port_by_lid()[3], 1);
+    EXPECT_EQ(snap.lfts[0].port_by_lid()[0], kLftNoPath);
 }

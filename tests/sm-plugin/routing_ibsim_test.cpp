@@ -45,8 +45,8 @@ void expect_tables_route_every_host(const Snapshot& s) {
             if (n.type != NodeType::CA) continue;
             for (const Port& p : n.ports) {
                 if (!p.valid || !p.linked() || p.lid == 0) continue;
-                ASSERT_LT(p.lid, t.port_by_lid.size()) << sw.name;
-                const int out = t.port_by_lid[p.lid];
+                ASSERT_LT(p.lid, t.port_by_lid().size()) << sw.name;
+                const int out = t.port_by_lid()[p.lid];
                 const Port* op = sw.port(out);
                 ASSERT_TRUE(op && op->linked()) << sw.name << " routes LID " << p.lid << " to port " << out;
                 ++checked;
@@ -200,7 +200,7 @@ TEST(RoutingOnIbsim, LftCopyCostOnA2144NodeFatTree) {
                 static_cast<unsigned long long>(with_us[0]), static_cast<unsigned long long>(with_us[1]),
                 static_cast<unsigned long long>(without_us[0]), static_cast<unsigned long long>(without_us[1]));
     std::printf("[lft] snapshot %zu bytes with LFTs, %zu without (+%zu, %zu LIDs per table); decode %.2f ms vs %.2f ms\n",
-                with.size(), without.size(), with.size() - without.size(), full->lfts[0].port_by_lid.size(),
+                with.size(), without.size(), with.size() - without.size(), full->lfts[0].port_by_lid().size(),
                 decode_ms(with), decode_ms(without));
     EXPECT_LT(with_us[0], 200'000u);  // generous bound for a shared CI box
 }

@@ -699,7 +699,7 @@ TEST(Sender, ASnapshotTheEncoderRefusesIsCountedAndLoggedNeverSent) {
     EXPECT_EQ(hello->wire_version, 2);
     auto bad = std::make_shared<Snapshot>(wire::sample_snapshot());
     bad->sweep_seq = 6;
-    bad->lfts[0].port_by_lid.resize(wire::kMaxLftLids + 1, kLftNoPath);
+    bad->lfts[0].edit([](std::vector<uint8_t>& t) { t.resize(wire::kMaxLftLids + 1, kLftNoPath); });
     s.submit_snapshot(bad, 1);
     const auto deadline = Clock::now() + 3s;
     while (s.counters().encode_errors == 0 && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
@@ -730,7 +730,7 @@ TEST(Sender, AnEncodeErrorAloneStillCountsWithoutASecondSnapshot) {
     s.start();
     ASSERT_TRUE(l.accept(3s));
     auto bad = std::make_shared<Snapshot>(wire::sample_snapshot());
-    bad->lfts[0].port_by_lid.resize(wire::kMaxLftLids + 1, kLftNoPath);
+    bad->lfts[0].edit([](std::vector<uint8_t>& t) { t.resize(wire::kMaxLftLids + 1, kLftNoPath); });
     s.submit_snapshot(bad, 1);
     auto c = l.next_of<wire::Counters>(3s);  // the heartbeat's Counters after the failed snapshot
     ASSERT_TRUE(c);
@@ -748,7 +748,7 @@ TEST(Sender, OnlyChangedLftsAreResentAndAReconnectResendsAll) {
     auto with_tables = [](uint64_t seq, uint8_t port_for_lid_7) {
         auto s = std::make_shared<Snapshot>(wire::sample_snapshot());
         s->sweep_seq = seq;
-        s->lfts[0].port_by_lid[7] = port_for_lid_7;
+        s->lfts[0].edit([&](std::vector<uint8_t>& t) { t[7] = port_for_lid_7; });
         return s;
     };
     Sender s(opts_for(tmp / "s.sock"), hooks());
@@ -760,16 +760,16 @@ TEST(Sender, OnlyChangedLftsAreResentAndAReconnectResendsAll) {
         auto a = l.next_of<Snapshot>(2s);
         ASSERT_TRUE(a);
         ASSERT_EQ(a->lfts.size(), 1u);
-        EXPECT_EQ(a->lfts[0].port_by_lid[7], 3);
+        EXPECT_EQ(a->lfts[0].port_by_lid()[7], 3);
         s.submit_snapshot(with_tables(2, 3), 1);  // unchanged: sent as a 9-byte record, decoded whole
         auto b = l.next_of<Snapshot>(2s);
         ASSERT_TRUE(b);
         ASSERT_EQ(b->lfts.size(), 1u);
-        EXPECT_EQ(b->lfts[0].port_by_lid, a->lfts[0].port_by_lid);
+        EXPECT_EQ(b->lfts[0].port_by_lid(), a->lfts[0].port_by_lid());
         s.submit_snapshot(with_tables(3, 2), 1);  // changed
         auto c = l.next_of<Snapshot>(2s);
         ASSERT_TRUE(c);
-        EXPECT_EQ(c->lfts[0].port_by_lid[7], 2);
+        EXPECT_EQ(c->lfts[0].port_by_lid()[7], 2);
     }
     // A new connection (a new decoder with no tables): every table again, or it could not decode.
     WireListener l2(tmp / "s.sock");
@@ -778,7 +778,7 @@ TEST(Sender, OnlyChangedLftsAreResentAndAReconnectResendsAll) {
     ASSERT_TRUE(d);
     EXPECT_EQ(d->sweep_seq, 3u);
     ASSERT_EQ(d->lfts.size(), 1u);
-    EXPECT_EQ(d->lfts[0].port_by_lid[7], 2);
+    EXPECT_EQ(d->lfts[0].port_by_lid()[7], 2);
 }
 
 TEST(PluginOptions, WireSelectsTheSnapshotEncoding) {

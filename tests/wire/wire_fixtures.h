@@ -126,7 +126,7 @@ inline void expect_same_snapshot(const Snapshot& a, const Snapshot& b) {
     ASSERT_EQ(a.lfts.size(), b.lfts.size());
     for (size_t i = 0; i < a.lfts.size(); ++i) {
         EXPECT_EQ(a.lfts[i].switch_guid, b.lfts[i].switch_guid);
-        EXPECT_EQ(a.lfts[i].port_by_lid, b.lfts[i].port_by_lid);
+        EXPECT_EQ(a.lfts[i].port_by_lid(), b.lfts[i].port_by_lid());
     }
     ASSERT_EQ(a.other_sms.size(), b.other_sms.size());
     for (size_t i = 0; i < a.other_sms.size(); ++i) expect_same_sm(a.other_sms[i], b.other_sms[i]);

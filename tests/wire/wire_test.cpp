@@ -182,14 +182,15 @@ TEST(Wire, SnapshotRoundTripKeepsTheFabric) {
 TEST(Wire, SnapshotLftsAndConfiguredEngineRoundTrip) {
     Snapshot s = sample_snapshot();
     // A full-size table: every unicast LID, every port value a switch may use.
-    SwitchLft big{0x200000, std::vector<uint8_t>(kMaxLftLids)};
-    for (size_t l = 0; l < big.port_by_lid.size(); ++l) big.port_by_lid[l] = l % 3 ? static_cast<uint8_t>(l % 9) : kLftNoPath;
+    std::vector<uint8_t> entries(kMaxLftLids);
+    for (size_t l = 0; l < entries.size(); ++l) entries[l] = l % 3 ? static_cast<uint8_t>(l % 9) : kLftNoPath;
+    const SwitchLft big{0x200000, std::move(entries)};
     s.lfts = {big};
     auto back = std::get<Snapshot>(decode_one(encode(s)));
     EXPECT_EQ(back.routing_engine_configured, "ftree,minhop");
     ASSERT_EQ(back.lfts.size(), 1u);
     EXPECT_EQ(back.lfts[0].switch_guid, 0x200000u);
-    EXPECT_EQ(back.lfts[0].port_by_lid, big.port_by_lid);
+    EXPECT_EQ(back.lfts[0].port_by_lid(), big.port_by_lid());
     // Two hex digits per LID on the wire.
     json j = json::parse(encode_payload(s));
     EXPECT_EQ(j["lf"][0][1].get<std::string>().size(), 2 * kMaxLftLids);
@@ -213,7 +214,7 @@ TEST(Wire, LftAndConfiguredEngineAreOptionalKeys) {
     k["lf"][0].push_back(json::array({1}));
     auto back2 = std::get<Snapshot>(decode_payload(MsgType::Snapshot, k.dump()));
     ASSERT_EQ(back2.lfts.size(), 1u);
-    EXPECT_EQ(back2.lfts[0].port_by_lid.size(), 9u);
+    EXPECT_EQ(back2.lfts[0].port_by_lid().size(), 9u);
 }
 
 TEST(Wire, HelloCarriesTheSmsConfSettingsOptionally) {

@@ -71,9 +71,9 @@ std::string error_of(Decoder& d, const std::string& bytes) {
 Snapshot with_lfts(int switches, int hcas, size_t lids) {
     Snapshot s = synthetic_snapshot(switches, 36, hcas, 0);
     for (int i = 0; i < switches; ++i) {
-        SwitchLft t{0x0002c90300200000ull + static_cast<Guid>(i), std::vector<uint8_t>(lids)};
-        for (size_t l = 0; l < lids; ++l) t.port_by_lid[l] = static_cast<uint8_t>(l == 0 ? kLftNoPath : 1 + (l + static_cast<size_t>(i)) % 36);
-        s.lfts.push_back(std::move(t));
+        std::vector<uint8_t> t(lids);
+        for (size_t l = 0; l < lids; ++l) t[l] = static_cast<uint8_t>(l == 0 ? kLftNoPath : 1 + (l + static_cast<size_t>(i)) % 36);
+        s.lfts.emplace_back(0x0002c90300200000ull + static_cast<Guid>(i), std::move(t));
     }
     return s;
 }
@@ -112,7 +112,7 @@ TEST(WireV2, UnchangedLftsGoAsNineByteRecordsAndComeBackWhole) {
 
     Snapshot s2 = s1;
     s2.sweep_seq = 2;
-    s2.lfts[7].port_by_lid[100] = 2;  // one switch re-routed one LID
+    s2.lfts[7].edit([](std::vector<uint8_t>& t) { t[100] = 2; });  // one switch re-routed one LID
     SnapshotWriter w2(s2, delivered);
     frames.clear();
     size_t bytes = 0;
@@ -126,11 +126,11 @@ TEST(WireV2, UnchangedLftsGoAsNineByteRecordsAndComeBackWhole) {
     EXPECT_LE(bytes + 39 * 441, full + 39 * 9) << "incremental " << bytes << " bytes, full " << full;
     Snapshot got = decode_frames(d, frames);
     expect_same_snapshot(s2, got);
-    EXPECT_EQ(got.lfts[7].port_by_lid[100], 2);
+    EXPECT_EQ(got.lfts[7].port_by_lid()[100], 2);
     // Every decoded table carries its hash, the kept one for an "unchanged" record: the route
     // validation finds the changed table by it (route_check.h).
-    for (const SwitchLft& t : got.lfts) EXPECT_EQ(t.hash, lft_hash(t.port_by_lid)) << std::hex << t.switch_guid;
-    EXPECT_NE(got.lfts[7].hash, lft_hash(s1.lfts[7].port_by_lid));
+    for (const SwitchLft& t : got.lfts) EXPECT_EQ(t.hash, lft_hash(t.port_by_lid())) << std::hex << t.switch_guid;
+    EXPECT_NE(got.lfts[7].hash, lft_hash(s1.lfts[7].port_by_lid()));
 }
 
 TEST(WireV2, ANewConnectionGetsEveryTableAndAStrangerRefusesUnchanged) {
@@ -244,9 +244,38 @@ TEST(WireV2, InvalidUtf8IsRepairedAndOverlongStringsCut) {
     EXPECT_EQ(got.fabric.node(3).description.size(), kMaxString);
 }
 
+// The decoder builds each snapshot from the tables it keeps: an unchanged table is one buffer
+// shared by consecutive snapshots and the decoder (185 MB per full set at 48k LIDs: never copied
+// per sweep), a changed one is new bytes, and the decoder lets go of the old ones.
+TEST(WireV2, AnUnchangedTableIsOneBufferSharedByConsecutiveSnapshots) {
+    Snapshot s1 = with_lfts(4, 8, 300);
+    LftHashes delivered;
+    Decoder d = v2_decoder();
+    const Snapshot a = decode_frames(d, frames_of(s1, delivered));
+    Snapshot s2 = s1;
+    s2.sweep_seq = 2;
+    s2.lfts[2].edit([](std::vector<uint8_t>& t) { t[100] = 2; });
+    const Snapshot b = decode_frames(d, frames_of(s2, delivered));
+    expect_same_snapshot(s2, b);
+    ASSERT_EQ(b.lfts.size(), 4u);
+    for (size_t i = 0; i < b.lfts.size(); ++i) {
+        const auto& was = a.lfts[i].shared_port_by_lid();
+        const auto& now = b.lfts[i].shared_port_by_lid();
+        ASSERT_TRUE(was && now);
+        if (i == 2) {
+            EXPECT_NE(was, now);
+            EXPECT_EQ(was.use_count(), 1);  // only snapshot a holds the old bytes now
+            EXPECT_EQ(now.use_count(), 2);  // b and the decoder's kept table
+        } else {
+            EXPECT_EQ(was, now) << "table " << i << " copied";
+            EXPECT_EQ(now.use_count(), 3);  // a, b and the decoder's kept table: one buffer
+        }
+    }
+}
+
 TEST(WireV2, TheWriterRefusesWhatTheFormatCannotCarryBeforeWritingAByte) {
     Snapshot s = sample_snapshot();
-    s.lfts[0].port_by_lid.resize(kMaxLftLids + 1, kLftNoPath);
+    s.lfts[0].edit([](std::vector<uint8_t>& t) { t.resize(kMaxLftLids + 1, kLftNoPath); });
     try {
         SnapshotWriter w(s, {});
         ADD_FAILURE() << "no error";
@@ -304,7 +333,7 @@ TEST(WireV2Errors, PortAndLinkRulesAreTheJsonDecodersRules) {
               "Snapshot v2 Nodes part: node 1 port 1: not an MTU (0, 256, 512, 1024, 2048, 4096)");
     EXPECT_EQ(err([](Snapshot& s) { s.fabric.node(2).guid = 0x100001; }),
               "Snapshot v2 Nodes part: node 2: duplicate node GUID 0x0000000000100001");
-    EXPECT_EQ(err([](Snapshot& s) { s.lfts[0].port_by_lid[3] = 9; }),
+    EXPECT_EQ(err([](Snapshot& s) { s.lfts[0].edit([](std::vector<uint8_t>& t) { t[3] = 9; }); }),
               "Snapshot v2 Lfts part: LFT 0: LID 3 routed to port 9 beyond the switch's 8 ports");
     EXPECT_EQ(err([](Snapshot& s) { s.lfts.push_back(s.lfts[0]); }),
               "Snapshot v2 Lfts part: LFT 1: second LFT for switch 0x0000000000200000");

@@ -170,7 +170,7 @@ bool valid_utf8(std::string_view s) {
     return true;
 }
 
-uint64_t lft_hash(const SwitchLft& t) { return ibf::lft_hash(t.port_by_lid); }
+uint64_t lft_hash(const SwitchLft& t) { return ibf::lft_hash(t.port_by_lid()); }
 
 // ---------------------------------------------------------------------------------------------
 // Writer
@@ -217,8 +217,8 @@ void SnapshotWriter::Impl::validate() const {
     if (s.other_sms.size() > kMaxSms) throw Error("Snapshot with " + std::to_string(s.other_sms.size()) + " other SMs (at most " + std::to_string(kMaxSms) + ")");
     if (s.lfts.size() > s.fabric.size()) throw Error("Snapshot with " + std::to_string(s.lfts.size()) + " LFTs for " + std::to_string(s.fabric.size()) + " nodes");
     for (const SwitchLft& t : s.lfts)
-        if (t.port_by_lid.size() > kMaxLftLids)
-            throw Error("Snapshot: LFT of " + guid_hex(t.switch_guid) + " has " + std::to_string(t.port_by_lid.size()) +
+        if (t.port_by_lid().size() > kMaxLftLids)
+            throw Error("Snapshot: LFT of " + guid_hex(t.switch_guid) + " has " + std::to_string(t.port_by_lid().size()) +
                         " LIDs (at most " + std::to_string(kMaxLftLids) + ")");
     for (const Node& n : s.fabric.nodes())
         for (const Port& p : n.ports)
@@ -336,13 +336,14 @@ void SnapshotWriter::Impl::lft_part(std::string& f) {
         const uint64_t h = lft_hash(t);
         auto it = prev.find(t.switch_guid);
         const bool same = it != prev.end() && it->second == h;
-        const size_t need = same ? 9 : 13 + t.port_by_lid.size();
+        const std::vector<uint8_t>& port_by_lid = t.port_by_lid();
+        const size_t need = same ? 9 : 13 + port_by_lid.size();
         if (count > 0 && f.size() - kHeaderSize + need > max_part) break;
         o.u64(t.switch_guid);
         o.u8(same ? 0 : 1);  // 0: unchanged since the last delivered snapshot, 1: the table follows
         if (!same) {
-            o.u32(static_cast<uint32_t>(t.port_by_lid.size()));
-            o.bytes(t.port_by_lid.data(), t.port_by_lid.size());
+            o.u32(static_cast<uint32_t>(port_by_lid.size()));
+            o.bytes(port_by_lid.data(), port_by_lid.size());
         }
         ++(same ? unchanged : sent);
         next[t.switch_guid] = h;
@@ -633,7 +634,7 @@ void SnapshotAssembler::lfts(std::string_view body) {
             in.fail(at + ": unknown kind " + std::to_string(how));
         }
         if (LftError e = lft_error(s_->fabric, guid, *table.table, lft_seen_); !e.what.empty()) in.fail(at + ": " + e.what);
-        out.push_back(SwitchLft{guid, *table.table, table.hash});
+        out.emplace_back(guid, table.table, table.hash);  // shares the bytes with the kept table
         next_delivered_[guid] = std::move(table);
     }
     in.expect_end();

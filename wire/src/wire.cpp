@@ -182,13 +182,14 @@ void write_payload(Writer& w, const Snapshot& s) {
             if (i) w.ch(',');
             w.ch('[');
             w.num(t.switch_guid); w.ch(',');
+            const std::vector<uint8_t>& port_by_lid = t.port_by_lid();
             std::string h;
-            size_t n = std::min(t.port_by_lid.size(), kMaxLftLids);
+            size_t n = std::min(port_by_lid.size(), kMaxLftLids);
             h.resize(2 * n + 2);
             h[0] = '"';
             for (size_t l = 0; l < n; ++l) {
-                h[1 + 2 * l] = hex[t.port_by_lid[l] >> 4];
-                h[2 + 2 * l] = hex[t.port_by_lid[l] & 15];
+                h[1 + 2 * l] = hex[port_by_lid[l] >> 4];
+                h[2 + 2 * l] = hex[port_by_lid[l] & 15];
             }
             h[2 * n + 1] = '"';
             w.raw(h);
@@ -872,15 +873,16 @@ private:
                     if (v.s.size() % 2) fail(w, "odd number of hex digits");
                     if (v.s.size() / 2 > kMaxLftLids)
                         fail(w, "more than " + std::to_string(kMaxLftLids) + " LIDs");
-                    t.port_by_lid.resize(v.s.size() / 2);
+                    std::vector<uint8_t> port_by_lid(v.s.size() / 2);
                     auto nib = [&](char c) -> int {
                         if (c >= '0' && c <= '9') return c - '0';
                         if (c >= 'a' && c <= 'f') return c - 'a' + 10;
                         if (c >= 'A' && c <= 'F') return c - 'A' + 10;
                         fail(w, "not a hex digit");
                     };
-                    for (size_t l = 0; l < t.port_by_lid.size(); ++l)
-                        t.port_by_lid[l] = static_cast<uint8_t>(nib(v.s[2 * l]) << 4 | nib(v.s[2 * l + 1]));
+                    for (size_t l = 0; l < port_by_lid.size(); ++l)
+                        port_by_lid[l] = static_cast<uint8_t>(nib(v.s[2 * l]) << 4 | nib(v.s[2 * l + 1]));
+                    t.set_port_by_lid(std::move(port_by_lid));
                 } else if (f.count >= 64) {
                     fail(cont(), "array has more than 64 elements");
                 }
@@ -1025,7 +1027,7 @@ private:
         std::vector<uint8_t> seen_lft(f.size(), 0);
         for (size_t i = 0; i < result.lfts.size(); ++i) {
             const SwitchLft& t = result.lfts[i];
-            if (LftError e = lft_error(f, t.switch_guid, t.port_by_lid, seen_lft); !e.what.empty())
+            if (LftError e = lft_error(f, t.switch_guid, t.port_by_lid(), seen_lft); !e.what.empty())
                 fail(wlf.at(i).at(e.field), e.what);
         }
         f.finalize();
@@ -1107,7 +1109,7 @@ std::string encode_frame(MsgType type, const T& msg) {
     std::string out(kHeaderSize, '\0');
     if constexpr (std::is_same_v<T, Snapshot>) {
         size_t lft_bytes = 0;
-        for (const SwitchLft& t : msg.lfts) lft_bytes += 2 * t.port_by_lid.size() + 32;
+        for (const SwitchLft& t : msg.lfts) lft_bytes += 2 * t.port_by_lid().size() + 32;
         out.reserve(kHeaderSize + 256 + msg.fabric.size() * 160 + lft_bytes);
     }
     Writer w(out);

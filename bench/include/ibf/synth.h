@@ -105,6 +105,13 @@ NodeId synth_node(const Fabric& f, const std::string& name);
 // 255 where the LID cannot be reached. One BFS per destination switch.
 std::vector<SwitchLft> synth_lfts(const Fabric& f);
 
+// A re-route of 1 % of the switches (every 100th table of `lfts`, synth_lfts' order) as OpenSM's
+// rebalancing would make it on a fat-tree of `f`: entries that go up move to the next up port (the
+// route stays minimal). `every`: which CA LIDs move (every `every`-th of them in LID order; 0: one
+// LID per table, the first one that table sends up from a spread start). The changed tables get
+// their lft_hash, as the snapshot decoder sets it.
+void synth_reroute(const Fabric& f, std::vector<SwitchLft>& lfts, size_t every);
+
 // ---- faults (work on any finalize()d fabric) ----
 
 // Unplugs the cable at (n, port) (both ends become Down/Polling).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,21 +38,53 @@ struct SmInfo {
 // One switch's linear forwarding table as OpenSM programmed it: the egress port for every
 // destination LID (index = LID, 0..max LID in use; 255 = no path). Exported by the plugin after
 // routing (optional, plugin option lft=1), consumed by routing/lft.h (lft_balance).
+//
+// The bytes are immutable and shared: a copy of a SwitchLft references the same buffer, so the
+// snapshot decoder's kept tables, consecutive snapshots with an unchanged table and the route
+// validation's last tables (route_check.h) hold one copy of it (185 MB per full set at 48k LIDs).
+// Snapshots are read by several threads (docs/threading.md): a table is changed only by giving
+// the SwitchLft new bytes, never by writing into the shared ones.
+//   ibf::SwitchLft t(guid, std::vector<uint8_t>(max_lid + 1, ibf::kLftNoPath));
+//   uint8_t port = t.port_by_lid()[lid];
+//   t.edit([&](std::vector<uint8_t>& b) { b[lid] = 3; });   // a copy changed; hash reset to 0
 struct SwitchLft {
+    using Bytes = std::vector<uint8_t>;
+
+    SwitchLft() = default;
+    SwitchLft(Guid guid, Bytes port_by_lid, uint64_t hash = 0);
+    SwitchLft(Guid guid, std::shared_ptr<const Bytes> port_by_lid, uint64_t hash = 0);  // shares them (null: none)
+
+    // index = destination LID; 255 = unreachable. Empty when there are none.
+    const Bytes& port_by_lid() const { return bytes_ ? *bytes_ : kNone; }
+    // The shared buffer itself (null for a table without bytes), to keep or to compare identity.
+    const std::shared_ptr<const Bytes>& shared_port_by_lid() const { return bytes_; }
+    // New bytes for this table alone (other holders keep the old ones); the hash becomes `h`.
+    void set_port_by_lid(Bytes port_by_lid, uint64_t h = 0);
+    // set_port_by_lid(a copy of the bytes changed by edit(Bytes&)): the hash becomes 0.
+    template <class F>
+    void edit(F&& fn) {
+        Bytes b = port_by_lid();
+        fn(b);
+        set_port_by_lid(std::move(b));
+    }
+
     Guid switch_guid = 0;                // node GUID of the switch
-    std::vector<uint8_t> port_by_lid;    // index = destination LID; 255 = unreachable
-    // lft_hash(port_by_lid) when known, 0 = not known. The snapshot decoder sets it (hashing only the
-    // tables that came in full, keeping the hash of an "unchanged" one: docs/wire.md), so the route
-    // validation finds the changed tables without reading the others (route_check.h). Whoever
-    // changes port_by_lid sets it to 0 (or the new hash): equal nonzero hashes are taken as equal tables.
+    // lft_hash(port_by_lid()) when known, 0 = not known. The snapshot decoder sets it (hashing only
+    // the tables that came in full, keeping the hash of an "unchanged" one: docs/wire.md), so the
+    // route validation finds the changed tables without reading the others (route_check.h). New
+    // bytes reset it to 0 unless given: equal nonzero hashes are taken as equal tables.
     uint64_t hash = 0;
+
+private:
+    static inline const Bytes kNone{};
+    std::shared_ptr<const Bytes> bytes_;
 };
 inline constexpr uint8_t kLftNoPath = 255;
 
 // A 64-bit hash of a table's bytes and length (the snapshot protocol's per-table hash, wire.h).
 uint64_t lft_hash(const std::vector<uint8_t>& port_by_lid);
-// t.hash when set, else lft_hash(t.port_by_lid).
-inline uint64_t lft_hash_of(const SwitchLft& t) { return t.hash ? t.hash : lft_hash(t.port_by_lid); }
+// t.hash when set, else lft_hash(t.port_by_lid()).
+inline uint64_t lft_hash_of(const SwitchLft& t) { return t.hash ? t.hash : lft_hash(t.port_by_lid()); }
 
 struct Snapshot {
     std::string osm_version;          // "OpenSM 3.3.23"

@@ -112,11 +112,14 @@ uint64_t route_inputs_hash(const Fabric& f, const Analysis& a, const std::vector
 //     to take their pairs, counts and channel dependencies out, once over the new ones to put them
 //     back. A destination's routes read nothing but its own entry of every table and that fabric,
 //     so every other destination's share is still what a full validation would find. A table
-//     whose SwitchLft::hash equals the last one's is not read; the changed ones are compared
-//     entry by entry with a copy kept here. More than half the destinations changed: in full.
+//     whose bytes are the last one's (the same shared buffer: snapshot.h) or whose SwitchLft::hash
+//     equals the last one's is not read; the changed ones are compared entry by entry with the
+//     last tables, kept here. More than half the destinations changed: in full.
 //   - anything else changed: in full.
 // The result equals check_routes(RouteGraph(f, lfts), a, opt) (route_check_test, randomized).
-// Memory: a copy of every table (184 MB at 48k LIDs) and the per-port counts.
+// Memory: the per-port counts and the last tables, kept by reference (SwitchLft shares its bytes:
+// no copy of the snapshot's 184 MB at 48k LIDs; a table that changed keeps its old bytes alive
+// until the next check).
 //   ibf::RouteCheckCache cache;   // per SM, on the thread that runs the analysis
 //   const ibf::RouteCheck& rc = cache.check(fabric, analysis, snapshot.lfts, opt);
 class RouteCheckCache {

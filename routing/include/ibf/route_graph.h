@@ -52,7 +52,7 @@ public:
     // Egress port of `sw` for `lid`; kLftNoPath when the table has no entry (or there is no table).
     uint8_t port(int sw, uint32_t lid) const {
         const SwitchLft* t = tables_[sw];
-        return t && lid < t->port_by_lid.size() ? t->port_by_lid[lid] : kLftNoPath;
+        return t && lid < t->port_by_lid().size() ? t->port_by_lid()[lid] : kLftNoPath;
     }
     // What port p of `sw` leads to: a switch number, kHopCa or kHopDead.
     int32_t hop(int sw, int p) const { return p > 0 && p <= ports(sw) ? hop_[base_[sw] + p] : kHopDead; }
