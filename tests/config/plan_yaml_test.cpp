@@ -1,6 +1,7 @@
 // YAML plans: patterns, compact fat-tree expansion (the port rule of docs/plan.md), explicit
 // cables, mixed plans, rates/MTUs/labels, node identities, and the example files.
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <chrono>
 #include <ctime>
@@ -357,6 +358,13 @@ hosts: {names: "n[00001-32768]", hca: mlx5_0, per_switch: 32}
 
 TEST(Speed, ThirtyTwoThousandHostThreeTierPlan) {
     const std::string y = big_plan();
+    // The parse's own time, warm: glibc gives each round's ~25 MB back to the kernel when it is freed
+    // (mmap'ed blocks, heap trimming) and the next round faults it in again, ~6,600 page faults a
+    // round. On this machine's VM a fault costs ~4 us, which made the best round 79-106 ms of CPU
+    // instead of 16-17 ms (2026-12-06, perf: a quarter of the samples in the fault handler);
+    // on bare metal a fault is ~0.2 us. Keep freed memory in the process for this measurement.
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     Plan p;
     double ms = 1e9, cpu_ms = 1e9;  // best of 3, wall and process CPU time (CPU is steadier when shared)
     for (int i = 0; i < 3; ++i) {
