@@ -15,6 +15,7 @@
 #include "ibf/ibsim_fixture.h"
 #include "ibf/lab_process.h"
 #include "ibf/lft.h"
+#include "ibf/lft_dump.h"
 #include "ibf/synth.h"
 #include "ibf/wire_listener.h"
 
@@ -203,4 +204,84 @@ TEST(RoutingOnIbsim, LftCopyCostOnA2144NodeFatTree) {
                 with.size(), without.size(), with.size() - without.size(), full->lfts[0].port_by_lid.size(),
                 decode_ms(with), decode_ms(without));
     EXPECT_LT(with_us[0], 200'000u);  // generous bound for a shared CI box
+}
+
+namespace {
+
+// The forwarding tables the switches hold now, read back over MADs by `dump_lfts` from host
+// `host` (ibroute per switch under umad2sim): the ground truth a full copy of OpenSM's
+// osm_switch_t::lft must equal once every block was acknowledged.
+std::vector<SwitchLft> switch_tables(IbsimFixture& sim, const std::string& host) {
+    std::string out;
+    const int rc = lab_detail::run_capture({.argv = {"dump_lfts"},
+                                            .env = {{"IBSIM_SOCKNAME", sim.sockname}, {"SIM_HOST", host}, {"LD_PRELOAD", kUmad2sim}},
+                                            .cwd = sim.tmp.path(),
+                                            .out_path = sim.tmp / "dump_lfts.err"},
+                                           60, out);
+    EXPECT_EQ(rc, 0) << read_file(sim.tmp / "dump_lfts.err");
+    return parse_lft_dump(out, "dump_lfts");
+}
+
+// Every table of the snapshot equals the switch's own, LID by LID (the dump lists LIDs up to
+// the switch's LinearFDBTop; beyond, and where it lists nothing, "no path").
+void expect_same_tables(const Snapshot& snap, const std::vector<SwitchLft>& truth) {
+    ASSERT_EQ(snap.lfts.size(), truth.size());
+    size_t entries = 0;
+    for (const SwitchLft& t : snap.lfts) {
+        auto it = std::find_if(truth.begin(), truth.end(), [&](const SwitchLft& x) { return x.switch_guid == t.switch_guid; });
+        ASSERT_NE(it, truth.end()) << guid_hex(t.switch_guid);
+        for (size_t lid = 1; lid < t.port_by_lid.size(); ++lid) {
+            const uint8_t want = lid < it->port_by_lid.size() ? it->port_by_lid[lid] : kLftNoPath;
+            EXPECT_EQ(int(t.port_by_lid[lid]), int(want)) << guid_hex(t.switch_guid) << " LID " << lid;
+            entries += want != kLftNoPath;
+        }
+    }
+    EXPECT_GT(entries, 0u);
+}
+
+// The plugin's debug line for snapshot `seq` ("LFTs of N switches (C compared: WHY, K changed)").
+std::string lft_line(const std::string& log, uint64_t seq) {
+    const std::string key = "snapshot " + std::to_string(seq) + ":";
+    const auto pos = log.find(key);
+    if (pos == std::string::npos) return "";
+    const auto lf = log.find("LFTs of", pos);
+    return lf == std::string::npos ? "" : log.substr(lf, log.find('\n', lf) - lf);
+}
+
+}  // namespace
+
+// Incremental LFT refresh, live: the first snapshot compares every table (plugin loaded), then a
+// cable between a leaf and a spine is pulled, OpenSM re-routes and reports the blocks it set as
+// LFT_CHANGE, and the next snapshot reads only the switches those events named. Its tables must
+// equal what the switches hold (dump_lfts over MADs), as a full copy would.
+TEST(RoutingOnIbsim, AfterAReRouteTheMarkedTablesEqualTheSwitches) {
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture sim("ibfrt");
+    ASSERT_NO_FATAL_FAILURE(sim.start_ibsim(spine_leaf_net(false), {.console = true}));
+    WireListener l(sim.tmp / "s.sock");
+    start_opensm(sim, "h0", "");
+    ASSERT_TRUE(l.accept(15s)) << sim.log();
+    auto first = l.next_of<Snapshot>(20s);
+    ASSERT_TRUE(first) << sim.log();
+    ASSERT_EQ(first->lfts.size(), 12u);
+    ASSERT_TRUE(wait_for_text(sim.tmp / "osm.log", "snapshot " + std::to_string(first->sweep_seq) + ":", 5s));
+    EXPECT_NE(lft_line(sim.log(), first->sweep_seq).find("12 compared: plugin loaded"), std::string::npos)
+        << lft_line(sim.log(), first->sweep_seq);
+    ASSERT_NO_FATAL_FAILURE(expect_same_tables(*first, switch_tables(sim, "h5")));
+
+    sim.console("Unlink \"leaf0\"[5]");  // leaf0 <-> spine0: routes to and from leaf0's hosts move
+    std::optional<Snapshot> after;
+    const auto deadline = Clock::now() + 15s;
+    while (Clock::now() < deadline && !after) {
+        auto s = l.next_of<Snapshot>(1s);
+        if (s && s->sweep_seq > first->sweep_seq && s->fabric.link_count() == first->fabric.link_count() - 1) after = std::move(*s);
+    }
+    ASSERT_TRUE(after) << sim.log();
+    ASSERT_TRUE(wait_for_text(sim.tmp / "osm.log", "snapshot " + std::to_string(after->sweep_seq) + ":", 5s));
+    const std::string line = lft_line(sim.log(), after->sweep_seq);
+    std::printf("[lft] after the re-route: %s\n", line.c_str());
+    EXPECT_NE(line.find(" marked, "), std::string::npos) << "the incremental path (marks), not a full compare: " << line;
+    EXPECT_EQ(line.find(" 0 changed"), std::string::npos) << line;
+    ASSERT_NO_FATAL_FAILURE(expect_same_tables(*after, switch_tables(sim, "h5")));
+    EXPECT_TRUE(sim.opensm.stop(5s));
 }
