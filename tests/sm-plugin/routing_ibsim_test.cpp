@@ -5,6 +5,7 @@
 // says so (used engine != configured). Label: integration. Own ibsim (unique IBSIM_SOCKNAME) and
 // opensm per test, in a temp dir, killed by pid (tests/support).
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -283,5 +284,21 @@ TEST(RoutingOnIbsim, AfterAReRouteTheMarkedTablesEqualTheSwitches) {
     EXPECT_NE(line.find(" marked, "), std::string::npos) << "the incremental path (marks), not a full compare: " << line;
     EXPECT_EQ(line.find(" 0 changed"), std::string::npos) << line;
     ASSERT_NO_FATAL_FAILURE(expect_same_tables(*after, switch_tables(sim, "h5")));
+
+    // A heavy sweep that changes no route (SIGHUP): no block is sent, no LFT_CHANGE, no table read
+    // beyond the audit slot, and the tables are still the switches'.
+    ASSERT_EQ(::kill(sim.opensm.pid(), SIGHUP), 0);
+    std::optional<Snapshot> quiet;
+    const auto deadline2 = Clock::now() + 15s;
+    while (Clock::now() < deadline2 && !quiet) {
+        auto s = l.next_of<Snapshot>(1s);
+        if (s && s->sweep_seq > after->sweep_seq) quiet = std::move(*s);
+    }
+    ASSERT_TRUE(quiet) << sim.log();
+    ASSERT_TRUE(wait_for_text(sim.tmp / "osm.log", "snapshot " + std::to_string(quiet->sweep_seq) + ":", 5s));
+    const std::string quiet_line = lft_line(sim.log(), quiet->sweep_seq);
+    std::printf("[lft] a sweep without changes: %s\n", quiet_line.c_str());
+    EXPECT_NE(quiet_line.find(": 0 marked, 0 changed"), std::string::npos) << quiet_line;
+    ASSERT_NO_FATAL_FAILURE(expect_same_tables(*quiet, switch_tables(sim, "h5")));
     EXPECT_TRUE(sim.opensm.stop(5s));
 }
