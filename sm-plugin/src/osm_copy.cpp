@@ -137,6 +137,9 @@ void copy_port(const osm_physp_t* p, bool ext, bool is_switch, Port& out) {
 // Under the lock: the node table once, each valid port's PortInfo copied as it is. The remote end
 // is kept as the remote node's GUID and port number, resolved after the lock.
 void copy_subnet(osm_opensm_t* osm, SubnetCopy& out) {
+    out.head = Snapshot{};
+    out.nodes.clear();  // capacity kept: no page faults under the lock for a SubnetCopy reused
+    out.ports.clear();
     copy_head(osm, out.head);
     osm_subn_t& subn = osm->subn;
     cl_qmap_t* nodes = &subn.node_guid_tbl;

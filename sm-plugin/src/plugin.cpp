@@ -52,6 +52,7 @@ struct Plugin {
     std::unique_ptr<Fanout> sender;  // one Sender (thread) per endpoint
     ibf::osm::LftCache lfts;         // sweeper thread only (take_snapshot): the last sweep's tables
     ibf::osm::LftMarks lft_marks;    // switches LFT_CHANGE named since the last snapshot (any thread)
+    ibf::osm::SubnetCopy raw;        // sweeper thread only: the flat copy, its capacity reused each sweep
     // The opensm.conf settings of the Hello (sm_conf_drift): written on OpenSM's main thread in
     // create() and on the sweeper thread at SUBNET_UP, read by the senders' threads at each Hello.
     std::mutex conf_mu;
@@ -167,7 +168,7 @@ void plugin_delete(void* data) {
 void take_snapshot(Plugin* p) {
     osm_opensm_t* osm = p->osm;
     auto snap = std::make_shared<Snapshot>();
-    ibf::osm::SubnetCopy raw;
+    ibf::osm::SubnetCopy& raw = p->raw;
     ibf::osm::LftChanges changes;  // freed after the lock is released
     auto t0 = Clock::now();
     Clock::time_point t1;
