@@ -255,7 +255,7 @@ std::string lft_line(const std::string& log, uint64_t seq) {
 // cable between a leaf and a spine is pulled, OpenSM re-routes and reports the blocks it set as
 // LFT_CHANGE, and the next snapshot reads only the switches those events named. Its tables must
 // equal what the switches hold (dump_lfts over MADs), as a full copy would.
-TEST(RoutingOnIbsim, AfterAReRouteTheMarkedTablesEqualTheSwitches) {
+TEST(RoutingOnIbsim, MarkedLftsAfterAReRouteEqualTheSwitchesTables) {
     if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
     IbsimFixture sim("ibfrt");
     ASSERT_NO_FATAL_FAILURE(sim.start_ibsim(spine_leaf_net(false), {.console = true}));
