@@ -302,3 +302,41 @@ TEST(RoutingOnIbsim, MarkedLftsAfterAReRouteEqualTheSwitchesTables) {
     ASSERT_NO_FATAL_FAILURE(expect_same_tables(*quiet, switch_tables(sim, "h5")));
     EXPECT_TRUE(sim.opensm.stop(5s));
 }
+
+// A HANDOVER SubnSet(SMInfo) to the master itself makes OpenSM run a first-time master sweep
+// (osm_sm_state_mgr.c: MASTER + HANDOVER -> force_first_time_master_sweep): it re-sends every
+// block of every switch and reports no LFT_CHANGE. The plugin must see that sweep's flag and read
+// every table, not trust the (empty) marks.
+TEST(RoutingOnIbsim, LftsAreAllComparedOnAFirstSweepAsMaster) {
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture sim("ibfrt");
+    ASSERT_NO_FATAL_FAILURE(sim.start_ibsim(spine_leaf_net(false)));
+    WireListener l(sim.tmp / "s.sock");
+    start_opensm(sim, "h0", "");
+    ASSERT_TRUE(l.accept(15s)) << sim.log();
+    auto first = l.next_of<Snapshot>(20s);
+    ASSERT_TRUE(first) << sim.log();
+    ASSERT_NE(first->self.lid, 0);
+    std::string out;
+    const int rc = lab_detail::run_capture({.argv = {"sminfo", "-s", "3", std::to_string(first->self.lid), "1"},
+                                            .env = {{"IBSIM_SOCKNAME", sim.sockname}, {"SIM_HOST", "h5"}, {"LD_PRELOAD", kUmad2sim}},
+                                            .cwd = sim.tmp.path(),
+                                            .out_path = sim.tmp / "sminfo.err"},
+                                           30, out);
+    ASSERT_EQ(rc, 0) << read_file(sim.tmp / "sminfo.err");
+    std::optional<Snapshot> next;
+    std::string line;
+    const auto deadline = Clock::now() + 15s;
+    while (Clock::now() < deadline && line.find("first sweep as master") == std::string::npos) {
+        auto s = l.next_of<Snapshot>(1s);
+        if (!s || s->sweep_seq <= first->sweep_seq) continue;
+        ASSERT_TRUE(wait_for_text(sim.tmp / "osm.log", "snapshot " + std::to_string(s->sweep_seq) + ":", 5s));
+        line = lft_line(sim.log(), s->sweep_seq);
+        next = std::move(*s);
+    }
+    std::printf("[lft] after a handover to the master: %s\n", line.c_str());
+    ASSERT_TRUE(next) << sim.log();
+    EXPECT_NE(line.find("12 compared: first sweep as master"), std::string::npos) << line << "\n" << sim.log();
+    ASSERT_NO_FATAL_FAILURE(expect_same_tables(*next, switch_tables(sim, "h5")));
+    EXPECT_TRUE(sim.opensm.stop(5s));
+}
