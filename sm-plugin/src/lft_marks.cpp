@@ -14,7 +14,7 @@ std::string_view to_string(LftWhy w) {
         case LftWhy::FirstMasterSweep: return "first sweep as master";
         case LftWhy::NotMaster: return "not master since the last sweep";
         case LftWhy::SweepError: return "sweep error";
-        case LftWhy::MarksOverflow: return "marks overflow";
+        case LftWhy::MarksLost: return "marks lost";
         case LftWhy::Marked: return "marked";
         case LftWhy::NoCopy: return "no copy";
         case LftWhy::Replaced: return "replaced";
@@ -32,7 +32,7 @@ LftWhy lft_compare_why(const LftSweepFacts& s, const LftSwitchFacts& sw) {
     if (s.first_master_sweep) return LftWhy::FirstMasterSweep;
     if (s.not_master) return LftWhy::NotMaster;
     if (s.sweep_error) return LftWhy::SweepError;
-    if (s.overflow) return LftWhy::MarksOverflow;
+    if (s.marks_lost) return LftWhy::MarksLost;
     if (sw.marked) return LftWhy::Marked;
     if (!sw.have_copy) return LftWhy::NoCopy;
     if (!sw.same_object) return LftWhy::Replaced;
@@ -44,9 +44,9 @@ LftWhy lft_compare_why(const LftSweepFacts& s, const LftSwitchFacts& sw) {
 
 void LftMarks::mark(Guid switch_guid) {
     std::lock_guard lk(mu_);
-    if (cur_.overflow) return;
+    if (cur_.marks_lost) return;
     if (cur_.marked.size() >= max_ && !cur_.marked.count(switch_guid)) {
-        cur_.overflow = true;
+        cur_.marks_lost = true;
         return;
     }
     cur_.marked.insert(switch_guid);
@@ -57,7 +57,7 @@ void LftMarks::note(const LftChanges& f) {
     cur_.first_master_sweep |= f.first_master_sweep;
     cur_.not_master |= f.not_master;
     cur_.sweep_error |= f.sweep_error;
-    cur_.overflow |= f.overflow;
+    cur_.marks_lost |= f.marks_lost;
 }
 
 LftChanges LftMarks::take() {

@@ -301,7 +301,7 @@ LftRefresh LftCache::refresh(osm_opensm_t* osm, size_t lids, const LftChanges& c
                               .first_master_sweep = changes.first_master_sweep,
                               .not_master = changes.not_master,
                               .sweep_error = changes.sweep_error,
-                              .overflow = changes.overflow};
+                              .marks_lost = changes.marks_lost};
     LftRefresh r;
     r.scope = lft_compare_why(sweep, {.have_copy = true});  // a sweep-wide reason, or Reuse
     const uint32_t audit = static_cast<uint32_t>(refreshes_ % kLftAuditPeriod);

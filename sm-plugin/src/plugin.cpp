@@ -187,6 +187,7 @@ void take_snapshot(Plugin* p) {
         }
     } catch (...) {
         cl_plock_release(&osm->lock);
+        if (changes.tracked) p->lft_marks.note({.marks_lost = true});  // taken, not applied: all next time
         throw;
     }
     cl_plock_release(&osm->lock);

@@ -82,7 +82,7 @@ TEST(LftCompareWhy, SweepReasonsComeFirstThenTheSwitchsOwn) {
     EXPECT_EQ(osm::lft_compare_why({.tracked = true, .first_master_sweep = true}, quiet), LftWhy::FirstMasterSweep);
     EXPECT_EQ(osm::lft_compare_why({.tracked = true, .not_master = true}, quiet), LftWhy::NotMaster);
     EXPECT_EQ(osm::lft_compare_why({.tracked = true, .sweep_error = true}, quiet), LftWhy::SweepError);
-    EXPECT_EQ(osm::lft_compare_why({.tracked = true, .overflow = true}, quiet), LftWhy::MarksOverflow);
+    EXPECT_EQ(osm::lft_compare_why({.tracked = true, .marks_lost = true}, quiet), LftWhy::MarksLost);
     EXPECT_EQ(osm::lft_compare_why(steady, {.marked = true, .have_copy = true}), LftWhy::Marked);
     EXPECT_EQ(osm::lft_compare_why(steady, {}), LftWhy::NoCopy);
     EXPECT_EQ(osm::lft_compare_why(steady, {.have_copy = true, .same_object = false}), LftWhy::Replaced);
@@ -103,15 +103,15 @@ TEST(LftMarks, TakeHandsOverTheMarksAndFactsAndStartsAfresh) {
     EXPECT_TRUE(c.tracked);
     EXPECT_EQ(c.marked, (std::unordered_set<Guid>{0x10, 0x20}));
     EXPECT_TRUE(c.sweep_error);
-    EXPECT_FALSE(c.first_master_sweep || c.not_master || c.overflow);
+    EXPECT_FALSE(c.first_master_sweep || c.not_master || c.marks_lost);
     LftChanges d = m.take();
     EXPECT_TRUE(d.tracked);
     EXPECT_TRUE(d.marked.empty());
     EXPECT_FALSE(d.sweep_error);
-    // More distinct switches than it keeps: overflow, and the set stops growing.
+    // More distinct switches than it keeps: marks lost, and the set stops growing.
     for (Guid g = 1; g <= 5; ++g) m.mark(g);
     LftChanges e = m.take();
-    EXPECT_TRUE(e.overflow);
+    EXPECT_TRUE(e.marks_lost);
     EXPECT_LE(e.marked.size(), 3u);
 }
 
@@ -181,8 +181,8 @@ TEST(LftCache, EveryTableIsComparedWhenEventsMayHaveBeenMissed) {
     cases.back().changes.not_master = true;
     cases.push_back({"sweep error", tracked(), LftWhy::SweepError});
     cases.back().changes.sweep_error = true;
-    cases.push_back({"marks overflow", tracked(), LftWhy::MarksOverflow});
-    cases.back().changes.overflow = true;
+    cases.push_back({"marks lost", tracked(), LftWhy::MarksLost});
+    cases.back().changes.marks_lost = true;
     cases.push_back({"no event record", LftChanges{}, LftWhy::Untracked});
     for (const Case& c : cases) {
         SCOPED_TRACE(c.what);

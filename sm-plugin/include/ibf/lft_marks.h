@@ -35,7 +35,8 @@ enum class LftWhy : uint8_t {
     NotMaster,         // the SM was seen in a state other than MASTER since the last refresh
     SweepError,        // subnet_initialization_error seen: Set MADs may have failed after OpenSM
                        // zeroed the block in its copy (osm_ucast_mgr.c set_lft_block)
-    MarksOverflow,     // more distinct switches marked than LftMarks keeps
+    MarksLost,         // more distinct switches marked than LftMarks keeps, or marks taken by a
+                       // snapshot that failed before it applied them
     // This switch:
     Marked,            // LFT_CHANGE named it
     NoCopy,            // a switch the cache has no copy of (new, or back with the same GUID)
@@ -58,7 +59,7 @@ struct LftChanges {
     bool first_master_sweep = false;
     bool not_master = false;
     bool sweep_error = false;
-    bool overflow = false;
+    bool marks_lost = false;  // the set overflowed, or a failed snapshot took it
     std::unordered_set<Guid> marked;  // node GUIDs of the switches LFT_CHANGE named
 };
 
@@ -67,7 +68,7 @@ struct LftSweepFacts {
     bool tracked = false;  // LftChanges::tracked
     bool first_refresh = false;
     bool lids_changed = false;
-    bool first_master_sweep = false, not_master = false, sweep_error = false, overflow = false;
+    bool first_master_sweep = false, not_master = false, sweep_error = false, marks_lost = false;
 };
 
 // The facts about one switch, as LftCache::refresh() sees it.
@@ -90,7 +91,7 @@ LftWhy lft_compare_why(const LftSweepFacts& sweep, const LftSwitchFacts& sw);
 // insert or one swap, never waits on anything else, never takes osm->lock.
 class LftMarks {
 public:
-    // At most `max_switches` distinct GUIDs are kept between two takes; beyond: overflow (every
+    // At most `max_switches` distinct GUIDs are kept between two takes; beyond: marks_lost (every
     // table compared), so memory stays bounded whatever OpenSM reports.
     explicit LftMarks(size_t max_switches = 65536) : max_(max_switches) {}
     void mark(Guid switch_guid);
