@@ -240,6 +240,16 @@ void expect_same_tables(const Snapshot& snap, const std::vector<SwitchLft>& trut
     EXPECT_GT(entries, 0u);
 }
 
+// ibsim on spine_leaf_net(false) (a console when asked), OpenSM with the plugin on h0, and its first
+// snapshot into `first` (gtest assertions: wrap in ASSERT_NO_FATAL_FAILURE).
+void spine_leaf_up(IbsimFixture& sim, WireListener& l, bool console, std::optional<Snapshot>& first) {
+    ASSERT_NO_FATAL_FAILURE(sim.start_ibsim(spine_leaf_net(false), {.console = console}));
+    start_opensm(sim, "h0", "");
+    ASSERT_TRUE(l.accept(15s)) << sim.log();
+    first = l.next_of<Snapshot>(20s);
+    ASSERT_TRUE(first) << sim.log();
+}
+
 // The plugin's debug line for snapshot `seq` ("LFTs of N switches (C compared: WHY, K changed)").
 std::string lft_line(const std::string& log, uint64_t seq) {
     const std::string key = "snapshot " + std::to_string(seq) + ":";
@@ -258,12 +268,9 @@ std::string lft_line(const std::string& log, uint64_t seq) {
 TEST(RoutingOnIbsim, MarkedLftsAfterAReRouteEqualTheSwitchesTables) {
     if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
     IbsimFixture sim("ibfrt");
-    ASSERT_NO_FATAL_FAILURE(sim.start_ibsim(spine_leaf_net(false), {.console = true}));
     WireListener l(sim.tmp / "s.sock");
-    start_opensm(sim, "h0", "");
-    ASSERT_TRUE(l.accept(15s)) << sim.log();
-    auto first = l.next_of<Snapshot>(20s);
-    ASSERT_TRUE(first) << sim.log();
+    std::optional<Snapshot> first;
+    ASSERT_NO_FATAL_FAILURE(spine_leaf_up(sim, l, true, first));
     ASSERT_EQ(first->lfts.size(), 12u);
     ASSERT_TRUE(wait_for_text(sim.tmp / "osm.log", "snapshot " + std::to_string(first->sweep_seq) + ":", 5s));
     EXPECT_NE(lft_line(sim.log(), first->sweep_seq).find("12 compared: plugin loaded"), std::string::npos)
@@ -310,12 +317,9 @@ TEST(RoutingOnIbsim, MarkedLftsAfterAReRouteEqualTheSwitchesTables) {
 TEST(RoutingOnIbsim, LftsAreAllComparedOnAFirstSweepAsMaster) {
     if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
     IbsimFixture sim("ibfrt");
-    ASSERT_NO_FATAL_FAILURE(sim.start_ibsim(spine_leaf_net(false)));
     WireListener l(sim.tmp / "s.sock");
-    start_opensm(sim, "h0", "");
-    ASSERT_TRUE(l.accept(15s)) << sim.log();
-    auto first = l.next_of<Snapshot>(20s);
-    ASSERT_TRUE(first) << sim.log();
+    std::optional<Snapshot> first;
+    ASSERT_NO_FATAL_FAILURE(spine_leaf_up(sim, l, false, first));
     ASSERT_NE(first->self.lid, 0);
     std::string out;
     const int rc = lab_detail::run_capture({.argv = {"sminfo", "-s", "3", std::to_string(first->self.lid), "1"},
