@@ -1,6 +1,6 @@
 // A synthetic OpenSM subnet for the plugin's benchmark and tests: OpenSM's own structs
 // (osm_opensm_t, osm_node_t with its physp table, osm_switch_t with an LFT), laid out the way
-// OpenSM allocates them, without OpenSM. Freed with the FakeSubnet (the sanitizer build's leak
+// OpenSM allocates them, without OpenSM (switches[i]->lft is lfts[i]). Freed with the FakeSubnet (the sanitizer build's leak
 // check runs the tests that use it).
 //
 //   ibf::osm::FakeSubnet fs;
@@ -113,22 +113,26 @@ struct FakeSubnet {
 
     // An LFT for every switch over every LID given so far (deterministic egress ports 1..64).
     void add_lfts() {
+        for (osm_node_t* n : nodes)
+            if (n->node_info.node_type == IB_NODE_TYPE_SWITCH) add_lft(n);
+    }
+
+    // One switch's osm_switch_t in sw_guid_tbl with an LFT over every LID given so far.
+    osm_switch_t* add_lft(osm_node_t* n) {
         const size_t max_lid = next_lid - 1;
-        for (osm_node_t* n : nodes) {
-            if (n->node_info.node_type != IB_NODE_TYPE_SWITCH) continue;
-            auto* sw = static_cast<osm_switch_t*>(std::calloc(1, sizeof(osm_switch_t)));
-            sw->p_node = n;
-            sw->num_ports = static_cast<uint8_t>(n->physp_tbl_size);
-            sw->max_lid_ho = static_cast<uint16_t>(max_lid);
-            sw->lft_size = static_cast<uint16_t>(((max_lid / 64) + 1) * 64);
-            lfts.emplace_back(sw->lft_size, OSM_NO_PATH);
-            std::vector<uint8_t>& t = lfts.back();
-            const size_t ports = n->physp_tbl_size - 1;
-            for (size_t l = 1; l <= max_lid; ++l) t[l] = static_cast<uint8_t>(1 + (l * 7 + switches.size()) % ports);
-            sw->lft = t.data();
-            cl_qmap_insert(&osm->subn.sw_guid_tbl, n->node_info.node_guid, &sw->map_item);
-            switches.push_back(sw);
-        }
+        auto* sw = static_cast<osm_switch_t*>(std::calloc(1, sizeof(osm_switch_t)));
+        sw->p_node = n;
+        sw->num_ports = static_cast<uint8_t>(n->physp_tbl_size);
+        sw->max_lid_ho = static_cast<uint16_t>(max_lid);
+        sw->lft_size = static_cast<uint16_t>(((max_lid / 64) + 1) * 64);
+        lfts.emplace_back(sw->lft_size, OSM_NO_PATH);
+        std::vector<uint8_t>& t = lfts.back();
+        const size_t ports = n->physp_tbl_size - 1;
+        for (size_t l = 1; l <= max_lid; ++l) t[l] = static_cast<uint8_t>(1 + (l * 7 + switches.size()) % ports);
+        sw->lft = t.data();
+        cl_qmap_insert(&osm->subn.sw_guid_tbl, n->node_info.node_guid, &sw->map_item);
+        switches.push_back(sw);
+        return sw;
     }
 };
 

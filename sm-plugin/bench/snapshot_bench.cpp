@@ -4,7 +4,12 @@
 // LftCache::refresh), what follows it off the lock (finish_copy + fill), the version 2 encoder
 // (SnapshotWriter) and decoder (wire::Decoder, part by part), for a first sweep (every table
 // sent), a sweep that changed nothing and one that re-routed 1 % of the switches; the version 1
-// JSON frame for comparison. Times are thread CPU ms. docs/benchmarks.md has the figures.
+// JSON frame for comparison. The steady-state sweeps get what OpenSM's LFT_CHANGE events would
+// have marked (LftMarks: nothing, or the re-routed switches, one mark per 64-LID block as OpenSM
+// reports them), so only those tables are read under the lock; one more sweep compares every
+// table (no events: the first sweep as master, a sweep error), and the cost of the marks
+// themselves inside report(LFT_CHANGE) is timed. Times are thread CPU ms. docs/benchmarks.md has
+// the figures.
 //
 //   build/bin/bench_plugin_snapshot --lids 48000 [--runs 3] [--no-v1]
 #include <sys/resource.h>
@@ -50,17 +55,20 @@ long rss_kb() {
 
 struct Sweep {
     double lock_ms = 0, copy_ms = 0, after_ms = 0, encode_ms = 0, decode_ms = 0;
-    size_t bytes = 0, parts = 0, copied = 0, sent = 0, unchanged = 0;
+    size_t bytes = 0, parts = 0, sent = 0, unchanged = 0;
+    ibf::osm::LftRefresh lft;
 };
 
-Sweep one_sweep(FakeSubnet& fs, ibf::osm::LftCache& cache, ibf::wire::LftHashes& delivered, ibf::wire::Decoder& dec) {
+Sweep one_sweep(FakeSubnet& fs, ibf::osm::SubnetCopy& raw, ibf::osm::LftCache& cache, ibf::osm::LftMarks& marks,
+                ibf::wire::LftHashes& delivered, ibf::wire::Decoder& dec) {
     Sweep r;
     auto snap = std::make_shared<ibf::Snapshot>();
-    ibf::osm::SubnetCopy raw;
+    ibf::osm::LftChanges changes;
     auto t0 = Clock::now();
     ibf::osm::copy_subnet(fs.osm, raw);
     r.copy_ms = ms_since(t0);
-    r.copied = cache.refresh(fs.osm, raw.lids);
+    changes = marks.take();
+    r.lft = cache.refresh(fs.osm, raw.lids, changes);
     r.lock_ms = ms_since(t0);
     auto t1 = Clock::now();
     ibf::osm::build_snapshot(raw, *snap);
@@ -88,10 +96,23 @@ Sweep one_sweep(FakeSubnet& fs, ibf::osm::LftCache& cache, ibf::wire::LftHashes&
 }
 
 void print(const char* what, const Sweep& s) {
-    std::printf("  %-22s under lock %7.1f ms (copy %6.1f, LFTs %6.1f; %zu tables copied)  after %6.1f ms  "
+    std::printf("  %-26s under lock %7.1f ms (copy %6.1f, LFTs %6.1f; %zu of %zu tables read, %zu copied; %s)  after %6.1f ms  "
                 "v2 %8.2f MB in %3zu parts (%zu LFTs sent, %zu unchanged)  encode %6.1f ms  decode %7.1f ms\n",
-                what, s.lock_ms, s.copy_ms, s.lock_ms - s.copy_ms, s.copied, s.after_ms, s.bytes / 1e6, s.parts, s.sent,
-                s.unchanged, s.encode_ms, s.decode_ms);
+                what, s.lock_ms, s.copy_ms, s.lock_ms - s.copy_ms, s.lft.compared, s.lft.switches, s.lft.copied,
+                s.lft.scope == ibf::osm::LftWhy::Reuse ? "marked + audit" : std::string(to_string(s.lft.scope)).c_str(),
+                s.after_ms, s.bytes / 1e6, s.parts, s.sent, s.unchanged, s.encode_ms, s.decode_ms);
+}
+
+// What report(LFT_CHANGE) does for every 64-LID block a switch acknowledged: one mark. Returns
+// the CPU ns per mark.
+double mark_blocks(ibf::osm::LftMarks& marks, const FakeSubnet& fs, size_t every) {
+    const size_t blocks = (fs.next_lid + 63u) / 64u;
+    size_t n = 0;
+    auto t0 = Clock::now();
+    for (size_t b = 0; b < blocks; ++b)  // OpenSM sends block-major: block b of every switch, then b + 1
+        for (size_t i = 0; i < fs.switches.size(); i += every, ++n)
+            marks.mark(cl_ntoh64(fs.switches[i]->p_node->node_info.node_guid));
+    return n ? ms_since(t0) * 1e6 / static_cast<double>(n) : 0;
 }
 
 }  // namespace
@@ -119,17 +140,28 @@ int main(int argc, char** argv) {
     std::printf("synthetic subnet: %u LIDs, %zu nodes, %zu switches (LFTs of %u LIDs); RSS %ld MB\n",
                 fs.next_lid - 1, fs.nodes.size(), fs.switches.size(), fs.next_lid, rss_kb() / 1024);
     for (int run = 0; run < runs; ++run) {
-        ibf::osm::LftCache cache;  // a plugin just loaded
+        ibf::osm::SubnetCopy raw;  // a plugin just loaded: kept between its sweeps
+        ibf::osm::LftCache cache;
+        ibf::osm::LftMarks marks;
         ibf::wire::LftHashes delivered;  // a connection just opened
         ibf::wire::Decoder dec;
         std::string h = ibf::wire::encode(ibf::wire::Message(ibf::wire::Hello{.wire_version = 2}));
         dec.feed(h.data(), h.size());
         (void)dec.next();
         std::printf("run %d\n", run + 1);
-        print("first sweep", one_sweep(fs, cache, delivered, dec));
-        print("nothing changed", one_sweep(fs, cache, delivered, dec));
+        print("first sweep", one_sweep(fs, raw, cache, marks, delivered, dec));
+        print("nothing changed", one_sweep(fs, raw, cache, marks, delivered, dec));
         for (size_t i = 0; i < fs.lfts.size(); i += 100) fs.lfts[i][1 + i % (fs.next_lid - 1)] ^= 1;  // 1 % re-routed
-        print("1 % of LFTs changed", one_sweep(fs, cache, delivered, dec));
+        const double ns_mark = mark_blocks(marks, fs, 100);  // ... and reported, block by block
+        print("1 % of LFTs changed", one_sweep(fs, raw, cache, marks, delivered, dec));
+        marks.note({.first_master_sweep = true});  // e.g. the first sweep after becoming master
+        print("unchanged, all compared", one_sweep(fs, raw, cache, marks, delivered, dec));
+        const double ns_all = mark_blocks(marks, fs, 1);  // every block of every switch re-sent
+        (void)marks.take();
+        std::printf("  report(LFT_CHANGE): %.0f ns per mark for a 1 %% re-route (%zu marks), %.0f ns for every block of "
+                    "every switch (%zu marks)\n",
+                    ns_mark, ((fs.next_lid + 63u) / 64u) * ((fs.switches.size() + 99) / 100), ns_all,
+                    ((fs.next_lid + 63u) / 64u) * fs.switches.size());
         std::printf("  RSS %ld MB\n", rss_kb() / 1024);
     }
     if (v1) {

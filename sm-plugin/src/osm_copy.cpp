@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
 #include "osm_headers.h"
 
@@ -138,6 +137,9 @@ void copy_port(const osm_physp_t* p, bool ext, bool is_switch, Port& out) {
 // Under the lock: the node table once, each valid port's PortInfo copied as it is. The remote end
 // is kept as the remote node's GUID and port number, resolved after the lock.
 void copy_subnet(osm_opensm_t* osm, SubnetCopy& out) {
+    out.head = Snapshot{};
+    out.nodes.clear();  // capacity kept: no page faults under the lock for a SubnetCopy reused
+    out.ports.clear();
     copy_head(osm, out.head);
     osm_subn_t& subn = osm->subn;
     cl_qmap_t* nodes = &subn.node_guid_tbl;
@@ -290,36 +292,63 @@ bool same_table(const std::vector<uint8_t>& have, const uint8_t* lft, size_t n, 
 
 }  // namespace
 
-size_t LftCache::refresh(osm_opensm_t* osm, size_t lids) {
+LftRefresh LftCache::refresh(osm_opensm_t* osm, size_t lids, const LftChanges& changes) {
     osm_subn_t& subn = osm->subn;
     if (lids == 0) lids = static_cast<size_t>(subn.max_ucast_lid_ho) + 1;
+    const LftSweepFacts sweep{.tracked = changes.tracked,
+                              .first_refresh = refreshes_ == 0,
+                              .lids_changed = refreshes_ > 0 && lids != lids_,
+                              .first_master_sweep = changes.first_master_sweep,
+                              .not_master = changes.not_master,
+                              .sweep_error = changes.sweep_error,
+                              .marks_lost = changes.marks_lost};
+    LftRefresh r;
+    r.scope = lft_compare_why(sweep, {.have_copy = true});  // a sweep-wide reason, or Reuse
+    const uint32_t audit = static_cast<uint32_t>(refreshes_ % kLftAuditPeriod);
     cl_qmap_t* sws = &subn.sw_guid_tbl;
-    std::vector<Entry> order;
+    std::vector<Entry>& order = spare_;
+    order.clear();
     order.reserve(cl_qmap_count(sws));
-    std::unordered_map<Guid, std::shared_ptr<std::vector<uint8_t>>> by_guid;
-    by_guid.reserve(cl_qmap_count(sws));
-    size_t copied = 0;
-    for (cl_map_item_t* it = cl_qmap_head(sws); it != cl_qmap_end(sws); it = cl_qmap_next(it)) {
+    size_t j = 0;  // the merge cursor in order_ (both in sw_guid_tbl's ascending key order)
+    uint32_t idx = 0;
+    for (cl_map_item_t* it = cl_qmap_head(sws); it != cl_qmap_end(sws); it = cl_qmap_next(it), ++idx) {
         const auto* sw = reinterpret_cast<const osm_switch_t*>(it);
         if (!sw->p_node) continue;
-        Entry e{cl_ntoh64(sw->p_node->node_info.node_guid), sw->num_ports, nullptr};
         const uint8_t* lft = sw->lft ? sw->lft : sw->new_lft;
         // Entries up to the switch's own max LID and within the allocated table; LID 0 is never routed.
         const size_t n = lft ? std::min<size_t>({lids, static_cast<size_t>(sw->max_lid_ho) + 1, sw->lft_size}) : 0;
-        auto old = by_guid_.find(e.guid);
-        if (old != by_guid_.end() && same_table(*old->second, lft, n, lids)) {
-            e.raw = old->second;  // unchanged since the last sweep: nothing copied
+        Entry e{cl_qmap_key(it), cl_ntoh64(sw->p_node->node_info.node_guid), sw->num_ports,
+                reinterpret_cast<uintptr_t>(sw), reinterpret_cast<uintptr_t>(sw->lft), n, nullptr};
+        while (j < order_.size() && order_[j].key < e.key) ++j;
+        const Entry* old = j < order_.size() && order_[j].key == e.key && order_[j].guid == e.guid ? &order_[j] : nullptr;
+        const LftSwitchFacts facts{.marked = !changes.marked.empty() && changes.marked.count(e.guid) != 0,
+                                   .have_copy = old != nullptr,
+                                   .same_object = old && old->sw == e.sw && old->lft == e.lft,
+                                   .same_length = old && old->n == n,
+                                   .lft_null = sw->lft == nullptr,
+                                   .audit_slot = idx % kLftAuditPeriod == audit};
+        const LftWhy why = lft_compare_why(sweep, facts);
+        if (why == LftWhy::Reuse) {
+            e.raw = old->raw;  // nothing says it changed: OpenSM's table not read
         } else {
-            e.raw = std::make_shared<std::vector<uint8_t>>(lids, kLftNoPath);
-            if (n > 1) std::memcpy(e.raw->data() + 1, lft + 1, n - 1);
-            ++copied;
+            ++r.compared;
+            if (old && same_table(*old->raw, lft, n, lids)) {
+                e.raw = old->raw;
+            } else {
+                e.raw = std::make_shared<std::vector<uint8_t>>(lids, kLftNoPath);
+                if (n > 1) std::memcpy(e.raw->data() + 1, lft + 1, n - 1);
+                ++r.copied;
+                if (why == LftWhy::Audit) ++r.audit_found;
+            }
         }
-        by_guid.emplace(e.guid, e.raw);
         order.push_back(std::move(e));
     }
-    order_ = std::move(order);   // switches gone from the subnet are forgotten here
-    by_guid_ = std::move(by_guid);
-    return copied;
+    std::swap(order_, spare_);  // switches gone from the subnet are forgotten here
+    spare_.clear();
+    lids_ = lids;
+    ++refreshes_;
+    r.switches = order_.size();
+    return r;
 }
 
 void LftCache::fill(Snapshot& snap) const {

@@ -51,6 +51,8 @@ struct Plugin {
     std::atomic<uint64_t> seq{0};
     std::unique_ptr<Fanout> sender;  // one Sender (thread) per endpoint
     ibf::osm::LftCache lfts;         // sweeper thread only (take_snapshot): the last sweep's tables
+    ibf::osm::LftMarks lft_marks;    // switches LFT_CHANGE named since the last snapshot (any thread)
+    ibf::osm::SubnetCopy raw;        // sweeper thread only: the flat copy, its capacity reused each sweep
     // The opensm.conf settings of the Hello (sm_conf_drift): written on OpenSM's main thread in
     // create() and on the sweeper thread at SUBNET_UP, read by the senders' threads at each Hello.
     std::mutex conf_mu;
@@ -166,17 +168,26 @@ void plugin_delete(void* data) {
 void take_snapshot(Plugin* p) {
     osm_opensm_t* osm = p->osm;
     auto snap = std::make_shared<Snapshot>();
-    ibf::osm::SubnetCopy raw;
+    ibf::osm::SubnetCopy& raw = p->raw;
+    ibf::osm::LftChanges changes;  // freed after the lock is released
     auto t0 = Clock::now();
     Clock::time_point t1;
-    size_t lfts_copied = 0;
+    ibf::osm::LftRefresh lr;
     cl_plock_acquire(&osm->lock);
     try {
         ibf::osm::copy_subnet(osm, raw);
         t1 = Clock::now();
-        if (p->opts.lft) lfts_copied = p->lfts.refresh(osm, raw.lids);
+        if (p->opts.lft) {
+            // Taken under the lock: every LFT_CHANGE reported before it (under OpenSM's exclusive
+            // hold) is in this set, every later one goes to the next.
+            changes = p->lft_marks.take();
+            changes.sweep_error |= osm->subn.subnet_initialization_error != 0;
+            changes.not_master |= osm->subn.sm_state != IB_SMINFO_STATE_MASTER;
+            lr = p->lfts.refresh(osm, raw.lids, changes);
+        }
     } catch (...) {
         cl_plock_release(&osm->lock);
+        if (changes.tracked) p->lft_marks.note({.marks_lost = true});  // taken, not applied: all next time
         throw;
     }
     cl_plock_release(&osm->lock);
@@ -188,19 +199,38 @@ void take_snapshot(Plugin* p) {
     auto after_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t2).count());
     snap->sweep_seq = ++p->seq;
     snap->taken_unix_ms = unix_ms();
+    if (lr.audit_found && p->opts.log >= LogLevel::warn)
+        osm_say(osm, LogLevel::warn, "snapshot " + std::to_string(snap->sweep_seq) + ": the rolling LFT audit found " +
+                                         std::to_string(lr.audit_found) +
+                                         " changed tables that no LFT_CHANGE named (copied now; docs/plugin.md, \"When the tables change\")");
     if (p->opts.log >= LogLevel::debug || (snap->initialization_error && p->opts.log >= LogLevel::info)) {
         size_t n = snap->fabric.size();
         osm_say(osm, LogLevel::info,
                 "snapshot " + std::to_string(snap->sweep_seq) + ": " + std::to_string(n) + " nodes, " +
                     std::to_string(snap->fabric.link_count()) + " links, " + std::to_string(us) +
                     " us under the lock (" + std::to_string(n ? us * 1000 / n : 0) + " ns/node" +
-                    (p->opts.lft ? ", LFTs of " + std::to_string(snap->lfts.size()) + " switches (" + std::to_string(lfts_copied) +
-                                       " changed) " + std::to_string(lft_us) + " us" : "") +
+                    (p->opts.lft ? ", LFTs of " + std::to_string(snap->lfts.size()) + " switches (" + std::to_string(lr.compared) +
+                                       " compared: " + (lr.scope == ibf::osm::LftWhy::Reuse ? std::to_string(changes.marked.size()) + " marked"
+                                                                                              : std::string(to_string(lr.scope))) +
+                                       ", " + std::to_string(lr.copied) + " changed) " + std::to_string(lft_us) + " us" : "") +
                     "; " + std::to_string(after_us) + " us after the lock), routing engine " + (snap->routing_engine.empty() ? "?" : snap->routing_engine) + " (configured: " +
                     (snap->routing_engine_configured.empty() ? "default" : snap->routing_engine_configured) + ")" +
                     (snap->initialization_error ? ", sweep reported a subnet initialization error" : ""));
     }
     p->sender->submit_snapshot(std::move(snap), us);
+}
+
+// On the sweeper thread (HEAVY_SWEEP_START, UCAST_ROUTING_DONE; no lock held): the facts that
+// make LFT_CHANGE unreliable until the next snapshot (docs/plugin.md, "When the tables change").
+// Word-sized fields written by OpenSM under its lock or by this same thread: relaxed loads.
+void note_sweep_facts(Plugin* p) {
+    if (!p->opts.lft) return;
+    osm_subn_t& subn = p->osm->subn;
+    ibf::osm::LftChanges f;
+    f.first_master_sweep = __atomic_load_n(&subn.first_time_master_sweep, __ATOMIC_RELAXED) != 0;
+    f.not_master = __atomic_load_n(&subn.sm_state, __ATOMIC_RELAXED) != IB_SMINFO_STATE_MASTER;
+    f.sweep_error = __atomic_load_n(&subn.subnet_initialization_error, __ATOMIC_RELAXED) != 0;
+    if (f.first_master_sweep || f.not_master || f.sweep_error) p->lft_marks.note(f);
 }
 
 // Runs on OpenSM's sweeper and MAD dispatcher threads, sometimes with osm->lock held (TRAP,
@@ -228,15 +258,18 @@ void plugin_report(void* data, osm_epi_event_id_t id, void* ev) {
                 break;
             }
             case OSM_EVENT_ID_STATE_CHANGE: {
+                if (p->opts.lft) p->lft_marks.note({.not_master = true});
                 wire::Event e{wire::EventKind::StateChange, unix_ms(), 0, 0, poll_self(p->osm).state, {}};
                 e.text = "SM state " + std::string(to_string(e.state));
                 p->sender->submit_event(std::move(e));
                 break;
             }
             case OSM_EVENT_ID_HEAVY_SWEEP_START:
+                note_sweep_facts(p);
                 p->sender->submit_event({wire::EventKind::SweepStart, unix_ms(), 0, 0, poll_self(p->osm).state, "heavy sweep start"});
                 break;
             case OSM_EVENT_ID_UCAST_ROUTING_DONE:
+                note_sweep_facts(p);
                 p->sender->submit_event({wire::EventKind::RoutingDone, unix_ms(), 0, 0, poll_self(p->osm).state, "unicast routing done"});
                 break;
             // perfmgr (perfmgr TRUE): several MAD receive threads at once, no lock held. A copy of
@@ -247,7 +280,16 @@ void plugin_report(void* data, osm_epi_event_id_t id, void* ev) {
             case OSM_EVENT_ID_PORT_DATA_COUNTERS:
                 if (ev && p->opts.counter_queue) p->sender->submit_counters(counter_event(*static_cast<const osm_epi_dc_event_t*>(ev)));
                 break;
-            default:  // LFT_CHANGE (caller holds the lock exclusively), PORT_SELECT, SA DB dump: not used
+            // MAD dispatcher, caller holds osm->lock EXCLUSIVELY: never take it here. The switch
+            // object is alive while that lock is held; only its node GUID is kept (an
+            // osm_switch_t address could be freed and reused by the next sweep's drop manager).
+            case OSM_EVENT_ID_LFT_CHANGE:
+                if (ev && p->opts.lft) {
+                    const auto* c = static_cast<const osm_epi_lft_change_event_t*>(ev);
+                    if (c->p_sw && c->p_sw->p_node) p->lft_marks.mark(cl_ntoh64(c->p_sw->p_node->node_info.node_guid));
+                }
+                break;
+            default:  // PORT_SELECT, SA DB dump: not used
                 break;
         }
     } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 // says so (used engine != configured). Label: integration. Own ibsim (unique IBSIM_SOCKNAME) and
 // opensm per test, in a temp dir, killed by pid (tests/support).
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "ibf/ibsim_fixture.h"
 #include "ibf/lab_process.h"
 #include "ibf/lft.h"
+#include "ibf/lft_dump.h"
 #include "ibf/synth.h"
 #include "ibf/wire_listener.h"
 
@@ -203,4 +205,142 @@ TEST(RoutingOnIbsim, LftCopyCostOnA2144NodeFatTree) {
                 with.size(), without.size(), with.size() - without.size(), full->lfts[0].port_by_lid().size(),
                 decode_ms(with), decode_ms(without));
     EXPECT_LT(with_us[0], 200'000u);  // generous bound for a shared CI box
+}
+
+namespace {
+
+// The forwarding tables the switches hold now, read back over MADs by `dump_lfts` from host
+// `host` (ibroute per switch under umad2sim): the ground truth a full copy of OpenSM's
+// osm_switch_t::lft must equal once every block was acknowledged.
+std::vector<SwitchLft> switch_tables(IbsimFixture& sim, const std::string& host) {
+    std::string out;
+    const int rc = lab_detail::run_capture({.argv = {"dump_lfts"},
+                                            .env = {{"IBSIM_SOCKNAME", sim.sockname}, {"SIM_HOST", host}, {"LD_PRELOAD", kUmad2sim}},
+                                            .cwd = sim.tmp.path(),
+                                            .out_path = sim.tmp / "dump_lfts.err"},
+                                           60, out);
+    EXPECT_EQ(rc, 0) << read_file(sim.tmp / "dump_lfts.err");
+    return parse_lft_dump(out, "dump_lfts");
+}
+
+// Every table of the snapshot equals the switch's own, LID by LID (the dump lists LIDs up to
+// the switch's LinearFDBTop; beyond, and where it lists nothing, "no path").
+void expect_same_tables(const Snapshot& snap, const std::vector<SwitchLft>& truth) {
+    ASSERT_EQ(snap.lfts.size(), truth.size());
+    size_t entries = 0;
+    for (const SwitchLft& t : snap.lfts) {
+        auto it = std::find_if(truth.begin(), truth.end(), [&](const SwitchLft& x) { return x.switch_guid == t.switch_guid; });
+        ASSERT_NE(it, truth.end()) << guid_hex(t.switch_guid);
+        for (size_t lid = 1; lid < t.port_by_lid.size(); ++lid) {
+            const uint8_t want = lid < it->port_by_lid.size() ? it->port_by_lid[lid] : kLftNoPath;
+            EXPECT_EQ(int(t.port_by_lid[lid]), int(want)) << guid_hex(t.switch_guid) << " LID " << lid;
+            entries += want != kLftNoPath;
+        }
+    }
+    EXPECT_GT(entries, 0u);
+}
+
+// ibsim on spine_leaf_net(false) (a console when asked), OpenSM with the plugin on h0, and its first
+// snapshot into `first` (gtest assertions: wrap in ASSERT_NO_FATAL_FAILURE).
+void spine_leaf_up(IbsimFixture& sim, WireListener& l, bool console, std::optional<Snapshot>& first) {
+    ASSERT_NO_FATAL_FAILURE(sim.start_ibsim(spine_leaf_net(false), {.console = console}));
+    start_opensm(sim, "h0", "");
+    ASSERT_TRUE(l.accept(15s)) << sim.log();
+    first = l.next_of<Snapshot>(20s);
+    ASSERT_TRUE(first) << sim.log();
+}
+
+// The plugin's debug line for snapshot `seq` ("LFTs of N switches (C compared: WHY, K changed)").
+std::string lft_line(const std::string& log, uint64_t seq) {
+    const std::string key = "snapshot " + std::to_string(seq) + ":";
+    const auto pos = log.find(key);
+    if (pos == std::string::npos) return "";
+    const auto lf = log.find("LFTs of", pos);
+    return lf == std::string::npos ? "" : log.substr(lf, log.find('\n', lf) - lf);
+}
+
+}  // namespace
+
+// Incremental LFT refresh, live: the first snapshot compares every table (plugin loaded), then a
+// cable between a leaf and a spine is pulled, OpenSM re-routes and reports the blocks it set as
+// LFT_CHANGE, and the next snapshot reads only the switches those events named. Its tables must
+// equal what the switches hold (dump_lfts over MADs), as a full copy would.
+TEST(RoutingOnIbsim, MarkedLftsAfterAReRouteEqualTheSwitchesTables) {
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture sim("ibfrt");
+    WireListener l(sim.tmp / "s.sock");
+    std::optional<Snapshot> first;
+    ASSERT_NO_FATAL_FAILURE(spine_leaf_up(sim, l, true, first));
+    ASSERT_EQ(first->lfts.size(), 12u);
+    ASSERT_TRUE(wait_for_text(sim.tmp / "osm.log", "snapshot " + std::to_string(first->sweep_seq) + ":", 5s));
+    EXPECT_NE(lft_line(sim.log(), first->sweep_seq).find("12 compared: plugin loaded"), std::string::npos)
+        << lft_line(sim.log(), first->sweep_seq);
+    ASSERT_NO_FATAL_FAILURE(expect_same_tables(*first, switch_tables(sim, "h5")));
+
+    sim.console("Unlink \"leaf0\"[5]");  // leaf0 <-> spine0: routes to and from leaf0's hosts move
+    std::optional<Snapshot> after;
+    const auto deadline = Clock::now() + 15s;
+    while (Clock::now() < deadline && !after) {
+        auto s = l.next_of<Snapshot>(1s);
+        if (s && s->sweep_seq > first->sweep_seq && s->fabric.link_count() == first->fabric.link_count() - 1) after = std::move(*s);
+    }
+    ASSERT_TRUE(after) << sim.log();
+    ASSERT_TRUE(wait_for_text(sim.tmp / "osm.log", "snapshot " + std::to_string(after->sweep_seq) + ":", 5s));
+    const std::string line = lft_line(sim.log(), after->sweep_seq);
+    std::printf("[lft] after the re-route: %s\n", line.c_str());
+    EXPECT_NE(line.find(" marked, "), std::string::npos) << "the incremental path (marks), not a full compare: " << line;
+    EXPECT_EQ(line.find(" 0 changed"), std::string::npos) << line;
+    ASSERT_NO_FATAL_FAILURE(expect_same_tables(*after, switch_tables(sim, "h5")));
+
+    // A heavy sweep that changes no route (SIGHUP): no block is sent, no LFT_CHANGE, no table read
+    // beyond the audit slot, and the tables are still the switches'.
+    ASSERT_EQ(::kill(sim.opensm.pid(), SIGHUP), 0);
+    std::optional<Snapshot> quiet;
+    const auto deadline2 = Clock::now() + 15s;
+    while (Clock::now() < deadline2 && !quiet) {
+        auto s = l.next_of<Snapshot>(1s);
+        if (s && s->sweep_seq > after->sweep_seq) quiet = std::move(*s);
+    }
+    ASSERT_TRUE(quiet) << sim.log();
+    ASSERT_TRUE(wait_for_text(sim.tmp / "osm.log", "snapshot " + std::to_string(quiet->sweep_seq) + ":", 5s));
+    const std::string quiet_line = lft_line(sim.log(), quiet->sweep_seq);
+    std::printf("[lft] a sweep without changes: %s\n", quiet_line.c_str());
+    EXPECT_NE(quiet_line.find(": 0 marked, 0 changed"), std::string::npos) << quiet_line;
+    ASSERT_NO_FATAL_FAILURE(expect_same_tables(*quiet, switch_tables(sim, "h5")));
+    EXPECT_TRUE(sim.opensm.stop(5s));
+}
+
+// A HANDOVER SubnSet(SMInfo) to the master itself makes OpenSM run a first-time master sweep
+// (osm_sm_state_mgr.c: MASTER + HANDOVER -> force_first_time_master_sweep): it re-sends every
+// block of every switch and reports no LFT_CHANGE. The plugin must see that sweep's flag and read
+// every table, not trust the (empty) marks.
+TEST(RoutingOnIbsim, LftsAreAllComparedOnAFirstSweepAsMaster) {
+    if (auto why = missing_tools(); !why.empty()) GTEST_SKIP() << why;
+    IbsimFixture sim("ibfrt");
+    WireListener l(sim.tmp / "s.sock");
+    std::optional<Snapshot> first;
+    ASSERT_NO_FATAL_FAILURE(spine_leaf_up(sim, l, false, first));
+    ASSERT_NE(first->self.lid, 0);
+    std::string out;
+    const int rc = lab_detail::run_capture({.argv = {"sminfo", "-s", "3", std::to_string(first->self.lid), "1"},
+                                            .env = {{"IBSIM_SOCKNAME", sim.sockname}, {"SIM_HOST", "h5"}, {"LD_PRELOAD", kUmad2sim}},
+                                            .cwd = sim.tmp.path(),
+                                            .out_path = sim.tmp / "sminfo.err"},
+                                           30, out);
+    ASSERT_EQ(rc, 0) << read_file(sim.tmp / "sminfo.err");
+    std::optional<Snapshot> next;
+    std::string line;
+    const auto deadline = Clock::now() + 15s;
+    while (Clock::now() < deadline && line.find("first sweep as master") == std::string::npos) {
+        auto s = l.next_of<Snapshot>(1s);
+        if (!s || s->sweep_seq <= first->sweep_seq) continue;
+        ASSERT_TRUE(wait_for_text(sim.tmp / "osm.log", "snapshot " + std::to_string(s->sweep_seq) + ":", 5s));
+        line = lft_line(sim.log(), s->sweep_seq);
+        next = std::move(*s);
+    }
+    std::printf("[lft] after a handover to the master: %s\n", line.c_str());
+    ASSERT_TRUE(next) << sim.log();
+    EXPECT_NE(line.find("12 compared: first sweep as master"), std::string::npos) << line << "\n" << sim.log();
+    ASSERT_NO_FATAL_FAILURE(expect_same_tables(*next, switch_tables(sim, "h5")));
+    EXPECT_TRUE(sim.opensm.stop(5s));
 }

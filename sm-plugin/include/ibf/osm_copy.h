@@ -2,19 +2,19 @@
 // The caller includes OpenSM's headers (sm-plugin/src/osm_headers.h) and holds osm->lock for the
 // copy; everything that only reshapes the copy runs after the lock is released:
 //
-//   ibf::osm::SubnetCopy raw;
+//   ibf::osm::SubnetCopy raw;            // kept between sweeps (its capacity is reused)
 //   cl_plock_acquire(&osm->lock);
 //   ibf::osm::copy_subnet(osm, raw);    // flat records of OpenSM's own fields, nothing more
-//   lfts.refresh(osm, raw.lids);        // only the tables that differ from the last sweep's
+//   lfts.refresh(osm, raw.lids, marks.take());  // only the tables LFT_CHANGE named (lft_marks.h)
 //   cl_plock_release(&osm->lock);
 //   ibf::osm::build_snapshot(raw, snap);  // the Fabric: ports mapped, links, names, indexes
 //   lfts.fill(snap);                    // every switch's table into snap.lfts
 #pragma once
 
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
+#include "ibf/lft_marks.h"
 #include "ibf/snapshot.h"
 
 struct osm_opensm;
@@ -56,32 +56,48 @@ struct SubnetCopy {
     size_t physp_size = 0;             // sizeof(osm_physp_t), to map `remote` to a port number
 };
 
-// Caller holds osm->lock (shared is enough): walks the node, port and SM tables into `out`. Does
-// not set sweep_seq or taken_unix_ms (the caller's).
+// Caller holds osm->lock (shared is enough): walks the node, port and SM tables into `out`,
+// replacing what it held. Does not set sweep_seq or taken_unix_ms (the caller's). Keep one
+// SubnetCopy between sweeps: its vectors keep their capacity, so the ~100 bytes per port are not
+// allocated and faulted in again under the lock (at 48k LIDs ~30 MB).
 void copy_subnet(struct osm_opensm* osm, SubnetCopy& out);
 // No lock needed: the Snapshot (Fabric with every port mapped, links, names derived) from the copy.
 void build_snapshot(const SubnetCopy& raw, Snapshot& out);
 
+// What one LftCache::refresh() did.
+struct LftRefresh {
+    size_t switches = 0;      // tables held after it (every switch in sw_guid_tbl)
+    size_t compared = 0;      // tables read (compared with the cached copy)
+    size_t copied = 0;        // of those, the ones that differed or were new: copied
+    size_t audit_found = 0;   // tables the rolling audit found changed although nothing named them
+    LftWhy scope = LftWhy::Reuse;  // why every table was read; Reuse: only what lft_compare_why() chose
+};
+
 // The switches' forwarding tables as of the last sweep, kept by the plugin between sweeps, so
-// that under the lock only tables that changed are copied (a compare of each table with its copy:
-// reads, no allocation, for a sweep that changed no routes).
+// that under the lock only the tables OpenSM reported changed (LFT_CHANGE, via LftMarks) are
+// read, and only those that differ are copied. lft_compare_why() (lft_marks.h) is the rule.
 class LftCache {
 public:
     // Caller holds osm->lock (shared), at SUBNET_UP. `lids`: the table length (SubnetCopy::lids;
-    // 0 = subn.max_ucast_lid_ho + 1). Returns the number of tables copied (changed or new).
-    size_t refresh(struct osm_opensm* osm, size_t lids);
+    // 0 = subn.max_ucast_lid_ho + 1). `changes`: LftMarks::take() under the same lock hold; the
+    // default (untracked) compares every table.
+    LftRefresh refresh(struct osm_opensm* osm, size_t lids, const LftChanges& changes = {});
     // No lock needed: appends every switch's table (as of the last refresh) to snap.lfts, egress
     // ports beyond the switch's ports replaced by kLftNoPath (the wire decoder would refuse them).
     void fill(Snapshot& snap) const;
 
 private:
     struct Entry {
+        uint64_t key = 0;                           // sw_guid_tbl key (ascending in table order)
         Guid guid = 0;
         uint8_t num_ports = 0;                      // the switch's ports 0..num_ports-1
+        uintptr_t sw = 0, lft = 0;                  // OpenSM's addresses then: compared, never dereferenced
+        size_t n = 0;                               // entries read: min(LIDs, max_lid_ho + 1, lft_size)
         std::shared_ptr<std::vector<uint8_t>> raw;  // OpenSM's bytes, LIDs 0..max
     };
-    std::vector<Entry> order_;                      // sw_guid_tbl order of the last refresh
-    std::unordered_map<Guid, std::shared_ptr<std::vector<uint8_t>>> by_guid_;
+    std::vector<Entry> order_, spare_;              // sw_guid_tbl order of the last refresh
+    size_t lids_ = 0;
+    uint64_t refreshes_ = 0;
 };
 
 // The switches' linear forwarding tables after routing (osm_switch_t::lft, what the switches
