@@ -330,10 +330,12 @@ LftRefresh LftCache::refresh(osm_opensm_t* osm, size_t lids, const LftChanges& c
         const LftWhy why = lft_compare_why(sweep, facts);
         if (why == LftWhy::Reuse) {
             e.raw = old->raw;  // nothing says it changed: OpenSM's table not read
+            e.sent = old->sent;
         } else {
             ++r.compared;
             if (old && same_table(*old->raw, lft, n, lids)) {
                 e.raw = old->raw;
+                e.sent = old->sent;
             } else {
                 e.raw = std::make_shared<std::vector<uint8_t>>(lids, kLftNoPath);
                 if (n > 1) std::memcpy(e.raw->data() + 1, lft + 1, n - 1);
@@ -351,13 +353,23 @@ LftRefresh LftCache::refresh(osm_opensm_t* osm, size_t lids, const LftChanges& c
     return r;
 }
 
+namespace {
+// `raw` as it may be sent: itself, or a copy with egress ports beyond the switch's replaced by
+// kLftNoPath (never send what the decoder must refuse).
+std::shared_ptr<const std::vector<uint8_t>> sendable(const std::shared_ptr<std::vector<uint8_t>>& raw, uint8_t num_ports) {
+    const auto bad = [num_ports](uint8_t p) { return p != kLftNoPath && p >= num_ports; };
+    if (std::none_of(raw->begin(), raw->end(), bad)) return raw;
+    auto fixed = std::make_shared<std::vector<uint8_t>>(*raw);
+    std::replace_if(fixed->begin(), fixed->end(), bad, kLftNoPath);
+    return fixed;
+}
+}  // namespace
+
 void LftCache::fill(Snapshot& snap) const {
     snap.lfts.reserve(snap.lfts.size() + order_.size());
     for (const Entry& e : order_) {
-        std::vector<uint8_t> port_by_lid = *e.raw;
-        for (uint8_t& p : port_by_lid)
-            if (p != kLftNoPath && p >= e.num_ports) p = kLftNoPath;  // never send what the decoder must refuse
-        snap.lfts.emplace_back(e.guid, std::move(port_by_lid));
+        if (!e.sent) e.sent = sendable(e.raw, e.num_ports);
+        snap.lfts.emplace_back(e.guid, e.sent);
     }
 }
 

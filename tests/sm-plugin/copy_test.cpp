@@ -236,4 +236,16 @@ TEST(OsmCopy, FlatCopyUnderTheLockBuildsTheSameFabricAfterIt) {
     EXPECT_EQ(snap.lfts[1].port_by_lid().size(), 5u);
     EXPECT_EQ(snap.lfts[1].port_by_lid()[3], 1);
     EXPECT_EQ(snap.lfts[0].port_by_lid()[0], kLftNoPath);
+
+    // Filled again after a sweep that changed one table: the other is the very buffer the last
+    // snapshot got (shared, not copied), the changed one new bytes; the old snapshot keeps its own.
+    fs.lfts[0][2] = 3;
+    EXPECT_EQ(cache.refresh(fs.osm, raw.lids).copied, 1u);
+    Snapshot next;
+    cache.fill(next);
+    ASSERT_EQ(next.lfts.size(), 2u);
+    EXPECT_EQ(next.lfts[1].shared_port_by_lid(), snap.lfts[1].shared_port_by_lid());
+    EXPECT_NE(next.lfts[0].shared_port_by_lid(), snap.lfts[0].shared_port_by_lid());
+    EXPECT_EQ(next.lfts[0].port_by_lid()[2], 3);
+    EXPECT_NE(snap.lfts[0].port_by_lid()[2], 3);
 }

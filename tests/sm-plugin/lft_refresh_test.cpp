@@ -52,7 +52,7 @@ struct Subnet {
 
 uint8_t entry_of(const Snapshot& s, Guid sw, size_t lid) {
     for (const SwitchLft& t : s.lfts)
-        if (t.switch_guid == sw) return t.port_by_lid.at(lid);
+        if (t.switch_guid == sw) return t.port_by_lid().at(lid);
     return 0;
 }
 
@@ -253,5 +253,5 @@ TEST(LftCache, NewReplacedAndResizedSwitchesAreReadWithoutAMark) {
     EXPECT_EQ(r.scope, LftWhy::TableLength);
     EXPECT_EQ(r.compared, 41u);
     EXPECT_EQ(r.copied, 41u);
-    EXPECT_EQ(filled(cache).lfts.front().port_by_lid.size(), s.lids + 1);
+    EXPECT_EQ(filled(cache).lfts.front().port_by_lid().size(), s.lids + 1);
 }

@@ -231,9 +231,9 @@ void expect_same_tables(const Snapshot& snap, const std::vector<SwitchLft>& trut
     for (const SwitchLft& t : snap.lfts) {
         auto it = std::find_if(truth.begin(), truth.end(), [&](const SwitchLft& x) { return x.switch_guid == t.switch_guid; });
         ASSERT_NE(it, truth.end()) << guid_hex(t.switch_guid);
-        for (size_t lid = 1; lid < t.port_by_lid.size(); ++lid) {
-            const uint8_t want = lid < it->port_by_lid.size() ? it->port_by_lid[lid] : kLftNoPath;
-            EXPECT_EQ(int(t.port_by_lid[lid]), int(want)) << guid_hex(t.switch_guid) << " LID " << lid;
+        for (size_t lid = 1; lid < t.port_by_lid().size(); ++lid) {
+            const uint8_t want = lid < it->port_by_lid().size() ? it->port_by_lid()[lid] : kLftNoPath;
+            EXPECT_EQ(int(t.port_by_lid()[lid]), int(want)) << guid_hex(t.switch_guid) << " LID " << lid;
             entries += want != kLftNoPath;
         }
     }

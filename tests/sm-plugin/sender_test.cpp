@@ -375,7 +375,10 @@ TEST(Fanout, AStuckEndpointNeverDelaysTheOther) {
     }
     std::printf("[fanout] worst submit -> received on the live endpoint while the other is stuck: %.1f ms\n", worst_lag);
     EXPECT_LT(worst_lag, 1000.0);
-    // The stuck endpoint kept only its newest snapshot (one slot) and has sent fewer.
+    // The stuck endpoint kept only its newest snapshot (one slot) and has sent fewer. The live
+    // sender counts its last snapshot once the last byte is written: it may have been read first.
+    const auto counted_by = Clock::now() + 3s;
+    while (f.at(0).counters().snapshots_sent < 12 && Clock::now() < counted_by) std::this_thread::sleep_for(1ms);
     const wire::Counters live = f.at(0).counters(), stuck = f.at(1).counters();
     std::printf("[fanout] stuck endpoint: %llu snapshots sent, %llu superseded\n",
                 static_cast<unsigned long long>(stuck.snapshots_sent), static_cast<unsigned long long>(stuck.snapshots_superseded));
@@ -717,6 +720,10 @@ TEST(Sender, ASnapshotTheEncoderRefusesIsCountedAndLoggedNeverSent) {
     auto got = l.next_of<Snapshot>(3s);
     ASSERT_TRUE(got);
     EXPECT_EQ(got->sweep_seq, 7u);
+    // The sender counts a snapshot once its last byte is written: the listener can have read it
+    // a moment before (1 run in 6-12 failed reading the counter at once).
+    const auto sent_by = Clock::now() + 3s;
+    while (s.counters().snapshots_sent == 0 && Clock::now() < sent_by) std::this_thread::sleep_for(1ms);
     c = s.counters();
     EXPECT_EQ(c.snapshots_sent, 1u);
     EXPECT_EQ(c.reconnects, 0u);

@@ -84,6 +84,9 @@ public:
     LftRefresh refresh(struct osm_opensm* osm, size_t lids, const LftChanges& changes = {});
     // No lock needed: appends every switch's table (as of the last refresh) to snap.lfts, egress
     // ports beyond the switch's ports replaced by kLftNoPath (the wire decoder would refuse them).
+    // A table is shared, not copied: the snapshot references the cache's bytes (OpenSM never
+    // programs such a port, so they are sent as they are; else a corrected copy, made once per
+    // change of the table), so a sweep that changed nothing allocates no table.
     void fill(Snapshot& snap) const;
 
 private:
@@ -93,7 +96,10 @@ private:
         uint8_t num_ports = 0;                      // the switch's ports 0..num_ports-1
         uintptr_t sw = 0, lft = 0;                  // OpenSM's addresses then: compared, never dereferenced
         size_t n = 0;                               // entries read: min(LIDs, max_lid_ho + 1, lft_size)
-        std::shared_ptr<std::vector<uint8_t>> raw;  // OpenSM's bytes, LIDs 0..max
+        std::shared_ptr<std::vector<uint8_t>> raw;  // OpenSM's bytes, LIDs 0..max (never written once made)
+        // What fill() sends for `raw` (raw itself unless it names a port beyond the switch's), made
+        // by the first fill() after raw changed, kept while raw is.
+        mutable std::shared_ptr<const std::vector<uint8_t>> sent;
     };
     std::vector<Entry> order_, spare_;              // sw_guid_tbl order of the last refresh
     size_t lids_ = 0;
