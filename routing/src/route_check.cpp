@@ -49,7 +49,8 @@ struct RouteCheckCache::State {
     std::map<int, Group> loops;                              // by the lowest switch on the cycle
     std::map<int, Group> detours;                            // by source switch
     // Channel dependencies: per switch u, (ports+1)^2 counters of destinations routed in at one
-    // port and out at another (at most one per destination: fits 16 bits below 65536 LIDs).
+    // port and out at another (at most one per destination: fits 16 bits below 65536 LIDs),
+    // out-port major: a destination leaves u by one port, so its counters at u share a row.
     std::vector<uint64_t> cdg_base;
     std::vector<uint16_t> cdg;
     bool saturated = false;                // a counter hit 65535 (duplicate LIDs): no increments
@@ -137,7 +138,6 @@ private:
     std::vector<int> tabled_;  // the switches with a table
     uint32_t calls_ = 0;       // destination() calls: every 64th looks at RouteCheckOptions::cancel
     std::vector<long> through_;
-    std::vector<std::vector<int32_t>> by_hops_;
     const int16_t* dist_ = nullptr;
     std::vector<int32_t> queue_;
     std::vector<int32_t> flag_of_;
@@ -284,37 +284,34 @@ int Validator::loop_key(int32_t end) {
     return key;
 }
 
-// Pairs through each switch, farthest switches first: per-port counts, channel dependencies.
+// Pairs through each switch, every switch before the ones its route leads to (settled()
+// backwards): per-port counts, channel dependencies. The order changes no sum, no counter (one
+// increment per destination at most) and no crossing (routed pairs cross a link one way only).
 void Validator::aggregate(size_t di, int sign) {
-    for (int32_t s : w_.settled()) {
-        const int32_t v = w_.verdict(s);
-        if (v < 1) continue;
-        if (static_cast<size_t>(v) >= by_hops_.size()) by_hops_.resize(v + 1);
-        by_hops_[v].push_back(s);
-    }
-    const bool cdg = !st_.cdg.empty();
-    for (size_t v = by_hops_.size(); v-- > 1;) {
-        for (int32_t t : by_hops_[v]) {
-            const long n = through_[t];
-            if (n == 0) continue;
-            const uint8_t p = w_.port(t);
-            const uint32_t ch = g_.channel(t, p);
-            st_.port_pairs[ch] += sign * n;
+    const bool cdg = !st_.cdg.empty(), flags = !flagged_.empty();
+    const std::vector<int32_t>& order = w_.settled();
+    for (size_t i = order.size(); i-- > 0;) {
+        const int32_t t = order[i];
+        const long n = through_[t];
+        if (n == 0) continue;  // only routed switches (verdict >= 1) have pairs through them
+        through_[t] = 0;       // every switch that adds to t came before it
+        const int32_t v = w_.verdict(t);
+        const uint8_t p = w_.port(t);
+        const uint32_t ch = g_.channel(t, p);
+        st_.port_pairs[ch] += sign * n;
+        if (flags)
             if (int fi = flag_of_[ch]; fi >= 0 && sign > 0 && st_.crossing[fi][di] == 0)
                 st_.crossing[fi][di] = ch == flagged_[fi].chan[0] ? 1 : 2;
-            if (v < 2) continue;
-            const int32_t u = w_.hop(t);
-            through_[u] += n;
-            if (cdg && w_.verdict(u) >= 2) {
-                const uint64_t side = static_cast<uint64_t>(g_.ports(u) + 1);
-                uint16_t& c = st_.cdg[st_.cdg_base[u] + g_.hop_port(t, p) * side + w_.port(u)];
-                if (c == UINT16_MAX) st_.saturated = true;  // stays set: the dependency is real
-                else c = static_cast<uint16_t>(c + sign);
-            }
+        if (v < 2) continue;
+        const int32_t u = w_.hop(t);
+        through_[u] += n;
+        if (cdg && v >= 3) {  // verdict(u) = v - 1 >= 2: u passes it on to another switch
+            const uint64_t side = static_cast<uint64_t>(g_.ports(u) + 1);
+            uint16_t& c = st_.cdg[st_.cdg_base[u] + w_.port(u) * side + g_.hop_port(t, p)];
+            if (c == UINT16_MAX) st_.saturated = true;  // stays set: the dependency is real
+            else c = static_cast<uint16_t>(c + sign);
         }
-        by_hops_[v].clear();
     }
-    for (int32_t s : w_.settled()) through_[s] = 0;
 }
 
 void Validator::bfs(int from) {
@@ -371,7 +368,7 @@ void Validator::credit_loop_findings(RouteCheck& r) {
             if (t < 0) continue;
             const uint32_t from = g_.channel(t, g_.hop_port(u, in));
             for (int out = 1; out <= g_.ports(u); ++out) {
-                if (st_.cdg[st_.cdg_base[u] + in * side + out] != 0) edges.push_back({from, g_.channel(u, out)});
+                if (st_.cdg[st_.cdg_base[u] + out * side + in] != 0) edges.push_back({from, g_.channel(u, out)});
             }
         }
     }

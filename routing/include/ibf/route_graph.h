@@ -103,21 +103,27 @@ public:
     // LID copies 64 entries of every table).
     void reset(const RouteDest& d);
     // Cables from `sw` to the destination CA (1 = it hangs off `sw`), or a RouteVerdict. Memoised.
-    int32_t verdict(int sw);
+    int32_t verdict(int sw) { return stamp_[sw] == gen_ ? (memo_[sw] == kOnWalk ? kRouteLoop : memo_[sw]) : walk(sw); }
     // The switch where the walk from `sw` broke (the loop's first repeated switch for kRouteLoop);
     // -1 for a route that arrives. Valid after verdict(sw).
     int32_t broke_at(int sw) const { return stamp_[sw] == gen_ ? end_[sw] : -1; }
     // The next switch on the route from `sw` (-1 at the last switch or a break). After verdict(sw).
     int32_t next(int sw) const;
-    // Every switch given a verdict since reset(), in the order they were first settled.
+    // Every switch given a verdict since reset(), each after the switches its route passes
+    // (read backwards: every switch before those its route leads to).
     const std::vector<int32_t>& settled() const { return settled_; }
     const RouteDest& dest() const { return d_; }
     // RouteGraph::port(sw, dest().lid), from the cached block of the tables.
     uint8_t port(int sw) const { return row_[sw]; }
     // RouteGraph::hop(sw, port(sw)): the switch that entry leads to, kHopCa or kHopDead.
-    int32_t hop(int sw) const { return hop_row_[sw]; }
+    int32_t hop(int sw) const {
+        const uint8_t p = row_[sw];
+        return p != kLftNoPath && p <= g_.ports(sw) ? g_.hop_row(sw)[p] : kHopDead;  // hop_row(sw)[0]: kHopDead
+    }
 
 private:
+    static constexpr int32_t kOnWalk = -2;
+    int32_t walk(int sw);
     void load_block(uint32_t first);
 
     const RouteGraph& g_;
@@ -127,10 +133,8 @@ private:
     // LID order load each block once.
     uint32_t block_size_;
     std::vector<uint8_t> block_;
-    std::vector<int32_t> hops_;  // the same block, hop() of each entry
     uint32_t block_first_ = UINT32_MAX;
     const uint8_t* row_ = nullptr;
-    const int32_t* hop_row_ = nullptr;
     uint32_t gen_ = 0;
     std::vector<uint32_t> stamp_;
     std::vector<int32_t> memo_, end_;
