@@ -7,6 +7,7 @@
 //   bench_routes 3 64 44500 live # only the daemon's per-sweep step (no full validation timed)
 //   bench_routes 3 64 44500 incremental  # only RouteCheckCache over sweeps (full, none, 1 % re-routed)
 //   bench_routes 3 64 44500 threads      # only a full validation on 1, 2 and 4 threads (wall and CPU ms)
+//   bench_routes 3 64 44500 threads T    # only a full validation on T threads, 3 runs
 //   bench_routes 3 64 44500 worker [T]   # only the check thread's run_check + finish_routes (T route threads)
 //   bench_routes 3 64 44500 digest       # only digests of full validations, tables as made and damaged
 #include <algorithm>
@@ -52,9 +53,10 @@ double wall_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// A hash of everything a RouteCheck says (counts, histograms, per-port pairs, the switch routes,
-// every finding's text): two builds give the same digest when they give the same result.
-uint64_t digest(const ibf::RouteCheck& rc) {
+// A hash of everything a RouteCheck says (counts, histograms, per-port pairs, the switch routes
+// unless told not to, every finding's text): two builds give the same digest when they give the
+// same result.
+uint64_t digest(const ibf::RouteCheck& rc, bool switch_routes = true) {
     uint64_t h = 0xcbf29ce484222325ULL;
     auto add = [&](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
     auto text = [&](const std::string& s) {
@@ -65,7 +67,7 @@ uint64_t digest(const ibf::RouteCheck& rc) {
     add(static_cast<uint64_t>(rc.max_hops)), add(static_cast<uint64_t>(rc.credit_loops));
     for (long v : rc.hop_histogram) add(static_cast<uint64_t>(v));
     for (long v : rc.port_pairs) add(static_cast<uint64_t>(v));
-    if (rc.switch_routes) {
+    if (rc.switch_routes && switch_routes) {
         const ibf::LftPaths& p = *rc.switch_routes;
         for (long v : {p.routes, p.unrouted, p.broken, static_cast<long>(p.max_hops)}) add(static_cast<uint64_t>(v));
         for (long v : p.hop_histogram) add(static_cast<uint64_t>(v));
@@ -76,8 +78,9 @@ uint64_t digest(const ibf::RouteCheck& rc) {
 
 // A full validation (a first sweep, any cabling change) on 1, 2 and 4 threads, and on one thread
 // without the switch-to-host routes (what the live analysis no longer computes itself): wall and
-// CPU ms of one run each, and whether the results agree.
-void threads(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<ibf::SwitchLft>& lfts) {
+// CPU ms of one run each, and whether the results agree. `only` > 0: `runs` runs on that many
+// threads alone (to compare two builds: the fastest run is the least disturbed).
+void threads(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<ibf::SwitchLft>& lfts, unsigned only = 0, int runs = 1) {
     const ibf::RouteGraph g(f, lfts);
     std::string first;
     auto one = [&](const char* what, ibf::RouteCheckOptions opt) {
@@ -85,13 +88,18 @@ void threads(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<ibf
         const ibf::RouteCheck rc = ibf::check_routes(g, a, opt);
         const double wall = wall_ms() - w0, cpu = cpu_ms() - c0;
         const std::string key = std::to_string(rc.pairs) + "/" + std::to_string(rc.routed) + "/" + std::to_string(rc.findings.size()) +
-                                "/" + std::to_string(rc.credit_loops) + "/" + std::to_string(digest(rc));
+                                "/" + std::to_string(rc.credit_loops) + "/" + std::to_string(digest(rc, false));
         if (first.empty()) first = key;
         std::printf("  check_routes, %-34s %8.1f ms wall %8.1f ms CPU%s\n", what, wall, cpu,
                     key == first ? "" : "  (a different result: a bug)");
         if (key == first && what == std::string("1 thread:")) std::printf("    result digest %016llx\n", static_cast<unsigned long long>(digest(rc)));
     };
     ibf::RouteCheckOptions opt;
+    if (only > 0) {
+        opt.threads = only;
+        for (int i = 0; i < runs; ++i) one((std::to_string(only) + (only == 1 ? " thread:" : " threads:")).c_str(), opt);
+        return;
+    }
     for (unsigned t : {1u, 2u, 4u}) {
         opt.threads = t;
         one((std::to_string(t) + (t == 1 ? " thread:" : " threads:")).c_str(), opt);
@@ -305,7 +313,7 @@ void incremental(const ibf::Fabric& f, const ibf::Analysis& a, std::vector<ibf::
     step("1 % tables, 10 % of LIDs each:");
 }
 
-void run(int levels, int radix, int hosts, const std::string& only = "", unsigned route_threads = 1) {
+void run(int levels, int radix, int hosts, const std::string& only = "", unsigned route_threads = 0) {
     const bool live_only = only == "live";
     const ibf::Fabric f = ibf::synth_fat_tree({.levels = levels, .radix = radix, .hosts = hosts});
     const double t0 = cpu_ms();
@@ -325,7 +333,7 @@ void run(int levels, int radix, int hosts, const std::string& only = "", unsigne
         return;
     }
     if (only == "threads") {
-        threads(f, a, lfts);
+        threads(f, a, lfts, route_threads, 3);
         return;
     }
     if (only == "digest") {
@@ -333,7 +341,7 @@ void run(int levels, int radix, int hosts, const std::string& only = "", unsigne
         return;
     }
     if (only == "worker") {
-        worker(f, lfts, route_threads);
+        worker(f, lfts, std::max(1u, route_threads));
         return;
     }
     ibf::LftPaths p;
@@ -358,7 +366,7 @@ void run(int levels, int radix, int hosts, const std::string& only = "", unsigne
 int main(int argc, char** argv) {
     if (argc >= 4 && argc <= 6) {
         run(std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]), argc >= 5 ? argv[4] : "",
-            argc == 6 ? static_cast<unsigned>(std::atoi(argv[5])) : 1u);
+            argc == 6 ? static_cast<unsigned>(std::atoi(argv[5])) : 0u);
         return 0;
     }
     run(2, 64, 2048);
