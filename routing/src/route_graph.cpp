@@ -83,8 +83,13 @@ void DestWalk::load_block(uint32_t first) {
     const int n = g_.switches();
     const uint32_t block = block_size_;
     const size_t cells = static_cast<size_t>(n) * block;
-    if (block_.size() != cells) block_.assign(cells, kLftNoPath);
+    const bool narrow = n < kCodeCa;
+    if (block_.size() != cells) {
+        block_.assign(cells, kLftNoPath);
+        if (narrow) hops_.assign(cells, kCodeDead);
+    }
     uint8_t* out = block_.data();
+    uint16_t* hout = hops_.data();
     // Each switch's line is in a table of its own (no hardware prefetch across them): ask for the
     // lines a few switches ahead, so that their misses overlap.
     constexpr int kAhead = 16;
@@ -94,13 +99,21 @@ void DestWalk::load_block(uint32_t first) {
     };
     for (int sw = 0; sw < std::min(n, kAhead); ++sw)
         if (const uint8_t* in = line(sw)) __builtin_prefetch(in);
-    for (int sw = 0; sw < n; ++sw) {  // one switch's table line at a time
+    for (int sw = 0; sw < n; ++sw) {  // one switch's table line and port row at a time
         if (sw + kAhead < n)
             if (const uint8_t* ahead = line(sw + kAhead)) __builtin_prefetch(ahead);
         const SwitchLft* t = g_.table(sw);
         const size_t have = t && first < t->port_by_lid.size() ? std::min<size_t>(block, t->port_by_lid.size() - first) : 0;
         const uint8_t* in = have ? t->port_by_lid.data() + first : nullptr;
         for (uint32_t j = 0; j < block; ++j) out[j * n + sw] = j < have ? in[j] : kLftNoPath;
+        if (!narrow) continue;
+        const int32_t* row = g_.hop_row(sw);
+        const int ports = g_.ports(sw);
+        for (uint32_t j = 0; j < block; ++j) {
+            const uint8_t p = out[j * n + sw];
+            const int32_t h = p != kLftNoPath && p <= ports ? row[p] : kHopDead;  // row[0] is kHopDead
+            hout[j * n + sw] = h >= 0 ? static_cast<uint16_t>(h) : h == kHopCa ? kCodeCa : kCodeDead;
+        }
     }
     block_first_ = first;
 }
@@ -149,7 +162,7 @@ int32_t DestWalk::walk(int sw) {
             verdict = 0;  // the next "switch" is the host itself: cur is 1 cable away
             break;
         }
-        const int32_t h = p <= g_.ports(cur) ? g_.hop_row(cur)[p] : kHopDead;
+        const int32_t h = hop(cur);
         if (h < 0) {
             verdict = kRouteDeadEnd, end = cur;
             break;
@@ -203,11 +216,5 @@ RouteTrace trace_route(const RouteGraph& g, NodeId src, int src_port, uint32_t l
     }
 }
 
-TableRoute table_route(DestWalk& w, int sw, int32_t& hops) {
-    if (w.port(sw) == kLftNoPath) return TableRoute::unrouted;
-    hops = w.verdict(sw);
-    if (hops >= 0) return TableRoute::routed;
-    return hops == kRouteNoTable ? TableRoute::unverified : TableRoute::broken;
-}
 
 }  // namespace ibf
