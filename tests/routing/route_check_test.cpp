@@ -518,19 +518,28 @@ TEST(RouteCheck, LmcLidsOfOnePortRoutedApartWithBrokenEntriesMatchTheBruteForce)
 // row of the walk's block, each with its own share.
 TEST(RouteCheck, TwoPortsWithOneLidAreTwoDestinationsEachCountedOnce) {
     Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);  // before the duplicate: the LID's routes go to node00001
     const NodeId one = synth_node(f, "node00001"), two = synth_node(f, "node00010");
-    f.node(two).ports[1].lid = f.node(one).ports[1].lid;
-    f.node(two).lid = f.node(one).lid;
-    const auto lfts = synth_lfts(f);
+    const uint16_t lid = f.node(one).ports[1].lid;
+    f.node(two).ports[1].lid = lid;
+    f.node(two).lid = lid;
     const Analysis a = analyze(f);
     const RouteGraph g(f, lfts);
     ASSERT_EQ(g.dests().size(), f.count(NodeType::CA));
-    const RouteCheck rc = check_routes(g, a);
-    EXPECT_GT(rc.unreachable, 0);  // the LID's routes end at one of the two
+    // node00001 is the first of the two destinations; the routed one, and the first whose routes
+    // cross the degraded uplink: the finding's sample is one of its pairs.
+    const NodeId leaf = synth_node(f, "leaf0002");
+    RouteCheckOptions opt;
+    opt.degraded = {{leaf, table_of(lfts, f, leaf).port_by_lid[lid], "port_errors"}};
+    const RouteCheck rc = check_routes(g, a, opt);
+    EXPECT_GT(rc.unreachable, 0);  // node00010's: the routes end at node00001
     expect_brute(f, lfts, rc);
+    auto v = of_kind(rc, FindingKind::route_via_degraded_link);
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_NE(v[0]->message.find(" -> node00001/1 (LID " + std::to_string(lid) + ")"), std::string::npos) << v[0]->message;
     RouteCheckCache cache;
-    EXPECT_EQ(dump(cache.check(f, a, lfts)), dump(rc));
-    RouteCheckOptions two_threads;
+    EXPECT_EQ(dump(cache.check(f, a, lfts, opt)), dump(rc));
+    RouteCheckOptions two_threads = opt;
     two_threads.threads = 2;
     two_threads.min_dests_per_thread = 1;
     EXPECT_EQ(dump(check_routes(g, a, two_threads)), dump(rc));
