@@ -94,17 +94,17 @@ void DestWalk::load_block(uint32_t first) {
     // lines a few switches ahead, so that their misses overlap.
     constexpr int kAhead = 16;
     auto line = [&](int sw) -> const uint8_t* {
-        const SwitchLft* t = g_.table(sw);
-        return t && first < t->port_by_lid.size() ? t->port_by_lid.data() + first : nullptr;
+        const std::span<const uint8_t> e = g_.entries(sw);
+        return first < e.size() ? e.data() + first : nullptr;
     };
     for (int sw = 0; sw < std::min(n, kAhead); ++sw)
         if (const uint8_t* in = line(sw)) __builtin_prefetch(in);
     for (int sw = 0; sw < n; ++sw) {  // one switch's table line and port row at a time
         if (sw + kAhead < n)
             if (const uint8_t* ahead = line(sw + kAhead)) __builtin_prefetch(ahead);
-        const SwitchLft* t = g_.table(sw);
-        const size_t have = t && first < t->port_by_lid.size() ? std::min<size_t>(block, t->port_by_lid.size() - first) : 0;
-        const uint8_t* in = have ? t->port_by_lid.data() + first : nullptr;
+        const std::span<const uint8_t> e = g_.entries(sw);
+        const size_t have = first < e.size() ? std::min<size_t>(block, e.size() - first) : 0;
+        const uint8_t* in = have ? e.data() + first : nullptr;
         for (uint32_t j = 0; j < block; ++j) out[j * n + sw] = j < have ? in[j] : kLftNoPath;
         if (!narrow) continue;
         const int32_t* row = g_.hop_row(sw);

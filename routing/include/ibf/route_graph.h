@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,10 +51,16 @@ public:
     bool has_table(int sw) const { return tables_[sw] != nullptr; }
     const SwitchLft* table(int sw) const { return tables_[sw]; }  // null: none
     int ports(int sw) const { return base_[sw + 1] - base_[sw] - 1; }
+    // The entries of the table of `sw`, index = LID (empty: no table). The one place the walk
+    // and the validation read a SwitchLft's storage.
+    std::span<const uint8_t> entries(int sw) const {
+        const SwitchLft* t = tables_[sw];
+        return t ? std::span<const uint8_t>(t->port_by_lid) : std::span<const uint8_t>();
+    }
     // Egress port of `sw` for `lid`; kLftNoPath when the table has no entry (or there is no table).
     uint8_t port(int sw, uint32_t lid) const {
-        const SwitchLft* t = tables_[sw];
-        return t && lid < t->port_by_lid.size() ? t->port_by_lid[lid] : kLftNoPath;
+        const std::span<const uint8_t> e = entries(sw);
+        return lid < e.size() ? e[lid] : kLftNoPath;
     }
     // What port p of `sw` leads to: a switch number, kHopCa or kHopDead.
     int32_t hop(int sw, int p) const { return p > 0 && p <= ports(sw) ? hop_[base_[sw] + p] : kHopDead; }
