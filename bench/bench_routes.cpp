@@ -7,7 +7,9 @@
 //   bench_routes 3 64 44500 live # only the daemon's per-sweep step (no full validation timed)
 //   bench_routes 3 64 44500 incremental  # only RouteCheckCache over sweeps (full, none, 1 % re-routed)
 //   bench_routes 3 64 44500 threads      # only a full validation on 1, 2 and 4 threads (wall and CPU ms)
+//   bench_routes 3 64 44500 threads T    # only a full validation on T threads, 3 runs
 //   bench_routes 3 64 44500 worker [T]   # only the check thread's run_check + finish_routes (T route threads)
+//   bench_routes 3 64 44500 digest       # only digests of full validations, tables as made and damaged
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -49,10 +51,34 @@ double wall_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// A hash of everything a RouteCheck says (counts, histograms, per-port pairs, the switch routes
+// unless told not to, every finding's text): two builds give the same digest when they give the
+// same result.
+uint64_t digest(const ibf::RouteCheck& rc, bool switch_routes = true) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    auto add = [&](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+    auto text = [&](const std::string& s) {
+        for (char c : s) add(static_cast<uint8_t>(c));
+        add(s.size());
+    };
+    for (long v : {rc.pairs, rc.routed, rc.unreachable, rc.looping, rc.unverified, rc.non_minimal}) add(static_cast<uint64_t>(v));
+    add(static_cast<uint64_t>(rc.max_hops)), add(static_cast<uint64_t>(rc.credit_loops));
+    for (long v : rc.hop_histogram) add(static_cast<uint64_t>(v));
+    for (long v : rc.port_pairs) add(static_cast<uint64_t>(v));
+    if (rc.switch_routes && switch_routes) {
+        const ibf::LftPaths& p = *rc.switch_routes;
+        for (long v : {p.routes, p.unrouted, p.broken, static_cast<long>(p.max_hops)}) add(static_cast<uint64_t>(v));
+        for (long v : p.hop_histogram) add(static_cast<uint64_t>(v));
+    }
+    for (const ibf::Finding& fd : rc.findings) text(fd.a.name + fd.b.name + fd.expected + fd.actual + fd.message);
+    return h;
+}
+
 // A full validation (a first sweep, any cabling change) on 1, 2 and 4 threads, and on one thread
 // without the switch-to-host routes (what the live analysis no longer computes itself): wall and
-// CPU ms of one run each, and whether the results agree.
-void threads(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<ibf::SwitchLft>& lfts) {
+// CPU ms of one run each, and whether the results agree. `only` > 0: `runs` runs on that many
+// threads alone (to compare two builds: the fastest run is the least disturbed).
+void threads(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<ibf::SwitchLft>& lfts, unsigned only = 0, int runs = 1) {
     const ibf::RouteGraph g(f, lfts);
     std::string first;
     auto one = [&](const char* what, ibf::RouteCheckOptions opt) {
@@ -60,12 +86,18 @@ void threads(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<ibf
         const ibf::RouteCheck rc = ibf::check_routes(g, a, opt);
         const double wall = wall_ms() - w0, cpu = cpu_ms() - c0;
         const std::string key = std::to_string(rc.pairs) + "/" + std::to_string(rc.routed) + "/" + std::to_string(rc.findings.size()) +
-                                "/" + std::to_string(rc.credit_loops);
+                                "/" + std::to_string(rc.credit_loops) + "/" + std::to_string(digest(rc, false));
         if (first.empty()) first = key;
         std::printf("  check_routes, %-34s %8.1f ms wall %8.1f ms CPU%s\n", what, wall, cpu,
                     key == first ? "" : "  (a different result: a bug)");
+        if (key == first && what == std::string("1 thread:")) std::printf("    result digest %016llx\n", static_cast<unsigned long long>(digest(rc)));
     };
     ibf::RouteCheckOptions opt;
+    if (only > 0) {
+        opt.threads = only;
+        for (int i = 0; i < runs; ++i) one((std::to_string(only) + (only == 1 ? " thread:" : " threads:")).c_str(), opt);
+        return;
+    }
     for (unsigned t : {1u, 2u, 4u}) {
         opt.threads = t;
         one((std::to_string(t) + (t == 1 ? " thread:" : " threads:")).c_str(), opt);
@@ -73,6 +105,68 @@ void threads(const ibf::Fabric& f, const ibf::Analysis& a, const std::vector<ibf
     opt.threads = 1;
     opt.switch_routes = false;
     one("1 thread, no switch routes:", opt);
+}
+
+// Digests of full validations (1 and 2 threads) of the tables as they are and damaged: every
+// 50th table with 200 random entries set to random ports or 255 (dead ends, loops, detours, credit
+// loops), and one degraded uplink: to compare the results of two builds at this size.
+void digests(const ibf::Fabric& f, const ibf::Analysis& a, std::vector<ibf::SwitchLft> lfts) {
+    auto show = [&](const char* what, const ibf::RouteCheckOptions& base) {
+        const ibf::RouteGraph g(f, lfts);
+        for (unsigned t : {1u, 2u}) {
+            ibf::RouteCheckOptions opt = base;
+            opt.threads = t;
+            const double w0 = wall_ms(), c0 = cpu_ms();
+            const ibf::RouteCheck rc = ibf::check_routes(g, a, opt);
+            std::printf("  %-10s %u thread%s: digest %016llx  %zu findings, %d credit loops, %ld unreachable, %ld looping, %ld non-minimal"
+                        "  %8.1f ms wall %8.1f ms CPU\n",
+                        what, t, t == 1 ? " " : "s", static_cast<unsigned long long>(digest(rc)), rc.findings.size(), rc.credit_loops,
+                        rc.unreachable, rc.looping, rc.non_minimal, wall_ms() - w0, cpu_ms() - c0);
+        }
+    };
+    show("as made", {});
+    uint64_t x = 88172645463325252ULL;  // xorshift: the same damage in every build
+    auto rnd = [&](uint64_t n) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        return x % n;
+    };
+    for (size_t i = 0; i < lfts.size(); i += 50) {
+        const uint64_t ports = static_cast<uint64_t>(f.node(*f.find(lfts[i].switch_guid)).num_ports());
+        lfts[i].edit([&](std::vector<uint8_t>& t) {  // new bytes: the hash becomes 0
+            for (int k = 0; k < 200; ++k) {
+                const uint64_t p = rnd(ports + 2);
+                t[rnd(t.size())] = p == ports + 1 ? ibf::kLftNoPath : static_cast<uint8_t>(p);
+            }
+        });
+    }
+    // Detours: an entry moved to another switch port whose route still arrives without passing
+    // back (down-up turns: non-minimal routes and credit loops).
+    const ibf::RouteGraph g0(f, lfts);
+    std::vector<uint32_t> ca_lids;
+    for (const ibf::RouteDest& d : g0.dests()) ca_lids.push_back(d.lid);
+    std::vector<ibf::SwitchLft*> table(static_cast<size_t>(g0.switches()), nullptr);
+    for (ibf::SwitchLft& t : lfts) table[static_cast<size_t>(g0.sw_of(*f.find(t.switch_guid)))] = &t;
+    for (int k = 0; k < 3000; ++k) {
+        const int s = static_cast<int>(rnd(static_cast<uint64_t>(g0.switches())));
+        const uint32_t lid = ca_lids[rnd(ca_lids.size())];
+        const int p = 1 + static_cast<int>(rnd(static_cast<uint64_t>(g0.ports(s))));
+        int cur = g0.hop(s, p), n = 0;
+        while (cur >= 0 && cur != s && n++ < 8) {
+            const uint8_t q = table[static_cast<size_t>(cur)]->port_by_lid()[lid];
+            const int32_t h = q == ibf::kLftNoPath ? ibf::kHopDead : g0.hop(cur, q);
+            if (h == ibf::kHopCa) break;
+            cur = h;
+        }
+        if (cur < 0 || cur == s || n > 8) continue;
+        table[static_cast<size_t>(s)]->edit([&](std::vector<uint8_t>& b) { b[lid] = static_cast<uint8_t>(p); });
+    }
+    ibf::RouteCheckOptions opt;
+    for (NodeId n = 0; n < f.size() && opt.degraded.empty(); ++n)
+        if (f.node(n).type == ibf::NodeType::Switch)
+            for (int p = 1; p <= f.node(n).num_ports() && opt.degraded.empty(); ++p)
+                if (f.node(n).port(p) && f.node(n).port(p)->linked() && f.node(f.node(n).port(p)->peer).type == ibf::NodeType::Switch)
+                    opt.degraded.push_back({n, p, "1xHDR, expected 4xHDR: rate_mismatch"});
+    show("damaged", opt);
 }
 
 // The daemon's check thread on a master snapshot with LFTs (no topology: the analysis and the
@@ -186,7 +280,7 @@ void incremental(const ibf::Fabric& f, const ibf::Analysis& a, std::vector<ibf::
     step("1 % tables, 10 % of LIDs each:");
 }
 
-void run(int levels, int radix, int hosts, const std::string& only = "", unsigned route_threads = 1) {
+void run(int levels, int radix, int hosts, const std::string& only = "", unsigned route_threads = 0) {
     const bool live_only = only == "live";
     const ibf::Fabric f = ibf::synth_fat_tree({.levels = levels, .radix = radix, .hosts = hosts});
     const double t0 = cpu_ms();
@@ -206,11 +300,15 @@ void run(int levels, int radix, int hosts, const std::string& only = "", unsigne
         return;
     }
     if (only == "threads") {
-        threads(f, a, lfts);
+        threads(f, a, lfts, route_threads, 3);
+        return;
+    }
+    if (only == "digest") {
+        digests(f, a, lfts);
         return;
     }
     if (only == "worker") {
-        worker(f, lfts, route_threads);
+        worker(f, lfts, std::max(1u, route_threads));
         return;
     }
     ibf::LftPaths p;
@@ -235,7 +333,7 @@ void run(int levels, int radix, int hosts, const std::string& only = "", unsigne
 int main(int argc, char** argv) {
     if (argc >= 4 && argc <= 6) {
         run(std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]), argc >= 5 ? argv[4] : "",
-            argc == 6 ? static_cast<unsigned>(std::atoi(argv[5])) : 1u);
+            argc == 6 ? static_cast<unsigned>(std::atoi(argv[5])) : 0u);
         return 0;
     }
     run(2, 64, 2048);

@@ -5,11 +5,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
+#include <new>
 #include <thread>
 #include <unordered_map>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 namespace ibf {
 
@@ -32,6 +38,36 @@ long group_pairs(const Group& g) {
     return n;
 }
 
+// An allocator for the counters that one destination touches a line of per switch, all over
+// tens of MB (the dependency counters: 32 MB at 48k LIDs): 2 MiB-aligned with transparent huge
+// pages asked for, so that those touches do not each miss the TLB as well. Small arrays: the
+// usual allocator.
+template <class T>
+struct LargeAlloc {
+    using value_type = T;
+    static constexpr size_t kHuge = size_t{2} << 20;
+    LargeAlloc() = default;
+    template <class U>
+    LargeAlloc(const LargeAlloc<U>&) {}
+    static bool large(size_t n) { return n * sizeof(T) >= 2 * kHuge; }
+    T* allocate(size_t n) {
+        if (!large(n)) return std::allocator<T>().allocate(n);
+        const size_t bytes = (n * sizeof(T) + kHuge - 1) / kHuge * kHuge;
+        void* p = std::aligned_alloc(kHuge, bytes);
+        if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+        madvise(p, bytes, MADV_HUGEPAGE);  // a hint: without it (or THP off) the same, slower
+#endif
+        return static_cast<T*>(p);
+    }
+    void deallocate(T* p, size_t n) {
+        if (large(n)) std::free(p);
+        else std::allocator<T>().deallocate(p, n);
+    }
+    template <class U>
+    bool operator==(const LargeAlloc<U>&) const { return true; }
+};
+
 }  // namespace
 
 // Everything the findings are made of, as sums over destinations, so that a destination walked
@@ -49,9 +85,10 @@ struct RouteCheckCache::State {
     std::map<int, Group> loops;                              // by the lowest switch on the cycle
     std::map<int, Group> detours;                            // by source switch
     // Channel dependencies: per switch u, (ports+1)^2 counters of destinations routed in at one
-    // port and out at another (at most one per destination: fits 16 bits below 65536 LIDs).
+    // port and out at another (at most one per destination: fits 16 bits below 65536 LIDs),
+    // out-port major: a destination leaves u by one port, so its counters at u share a row.
     std::vector<uint64_t> cdg_base;
-    std::vector<uint16_t> cdg;
+    std::vector<uint16_t, LargeAlloc<uint16_t>> cdg;
     bool saturated = false;                // a counter hit 65535 (duplicate LIDs): no increments
     // Per flagged link (Validator::flagged_ order), per destination: 0, or 1 + which end's channel
     // its routes crossed first.
@@ -83,11 +120,15 @@ public:
     // `block`: DestWalk's (1 for a few scattered destinations).
     Validator(const RouteGraph& g, const Analysis& a, const RouteCheckOptions& o, State& st,
               uint32_t block = DestWalk::kMaxBlock)
-        : g_(g), f_(g.fabric()), a_(a), o_(o), st_(st), w_(g, block), through_(g.switches(), 0), flag_of_(g.channels(), -1) {
+        : g_(g), f_(g.fabric()), a_(a), o_(o), st_(st), w_(g, block), through_(g.switches(), 0), flag_of_(g.channels(), -1),
+          pending_(static_cast<size_t>(g.switches()) * w_.block_size(), 0), pending_dest_(w_.block_size(), kNoDest) {
+        uint64_t ca_ports = 0;
         for (int s = 0; s < g.switches(); ++s) {
             if (!g.cas_on(s).empty()) sources_.push_back(s);
             if (g.has_table(s)) tabled_.push_back(s);
+            ca_ports += g.cas_on(s).size();
         }
+        if (ca_ports >= kDependency) throw std::length_error("route validation: 2^31 CA ports or more");
         flag_links();
         if (!st_.port_pairs.empty()) return;  // kept from an earlier pass over the same fabric
         st_.port_pairs.assign(g.channels(), 0);
@@ -105,6 +146,7 @@ public:
     void all() {
         for (size_t di = 0; di < g_.dests().size(); ++di) destination(di, +1);
     }
+    ~Validator() { flush(); }
     // Destination di's share: +1 adds it, -1 takes out what the same tables added.
     void destination(size_t di, int sign);
     RouteCheck result();
@@ -114,6 +156,7 @@ private:
     void classify(size_t di, int s, long n, int32_t v, int sign);
     int loop_key(int32_t end);
     void aggregate(size_t di, int sign);
+    void flush();
     void switch_routes(int sign);
     void bfs(int from);
     void credit_loop_findings(RouteCheck& r);
@@ -138,12 +181,22 @@ private:
     std::vector<int> tabled_;  // the switches with a table
     uint32_t calls_ = 0;       // destination() calls: every 64th looks at RouteCheckOptions::cancel
     std::vector<long> through_;
-    std::vector<std::vector<int32_t>> by_hops_;
     const int16_t* dist_ = nullptr;
     std::vector<int32_t> queue_;
     std::vector<int32_t> flag_of_;
     std::vector<Flagged> flagged_;
     std::unordered_map<int32_t, int> loop_keys_;  // per destination: end -> key
+    // The pairs through each switch for the destinations of one block of DestWalk's LIDs
+    // (switch-major within a LID's row), | kDependency when the next switch passes them on to
+    // another: added to the per-port counts and dependency counters by flush(), a switch at a
+    // time (a destination touches ~1 line of them per switch, all over MBs; a switch's lines
+    // take every destination of the block at once). pending_dest_: the destination of each LID.
+    static constexpr uint32_t kDependency = 1u << 31;
+    static constexpr size_t kNoDest = SIZE_MAX;
+    std::vector<uint32_t> pending_;
+    std::vector<size_t> pending_dest_;
+    uint32_t pending_first_ = UINT32_MAX;  // the block's first LID; UINT32_MAX: nothing pending
+    int pending_sign_ = 0;
 };
 
 void Validator::flag_links() {
@@ -163,6 +216,7 @@ void Validator::flag_links() {
 }
 
 RouteCheck Validator::result() {
+    flush();
     RouteCheck r;
     r.pairs = st_.pairs, r.routed = st_.routed, r.unreachable = st_.unreachable, r.looping = st_.looping;
     r.unverified = st_.unverified, r.non_minimal = st_.non_minimal;
@@ -189,6 +243,11 @@ RouteCheck Validator::result() {
 void Validator::destination(size_t di, int sign) {
     if (o_.cancel && (++calls_ & 63) == 0 && o_.cancel->load(std::memory_order_relaxed)) throw RouteCheckCancelled();
     const RouteDest& d = g_.dests()[di];
+    // What is pending belongs to the block the walk holds, one destination per LID, one sign.
+    if (pending_first_ != UINT32_MAX &&
+        (d.lid / w_.block_size() * w_.block_size() != pending_first_ || sign != pending_sign_ ||
+         pending_dest_[d.lid - pending_first_] != kNoDest))
+        flush();
     if (d.sw < 0) {  // a CA cabled to a CA or router: no switch route reaches it
         if (o_.switch_routes) {
             w_.reset(d);
@@ -285,37 +344,67 @@ int Validator::loop_key(int32_t end) {
     return key;
 }
 
-// Pairs through each switch, farthest switches first: per-port counts, channel dependencies.
+// Pairs through each switch, every switch before the ones its route leads to (settled()
+// backwards), into pending_ (flush() adds them up). The order changes no sum, no counter (one
+// increment per destination at most) and no crossing (routed pairs cross a link one way only).
 void Validator::aggregate(size_t di, int sign) {
-    for (int32_t s : w_.settled()) {
-        const int32_t v = w_.verdict(s);
-        if (v < 1) continue;
-        if (static_cast<size_t>(v) >= by_hops_.size()) by_hops_.resize(v + 1);
-        by_hops_[v].push_back(s);
+    const uint32_t lid = w_.dest().lid;
+    pending_first_ = w_.block_first(), pending_sign_ = sign;
+    pending_dest_[lid - pending_first_] = di;
+    uint32_t* row = pending_.data() + static_cast<size_t>(lid - pending_first_) * static_cast<size_t>(g_.switches());
+    const std::vector<int32_t>& order = w_.settled();
+    for (size_t i = order.size(); i-- > 0;) {
+        const int32_t t = order[i];
+        const long n = through_[t];
+        if (n == 0) continue;  // only routed switches (verdict >= 1) have pairs through them
+        through_[t] = 0;       // every switch that adds to t came before it
+        const int32_t v = w_.verdict(t);
+        row[t] = static_cast<uint32_t>(n) | (v >= 3 ? kDependency : 0);  // verdict(next) >= 2: it passes them on
+        if (v >= 2) through_[w_.hop(t)] += n;
     }
-    const bool cdg = !st_.cdg.empty();
-    for (size_t v = by_hops_.size(); v-- > 1;) {
-        for (int32_t t : by_hops_[v]) {
-            const long n = through_[t];
-            if (n == 0) continue;
-            const uint8_t p = w_.port(t);
-            const uint32_t ch = g_.channel(t, p);
-            st_.port_pairs[ch] += sign * n;
-            if (int fi = flag_of_[ch]; fi >= 0 && sign > 0 && st_.crossing[fi][di] == 0)
-                st_.crossing[fi][di] = ch == flagged_[fi].chan[0] ? 1 : 2;
-            if (v < 2) continue;
-            const int32_t u = w_.hop(t);
-            through_[u] += n;
-            if (cdg && w_.verdict(u) >= 2) {
+}
+
+// The pending block into the per-port counts and dependency counters, a switch at a time: its
+// per-port counts are a few lines, its dependency counters (in the next switches' rows) are
+// found for every LID first and asked for at once, then added.
+void Validator::flush() {
+    if (pending_first_ == UINT32_MAX) return;
+    const bool cdg = !st_.cdg.empty(), flags = !flagged_.empty();
+    const int sign = pending_sign_;
+    const size_t n = static_cast<size_t>(g_.switches());
+    const uint32_t block = w_.block_size();
+    uint16_t* deps[DestWalk::kMaxBlock];
+    constexpr size_t kLine = 64 / sizeof(uint32_t);  // switches per line of a pending_ row
+    for (size_t t = 0; t < n; ++t) {
+        if (t % kLine == 0 && t + kLine < n)  // the rows are n apart: no hardware prefetch
+            for (uint32_t j = 0; j < block; ++j) __builtin_prefetch(&pending_[j * n + t + kLine]);
+        const int sw = static_cast<int>(t);
+        size_t k = 0;
+        for (uint32_t j = 0; j < block; ++j) {
+            uint32_t& x = pending_[j * n + t];
+            if (x == 0) continue;
+            const uint32_t lid = pending_first_ + j;
+            const uint8_t p = w_.port_of(lid, sw);
+            const uint32_t ch = g_.channel(sw, p);
+            st_.port_pairs[ch] += sign * static_cast<long>(x & ~kDependency);
+            if (flags)
+                if (int fi = flag_of_[ch]; fi >= 0 && sign > 0 && st_.crossing[fi][pending_dest_[j]] == 0)
+                    st_.crossing[fi][pending_dest_[j]] = ch == flagged_[fi].chan[0] ? 1 : 2;
+            if (cdg && (x & kDependency)) {
+                const int32_t u = w_.hop_of(lid, sw);
                 const uint64_t side = static_cast<uint64_t>(g_.ports(u) + 1);
-                uint16_t& c = st_.cdg[st_.cdg_base[u] + g_.hop_port(t, p) * side + w_.port(u)];
-                if (c == UINT16_MAX) st_.saturated = true;  // stays set: the dependency is real
-                else c = static_cast<uint16_t>(c + sign);
+                deps[k] = &st_.cdg[st_.cdg_base[u] + w_.port_of(lid, u) * side + g_.hop_port_row(sw)[p]];
+                __builtin_prefetch(deps[k++], 1);
             }
+            x = 0;
         }
-        by_hops_[v].clear();
+        for (size_t i = 0; i < k; ++i) {
+            if (*deps[i] == UINT16_MAX) st_.saturated = true;  // stays set: the dependency is real
+            else *deps[i] = static_cast<uint16_t>(*deps[i] + sign);
+        }
     }
-    for (int32_t s : w_.settled()) through_[s] = 0;
+    std::fill(pending_dest_.begin(), pending_dest_.end(), kNoDest);
+    pending_first_ = UINT32_MAX;
 }
 
 void Validator::bfs(int from) {
@@ -372,7 +461,7 @@ void Validator::credit_loop_findings(RouteCheck& r) {
             if (t < 0) continue;
             const uint32_t from = g_.channel(t, g_.hop_port(u, in));
             for (int out = 1; out <= g_.ports(u); ++out) {
-                if (st_.cdg[st_.cdg_base[u] + in * side + out] != 0) edges.push_back({from, g_.channel(u, out)});
+                if (st_.cdg[st_.cdg_base[u] + out * side + in] != 0) edges.push_back({from, g_.channel(u, out)});
             }
         }
     }

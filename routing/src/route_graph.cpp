@@ -6,7 +6,6 @@
 namespace ibf {
 
 namespace {
-constexpr int32_t kOnWalk = -2;
 
 // Every LID of a port: base .. base + 2^LMC - 1 (LMC capped at 7), below 65536.
 template <class F>
@@ -84,19 +83,36 @@ void DestWalk::load_block(uint32_t first) {
     const int n = g_.switches();
     const uint32_t block = block_size_;
     const size_t cells = static_cast<size_t>(n) * block;
-    if (block_.size() != cells) block_.assign(cells, kLftNoPath), hops_.assign(cells, kHopDead);
+    const bool narrow = n < kCodeCa;
+    if (block_.size() != cells) {
+        block_.assign(cells, kLftNoPath);
+        if (narrow) hops_.assign(cells, kCodeDead);
+    }
     uint8_t* out = block_.data();
-    int32_t* hout = hops_.data();
+    uint16_t* hout = hops_.data();
+    // Each switch's line is in a table of its own (no hardware prefetch across them): ask for the
+    // lines a few switches ahead, so that their misses overlap.
+    constexpr int kAhead = 16;
+    auto line = [&](int sw) -> const uint8_t* {
+        const std::span<const uint8_t> e = g_.entries(sw);
+        return first < e.size() ? e.data() + first : nullptr;
+    };
+    for (int sw = 0; sw < std::min(n, kAhead); ++sw)
+        if (const uint8_t* in = line(sw)) __builtin_prefetch(in);
     for (int sw = 0; sw < n; ++sw) {  // one switch's table line and port row at a time
-        const SwitchLft* t = g_.table(sw);
-        const size_t have = t && first < t->port_by_lid().size() ? std::min<size_t>(block, t->port_by_lid().size() - first) : 0;
-        const uint8_t* in = have ? t->port_by_lid().data() + first : nullptr;
+        if (sw + kAhead < n)
+            if (const uint8_t* ahead = line(sw + kAhead)) __builtin_prefetch(ahead);
+        const std::span<const uint8_t> e = g_.entries(sw);
+        const size_t have = first < e.size() ? std::min<size_t>(block, e.size() - first) : 0;
+        const uint8_t* in = have ? e.data() + first : nullptr;
+        for (uint32_t j = 0; j < block; ++j) out[j * n + sw] = j < have ? in[j] : kLftNoPath;
+        if (!narrow) continue;
         const int32_t* row = g_.hop_row(sw);
         const int ports = g_.ports(sw);
         for (uint32_t j = 0; j < block; ++j) {
-            const uint8_t p = j < have ? in[j] : kLftNoPath;
-            out[j * n + sw] = p;
-            hout[j * n + sw] = p != kLftNoPath && p <= ports ? row[p] : kHopDead;  // row[0] is kHopDead
+            const uint8_t p = out[j * n + sw];
+            const int32_t h = p != kLftNoPath && p <= ports ? row[p] : kHopDead;  // row[0] is kHopDead
+            hout[j * n + sw] = h >= 0 ? static_cast<uint16_t>(h) : h == kHopCa ? kCodeCa : kCodeDead;
         }
     }
     block_first_ = first;
@@ -107,7 +123,6 @@ void DestWalk::reset(const RouteDest& d) {
     const uint32_t first = d.lid / block_size_ * block_size_;
     if (first != block_first_) load_block(first);
     row_ = block_.data() + static_cast<size_t>(d.lid - first) * g_.switches();
-    hop_row_ = hops_.data() + static_cast<size_t>(d.lid - first) * g_.switches();
     settled_.clear();
     if (++gen_ == 0) {  // wrapped: every stamp could look current
         std::fill(stamp_.begin(), stamp_.end(), 0);
@@ -116,12 +131,11 @@ void DestWalk::reset(const RouteDest& d) {
 }
 
 int32_t DestWalk::next(int sw) const {
-    const int32_t h = hop_row_[sw];
+    const int32_t h = hop(sw);
     return h >= 0 ? h : -1;
 }
 
-int32_t DestWalk::verdict(int sw) {
-    if (stamp_[sw] == gen_) return memo_[sw] == kOnWalk ? kRouteLoop : memo_[sw];
+int32_t DestWalk::walk(int sw) {
     // Follow the tables from sw until a settled switch, the destination or a break.
     walk_.clear();
     int32_t cur = sw, verdict = 0, end = -1;
@@ -148,20 +162,21 @@ int32_t DestWalk::verdict(int sw) {
             verdict = 0;  // the next "switch" is the host itself: cur is 1 cable away
             break;
         }
-        const int32_t h = hop_row_[cur];
+        const int32_t h = hop(cur);
         if (h < 0) {
             verdict = kRouteDeadEnd, end = cur;
             break;
         }
         cur = h;
     }
-    // Unwind: each switch on the walk is one cable further than the next one.
+    // Unwind: each switch on the walk is one cable further than the next one. Settled from the
+    // far end back, so that settled() lists every switch after the ones its route passes.
     for (size_t i = walk_.size(); i-- > 0;) {
         if (verdict >= 0) ++verdict;
         memo_[walk_[i]] = verdict;
         end_[walk_[i]] = end;
+        settled_.push_back(walk_[i]);
     }
-    settled_.insert(settled_.end(), walk_.begin(), walk_.end());
     return memo_[sw];
 }
 
@@ -201,11 +216,5 @@ RouteTrace trace_route(const RouteGraph& g, NodeId src, int src_port, uint32_t l
     }
 }
 
-TableRoute table_route(DestWalk& w, int sw, int32_t& hops) {
-    if (w.port(sw) == kLftNoPath) return TableRoute::unrouted;
-    hops = w.verdict(sw);
-    if (hops >= 0) return TableRoute::routed;
-    return hops == kRouteNoTable ? TableRoute::unverified : TableRoute::broken;
-}
 
 }  // namespace ibf

@@ -15,7 +15,8 @@
 namespace ibf {
 namespace {
 
-// Brute force: every (source CA port, destination LID) pair walked hop by hop, no memo.
+// Brute force: every (source CA port, destination LID) pair walked hop by hop, no memo (every
+// LID of a port with LMC > 0).
 struct Brute {
     long pairs = 0, routed = 0, broken = 0;
     std::map<std::pair<NodeId, int>, long> crossings;  // (switch, egress port) -> routed pairs
@@ -30,25 +31,45 @@ Brute brute(const Fabric& f, const std::vector<SwitchLft>& lfts) {
         for (NodeId d = 0; d < f.size(); ++d) {
             const Port* dp = f.node(d).type == NodeType::CA ? f.node(d).port(1) : nullptr;
             if (d == s || !dp || !dp->linked()) continue;
-            ++b.pairs;
-            std::vector<std::pair<NodeId, int>> hops;
-            NodeId cur = sp->peer;
-            bool ok = false;
-            for (int n = 0; n < 64 && table.count(cur); ++n) {
-                const int p = table[cur]->port_by_lid()[dp->lid];
-                const Port* q = f.node(cur).port(p);
-                if (p == 255 || p == 0 || !q || !q->linked()) break;
-                hops.push_back({cur, p});
-                if (q->peer == d) { ok = q->peer_port == 1; break; }
-                if (f.node(q->peer).type != NodeType::Switch) break;
-                cur = q->peer;
+            for (uint32_t lid = dp->lid; lid < dp->lid + (1u << dp->lmc); ++lid) {
+                ++b.pairs;
+                std::vector<std::pair<NodeId, int>> hops;
+                NodeId cur = sp->peer;
+                bool ok = false;
+                for (int n = 0; n < 64 && table.count(cur); ++n) {
+                    const int p = lid < table[cur]->port_by_lid().size() ? table[cur]->port_by_lid()[lid] : 255;
+                    const Port* q = f.node(cur).port(p);
+                    if (p == 255 || p == 0 || !q || !q->linked()) break;
+                    hops.push_back({cur, p});
+                    if (q->peer == d) { ok = q->peer_port == 1; break; }
+                    if (f.node(q->peer).type != NodeType::Switch) break;
+                    cur = q->peer;
+                }
+                if (!ok) { ++b.broken; continue; }
+                ++b.routed;
+                for (auto& h : hops) ++b.crossings[h];
             }
-            if (!ok) { ++b.broken; continue; }
-            ++b.routed;
-            for (auto& h : hops) ++b.crossings[h];
         }
     }
     return b;
+}
+
+// The validation's counts and per-port pairs against the brute force (tables with no switch
+// missing: every broken pair is unreachable or looping).
+void expect_brute(const Fabric& f, const std::vector<SwitchLft>& lfts, const RouteCheck& rc) {
+    const RouteGraph g(f, lfts);
+    const Brute b = brute(f, lfts);
+    EXPECT_EQ(rc.pairs, b.pairs);
+    EXPECT_EQ(rc.routed, b.routed);
+    EXPECT_EQ(rc.unreachable + rc.looping, b.broken);
+    long crossed = 0;
+    for (auto& [hop, n] : b.crossings) {
+        EXPECT_EQ(rc.port_pairs[g.channel(g.sw_of(hop.first), hop.second)], n) << f.node(hop.first).name << "/" << hop.second;
+        crossed += n;
+    }
+    long counted = 0;
+    for (long n : rc.port_pairs) counted += n;
+    EXPECT_EQ(counted, crossed);  // and no pairs on ports the brute force never crossed
 }
 
 std::vector<const Finding*> of_kind(const RouteCheck& rc, FindingKind k) {
@@ -441,6 +462,162 @@ TEST(RouteCheckCache, ACablingOrDegradedLinkChangeValidatesInFull) {
     remove_cable(f, synth_node(f, "node00004"), 1);
     EXPECT_EQ(dump(cache.check(f, a, lfts, opt)), dump(check_routes(RouteGraph(f, lfts), a, opt)));
     EXPECT_EQ(cache.last_mode(), RouteCheckCache::Mode::full);
+}
+
+// LMC 2: every CA port has 4 LIDs, 4 destinations that the tables spread over different
+// uplinks (d-mod-k), in 64-LID blocks of the walk. LIDs renumbered: switches 1.., CA ports at
+// multiples of 4 after them.
+Fabric with_lmc2(Fabric f) {
+    uint32_t next = 1;
+    for (NodeId n = 0; n < f.size(); ++n)
+        if (f.node(n).type == NodeType::Switch) f.node(n).ports[0].lid = static_cast<uint16_t>(next++), f.node(n).lid = f.node(n).ports[0].lid;
+    next = (next + 3) / 4 * 4;
+    for (NodeId n = 0; n < f.size(); ++n)
+        if (f.node(n).type == NodeType::CA) {
+            Port& p = f.node(n).ports[1];
+            p.lid = static_cast<uint16_t>(next), p.lmc = 2, f.node(n).lid = p.lid;
+            next += 4;
+        }
+    return f;
+}
+
+TEST(RouteCheck, LmcLidsOfOnePortRoutedApartWithBrokenEntriesMatchTheBruteForce) {
+    const Fabric f = with_lmc2(synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40}));
+    const Analysis a = analyze(f);
+    auto lfts = synth_lfts(f);
+    const uint16_t base = f.node(synth_node(f, "node00005")).port(1)->lid;
+    ASSERT_EQ(base % 4, 0);
+    // The 4 LIDs of node00005 leave leaf0001 by different uplinks.
+    std::set<int> ups;
+    for (uint32_t i = 0; i < 4; ++i) ups.insert(table_of(lfts, f, synth_node(f, "leaf0001")).port_by_lid()[base + i]);
+    EXPECT_EQ(ups.size(), 4u);
+    {
+        const RouteCheck clean = check_routes(RouteGraph(f, lfts), a);
+        EXPECT_EQ(clean.pairs, 40L * 39 * 4);
+        EXPECT_EQ(clean.routed, clean.pairs);
+        expect_brute(f, lfts, clean);
+    }
+    // One LID of the port missing at the spine leaf0001 sends it to, one sent back up by the
+    // port's own leaf (a loop), one to port 0 at the spine; the fourth routed as before.
+    const NodeId leaf = synth_node(f, "leaf0001"), own = synth_node(f, "leaf0002");
+    auto spine_for = [&](uint32_t lid) { return f.node(leaf).ports[table_of(lfts, f, leaf).port_by_lid()[lid]].peer; };
+    set_entry(table_of(lfts, f, spine_for(base + 1)), base + 1, kLftNoPath);
+    set_entry(table_of(lfts, f, own), base + 2, static_cast<uint8_t>(a.info(own)->up_bundles[0].ports[0]));
+    set_entry(table_of(lfts, f, spine_for(base + 3)), base + 3, 0);
+    const RouteGraph g(f, lfts);
+    const RouteCheck rc = check_routes(g, a);
+    EXPECT_GT(rc.unreachable, 0);
+    EXPECT_GT(rc.looping, 0);
+    expect_brute(f, lfts, rc);
+    EXPECT_EQ(rc.switch_routes, lft_paths(f, lfts));
+    RouteCheckOptions three;
+    three.threads = 3;
+    three.min_dests_per_thread = 1;
+    EXPECT_EQ(dump(check_routes(g, a, three)), dump(rc));
+    // Incremental steps over random changes on this fabric say what a full validation says.
+    RouteCheckOptions opt;
+    opt.degraded = {{leaf, a.info(leaf)->up_bundles[0].ports[1], "1xHDR, expected 4xHDR: rate_mismatch"}};
+    randomized_rounds(f, lfts, opt, 60, 11, 30);
+}
+
+// Two CA ports with one LID (a duplicate the SM should not hand out): two destinations on one
+// row of the walk's block, each with its own share.
+TEST(RouteCheck, TwoPortsWithOneLidAreTwoDestinationsEachCountedOnce) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    auto lfts = synth_lfts(f);  // before the duplicate: the LID's routes go to node00001
+    const NodeId one = synth_node(f, "node00001"), two = synth_node(f, "node00010");
+    const uint16_t lid = f.node(one).ports[1].lid;
+    f.node(two).ports[1].lid = lid;
+    f.node(two).lid = lid;
+    const Analysis a = analyze(f);
+    const RouteGraph g(f, lfts);
+    ASSERT_EQ(g.dests().size(), f.count(NodeType::CA));
+    // node00001 is the first of the two destinations; the routed one, and the first whose routes
+    // cross the degraded uplink: the finding's sample is one of its pairs.
+    const NodeId leaf = synth_node(f, "leaf0002");
+    RouteCheckOptions opt;
+    opt.degraded = {{leaf, table_of(lfts, f, leaf).port_by_lid()[lid], "port_errors"}};
+    const RouteCheck rc = check_routes(g, a, opt);
+    EXPECT_GT(rc.unreachable, 0);  // node00010's: the routes end at node00001
+    expect_brute(f, lfts, rc);
+    auto v = of_kind(rc, FindingKind::route_via_degraded_link);
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_NE(v[0]->message.find(" -> node00001/1 (LID " + std::to_string(lid) + ")"), std::string::npos) << v[0]->message;
+    RouteCheckCache cache;
+    EXPECT_EQ(dump(cache.check(f, a, lfts, opt)), dump(rc));
+    RouteCheckOptions two_threads = opt;
+    two_threads.threads = 2;
+    two_threads.min_dests_per_thread = 1;
+    EXPECT_EQ(dump(check_routes(g, a, two_threads)), dump(rc));
+}
+
+// 65,535 switches (a binary tree of depth 15): more than 16-bit codes can number, so the walk
+// asks the graph where each entry leads instead of its 16-bit block. Hosts on four leaves,
+// min-hop tables with a dead end, a loop and a missing entry: the brute force's counts, and the
+// switch routes counted switch by switch.
+TEST(RouteCheck, AGraphTooLargeForSixteenBitHopsGivesTheSameCounts) {
+    Fabric f;
+    constexpr int kSwitches = 65535;
+    std::vector<NodeId> sw(kSwitches);
+    for (int i = 0; i < kSwitches; ++i) {
+        sw[i] = f.add_node({.type = NodeType::Switch, .guid = 0x100000u + static_cast<Guid>(i),
+                            .description = "MF0;bt" + std::to_string(i) + ":X/U1"}, 3);  // no LID: tables of 5 entries
+    }
+    for (int i = 1; i < kSwitches; ++i) f.connect(sw[(i - 1) / 2], 2 + (i - 1) % 2, sw[i], 1);  // children on ports 2, 3
+    const int leaves[4] = {32767, 40000, 50000, 65534};  // at depth 15: port 2 free for a host
+    std::vector<NodeId> hosts;
+    for (int k = 0; k < 4; ++k) {
+        hosts.push_back(f.add_node({.type = NodeType::CA, .guid = 0x900000u + static_cast<Guid>(k),
+                                    .description = "h" + std::to_string(k) + " mlx5_0"}, 1));
+        f.node(hosts.back()).ports[1].lid = static_cast<uint16_t>(1 + k);
+        f.connect(sw[leaves[k]], 2, hosts.back(), 1);
+    }
+    f.finalize();
+    auto lfts = synth_lfts(f);
+    // Switch 1 roots the left half (leaves 32767..49150), switch 2 the right one.
+    set_entry(lfts[0], 3, 0);                                        // the root: a dead end for h2 (right half)
+    set_entry(lfts[1], 2, 1);                                        // switch 1 sends h1 back up: a loop with the root
+    set_entry(lfts[static_cast<size_t>(leaves[3])], 1, kLftNoPath);  // no entry for h0 at h3's leaf
+    for (SwitchLft& t : lfts) t.hash = 0;
+    const RouteGraph g(f, lfts);
+    ASSERT_GE(g.switches(), 65534);
+    const Analysis a = analyze(f);
+    const RouteCheck rc = check_routes(g, a);
+    expect_brute(f, lfts, rc);
+    EXPECT_GT(rc.unreachable, 0);
+    EXPECT_GT(rc.looping, 0);
+    // Every switch's route to every host LID, hop by hop.
+    LftPaths want;
+    for (int s = 0; s < kSwitches; ++s)
+        for (int k = 0; k < 4; ++k) {
+            const uint32_t lid = 1u + static_cast<uint32_t>(k);
+            if (lfts[static_cast<size_t>(s)].port_by_lid()[lid] == kLftNoPath) {
+                ++want.unrouted;
+                continue;
+            }
+            int cur = s, hops = 0;
+            bool arrived = false;
+            for (; hops < 64; ++hops) {
+                const int p = lfts[static_cast<size_t>(cur)].port_by_lid()[lid];
+                const Port* q = p == kLftNoPath ? nullptr : f.node(sw[cur]).port(p);
+                if (!q || p == 0 || !q->linked()) break;
+                if (q->peer == hosts[static_cast<size_t>(k)]) {
+                    arrived = true;
+                    break;
+                }
+                if (f.node(q->peer).type != NodeType::Switch) break;
+                cur = g.sw_of(q->peer);
+            }
+            if (!arrived) {
+                ++want.broken;
+                continue;
+            }
+            ++want.routes;
+            if (static_cast<size_t>(hops + 1) >= want.hop_histogram.size()) want.hop_histogram.resize(hops + 2, 0);
+            ++want.hop_histogram[hops + 1];
+            want.max_hops = std::max(want.max_hops, hops + 1);
+        }
+    EXPECT_EQ(rc.switch_routes, want);
 }
 
 TEST(LftPaths, MinHopTablesOnAThreeLevelTreeReachEveryHostFromEverySwitch) {

@@ -14,8 +14,10 @@
 // a linked CA port (base .. base + 2^LMC - 1).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,10 +51,16 @@ public:
     bool has_table(int sw) const { return tables_[sw] != nullptr; }
     const SwitchLft* table(int sw) const { return tables_[sw]; }  // null: none
     int ports(int sw) const { return base_[sw + 1] - base_[sw] - 1; }
+    // The entries of the table of `sw`, index = LID (empty: no table). The one place the walk
+    // and the validation read a SwitchLft's storage.
+    std::span<const uint8_t> entries(int sw) const {
+        const SwitchLft* t = tables_[sw];
+        return t ? std::span<const uint8_t>(t->port_by_lid()) : std::span<const uint8_t>();
+    }
     // Egress port of `sw` for `lid`; kLftNoPath when the table has no entry (or there is no table).
     uint8_t port(int sw, uint32_t lid) const {
-        const SwitchLft* t = tables_[sw];
-        return t && lid < t->port_by_lid().size() ? t->port_by_lid()[lid] : kLftNoPath;
+        const std::span<const uint8_t> e = entries(sw);
+        return lid < e.size() ? e[lid] : kLftNoPath;
     }
     // What port p of `sw` leads to: a switch number, kHopCa or kHopDead.
     int32_t hop(int sw, int p) const { return p > 0 && p <= ports(sw) ? hop_[base_[sw] + p] : kHopDead; }
@@ -60,6 +68,8 @@ public:
     const int32_t* hop_row(int sw) const { return hop_.data() + base_[sw]; }
     // The far port number of port p of `sw` (0 when it leads nowhere).
     uint8_t hop_port(int sw, int p) const { return p > 0 && p <= ports(sw) ? far_port_[base_[sw] + p] : 0; }
+    // hop_port(sw, p) for p = 0..ports(sw), as one row.
+    const uint8_t* hop_port_row(int sw) const { return far_port_.data() + base_[sw]; }
     // A dense index of (sw, p), 0 <= channel < channels(): per-port counters.
     uint32_t channel(int sw, int p) const { return base_[sw] + static_cast<uint32_t>(p); }
     uint32_t channels() const { return base_.back(); }
@@ -103,34 +113,56 @@ public:
     // LID copies 64 entries of every table).
     void reset(const RouteDest& d);
     // Cables from `sw` to the destination CA (1 = it hangs off `sw`), or a RouteVerdict. Memoised.
-    int32_t verdict(int sw);
+    int32_t verdict(int sw) { return stamp_[sw] == gen_ ? (memo_[sw] == kOnWalk ? kRouteLoop : memo_[sw]) : walk(sw); }
     // The switch where the walk from `sw` broke (the loop's first repeated switch for kRouteLoop);
     // -1 for a route that arrives. Valid after verdict(sw).
     int32_t broke_at(int sw) const { return stamp_[sw] == gen_ ? end_[sw] : -1; }
     // The next switch on the route from `sw` (-1 at the last switch or a break). After verdict(sw).
     int32_t next(int sw) const;
-    // Every switch given a verdict since reset(), in the order they were first settled.
+    // Every switch given a verdict since reset(), each after the switches its route passes
+    // (read backwards: every switch before those its route leads to).
     const std::vector<int32_t>& settled() const { return settled_; }
     const RouteDest& dest() const { return d_; }
     // RouteGraph::port(sw, dest().lid), from the cached block of the tables.
     uint8_t port(int sw) const { return row_[sw]; }
     // RouteGraph::hop(sw, port(sw)): the switch that entry leads to, kHopCa or kHopDead.
-    int32_t hop(int sw) const { return hop_row_[sw]; }
+    int32_t hop(int sw) const { return hop_at(static_cast<size_t>(row_ - block_.data()), sw); }
+    // The LIDs whose entries the last reset() loaded: block_first() .. + block_size() - 1; port()
+    // and hop() of any of them.
+    uint32_t block_first() const { return block_first_; }
+    uint32_t block_size() const { return block_size_; }
+    uint8_t port_of(uint32_t lid, int sw) const { return block_[cell(lid, sw)]; }
+    int32_t hop_of(uint32_t lid, int sw) const { return hop_at(cell(lid, 0), sw); }
 
 private:
+    static constexpr int32_t kOnWalk = -2;
+    // hop() in 16 bits: a switch number, or one of these (graphs of fewer than kCodeCa switches).
+    static constexpr uint16_t kCodeCa = 0xFFFE, kCodeDead = 0xFFFF;
+    int32_t walk(int sw);
     void load_block(uint32_t first);
+    size_t cell(uint32_t lid, int sw) const { return static_cast<size_t>(lid - block_first_) * g_.switches() + sw; }
+    // hop() of `sw` in the block's row that starts at `row`.
+    int32_t hop_at(size_t row, int sw) const {
+        if (!hops_.empty()) {
+            const uint16_t c = hops_[row + sw];
+            return c < kCodeCa ? c : c == kCodeCa ? kHopCa : kHopDead;
+        }
+        const uint8_t p = block_[row + sw];
+        return p != kLftNoPath && p <= g_.ports(sw) ? g_.hop_row(sw)[p] : kHopDead;  // hop_row(sw)[0]: kHopDead
+    }
 
     const RouteGraph& g_;
     RouteDest d_;
     // The tables' entries for block_size_ consecutive LIDs, LID-major (one row of switches per
     // LID): a walk reads one contiguous row instead of one cache line per switch. Destinations in
     // LID order load each block once.
+    // With it, where each entry leads (hop(), 16-bit codes): the walk's next step without a look
+    // into the graph's 1 MB of port rows at 48k LIDs (the load reads them a switch at a time).
     uint32_t block_size_;
     std::vector<uint8_t> block_;
-    std::vector<int32_t> hops_;  // the same block, hop() of each entry
+    std::vector<uint16_t> hops_;  // empty: kCodeCa switches or more, hop() asks the graph
     uint32_t block_first_ = UINT32_MAX;
     const uint8_t* row_ = nullptr;
-    const int32_t* hop_row_ = nullptr;
     uint32_t gen_ = 0;
     std::vector<uint32_t> stamp_;
     std::vector<int32_t> memo_, end_;
@@ -142,7 +174,12 @@ private:
 // a walk into a switch without a table (unverified). The one rule of lft_paths (lft.h) and of the
 // route validation's switch routes (route_check.h).
 enum class TableRoute { unrouted, routed, broken, unverified };
-TableRoute table_route(DestWalk& w, int sw, int32_t& hops);
+inline TableRoute table_route(DestWalk& w, int sw, int32_t& hops) {
+    if (w.port(sw) == kLftNoPath) return TableRoute::unrouted;
+    hops = w.verdict(sw);
+    if (hops >= 0) return TableRoute::routed;
+    return hops == kRouteNoTable ? TableRoute::unverified : TableRoute::broken;
+}
 
 // One route as the tables send it, hop by hop (what ibtracert prints): from a CA port (or a
 // switch, src_port 0) to a destination LID.
