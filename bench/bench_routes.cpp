@@ -161,7 +161,7 @@ void digests(const ibf::Fabric& f, const ibf::Analysis& a, std::vector<ibf::Swit
         table[static_cast<size_t>(s)]->edit([&](std::vector<uint8_t>& b) { b[lid] = static_cast<uint8_t>(p); });
     }
     ibf::RouteCheckOptions opt;
-    for (NodeId n = 0; n < f.size() && opt.degraded.empty(); ++n)
+    for (ibf::NodeId n = 0; n < f.size() && opt.degraded.empty(); ++n)
         if (f.node(n).type == ibf::NodeType::Switch)
             for (int p = 1; p <= f.node(n).num_ports() && opt.degraded.empty(); ++p)
                 if (f.node(n).port(p) && f.node(n).port(p)->linked() && f.node(f.node(n).port(p)->peer).type == ibf::NodeType::Switch)
