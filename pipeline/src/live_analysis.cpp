@@ -89,8 +89,9 @@ LiveAnalysis analyze_kept(const Snapshot& s, const Fabric& f, const std::vector<
                           const std::vector<Link>& declared, bool follow_tables, LiveAnalysisKeep& k, const LiveAnalysis* last) {
     LiveAnalysis la;
     const bool reuse = last != nullptr;
+    nlohmann::json fresh;  // not reused: the per-switch array, LFT loads added before it is shared
     if (reuse) {
-        la.switches_json = last->switches_json;  // the fabric's, with the last sweep's loads
+        la.switches = last->switches;  // the fabric's, with the last sweep's loads (shared)
     } else {
         AnalyzeOptions ao;
         ao.preferred_names = plan_names;
@@ -99,7 +100,7 @@ LiveAnalysis analyze_kept(const Snapshot& s, const Fabric& f, const std::vector<
         k.analysis = analyze(f, ao);
         k.summary = analysis_to_json(f, k.analysis, false);
         nlohmann::json per = analysis_to_json(f, k.analysis, true);
-        la.switches_json = std::move(per["switches"]);
+        fresh = std::move(per["switches"]);
     }
     const Analysis& a = k.analysis;
     la.findings = a.findings;
@@ -125,21 +126,29 @@ LiveAnalysis analyze_kept(const Snapshot& s, const Fabric& f, const std::vector<
         // The LFT loads next to each switch's bundles (by GUID; the last table of a switch wins).
         if (!reuse) {
             std::map<std::string, int> row_of_guid;
-            for (size_t i = 0; i < la.switches_json.size(); ++i)
-                row_of_guid[la.switches_json[i]["guid"].get<std::string>()] = static_cast<int>(i);
+            for (size_t i = 0; i < fresh.size(); ++i) row_of_guid[fresh[i]["guid"].get<std::string>()] = static_cast<int>(i);
             k.row_of_table.assign(s.lfts.size(), -1);
             for (size_t i = 0; i < k.lft.tables.size(); ++i)
                 if (const auto& b = k.lft.tables[i].balance)
                     if (auto it = row_of_guid.find(guid_hex(f.node(b->node).guid)); it != row_of_guid.end())
                         k.row_of_table[i] = it->second;
         }
-        std::vector<int> last_table_of_row(la.switches_json.size(), -1);
+        std::vector<int> last_table_of_row(reuse ? la.switches.size() : fresh.size(), -1);
         for (size_t i = 0; i < k.row_of_table.size(); ++i)
             if (k.row_of_table[i] >= 0) last_table_of_row[k.row_of_table[i]] = static_cast<int>(i);
         for (size_t i : k.lft.recounted)
-            if (const int row = k.row_of_table[i]; row >= 0 && last_table_of_row[row] == static_cast<int>(i))
-                la.switches_json[row]["lft"] = lft_json(*k.lft.tables[i].balance);
+            if (const int row = k.row_of_table[i]; row >= 0 && last_table_of_row[row] == static_cast<int>(i)) {
+                if (!reuse) {
+                    fresh[row]["lft"] = lft_json(*k.lft.tables[i].balance);
+                    continue;
+                }
+                auto sw = std::make_shared<nlohmann::json>(*la.switches[row]);  // a new object for this switch alone
+                (*sw)["lft"] = lft_json(*k.lft.tables[i].balance);
+                la.switches[row] = std::move(sw);
+            }
     }
+    if (!reuse)
+        for (nlohmann::json& sw : fresh) la.switches.push_back(std::make_shared<const nlohmann::json>(std::move(sw)));
     if (auto fb = routing_fallback_finding(s, f)) {
         la.routing_fallback = true;
         if (auto id = f.find(fb->a.guid); id && fb->a.guid != 0) fb->a.name = a.names.at(*id);

@@ -226,7 +226,7 @@ void expect_same_as_afresh(const CheckRun& run, const WorkItem& w, const std::st
     EXPECT_EQ(run.result->findings.size(), fresh.findings.size());
     ASSERT_TRUE(run.result->analysis && fresh.analysis);
     EXPECT_EQ(run.result->analysis->summary_json, fresh.analysis->summary_json);
-    EXPECT_EQ(run.result->analysis->switches_json, fresh.analysis->switches_json);
+    EXPECT_EQ(run.result->analysis->switches_json(), fresh.analysis->switches_json());
     EXPECT_EQ(findings_to_json(run.result->analysis->findings), findings_to_json(fresh.analysis->findings));
     EXPECT_EQ(run.result->analysis->lft_imbalanced, fresh.analysis->lft_imbalanced);
     EXPECT_EQ(run.result->analysis->names, fresh.analysis->names);

@@ -7,7 +7,7 @@
 //   ibf::LiveAnalysis la = ibf::analyze_live(snapshot, fabric);   // fabric: node-name-mapped copy or snapshot.fabric
 //   la.findings;         // analysis findings + lft_imbalance + routing_fallback, sorted like check's
 //   la.summary_json;     // analysis_to_json(per_switch=false) + "routing" + findings_to_json(findings)
-//   la.switches_json;    // the per-switch array (analysis_to_json's "switches") + LFT loads per switch
+//   la.switches_json();  // the per-switch array (analysis_to_json's "switches") + LFT loads per switch
 #pragma once
 
 #include <memory>
@@ -51,7 +51,7 @@ LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<
 struct LiveAnalysisKeep {
     Analysis analysis;                       // analyze(f) with the plan's names and declared links
     nlohmann::json summary;                  // analysis_to_json(f, analysis, false)
-    std::vector<int> row_of_table;           // per table: its switch's index in switches_json (-1 none)
+    std::vector<int> row_of_table;           // per table: its switch's index in LiveAnalysis::switches (-1 none)
     LftBalanceKeep lft;                      // the last sweep's balance per table
     std::shared_ptr<const LiveAnalysis> last;  // what that call gave (null: nothing kept)
 };
@@ -60,7 +60,7 @@ struct LiveAnalysisKeep {
 // the caller vouches that `f`, `plan_names`, `declared`, the snapshot's routing engines and SM
 // are the kept call's (a re-route); then, when the tables are the same switches' in the same
 // order, the fabric's analysis and JSON are reused and only the changed tables' LFT balance is
-// counted again (O(changed tables x LIDs) + one copy of the per-switch JSON). Either way the
+// counted again (O(changed tables x LIDs); the other switches' JSON is shared). Either way the
 // result is what analyze_live without `keep` gives.
 std::shared_ptr<const LiveAnalysis> analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names,
                                                  const std::vector<Link>& declared, bool follow_tables, LiveAnalysisKeep& keep);
