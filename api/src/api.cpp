@@ -224,7 +224,7 @@ json analysis_response_json(const ControllerState& st, bool per_switch, int64_t 
     if (la) {
         j = la->summary_json;
         if (j.contains("routing") && j["routing"].is_object()) j["routing"]["lft"] = routing_lft_json(st);
-        if (per_switch) j["switches"] = la->switches_json;
+        if (per_switch) j["switches"] = la->switches_json();
         if (st.have_waivers()) {
             const json fj = findings_to_json(st.analysis_findings_at(now_ms));
             j["summary"] = fj.at("summary");

@@ -1,6 +1,7 @@
 // run_check(): one sweep's check, analysis, link table and history row (ibf/pipeline.h).
 #include "ibf/pipeline.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "ibf/declared_links.h"
@@ -18,7 +19,7 @@ double now_or_zero(const StepClock& clock) { return clock ? clock() : 0.0; }
 // r.analysis, r.findings, r.checked, r.findings_json, the timings, and `matches` (the planned
 // links cabled as planned, for the link table). Throws what ibf::check throws.
 void check_and_analyze(const WorkItem& w, const Fabric& f, const StepClock& clock, CheckResult& r,
-                       std::vector<LinkMatch>& matches, std::string& analysis_error) {
+                       std::vector<LinkMatch>& matches, std::string& analysis_error, LiveAnalysisKeep* keep) {
     // One naming for the check, the analysis and the link table (ibf::NameBook): the plan's
     // names first, tiers from the analysis.
     std::vector<std::string> plan_node_names;  // per NodeId: the plan's name ("" = none)
@@ -30,7 +31,9 @@ void check_and_analyze(const WorkItem& w, const Fabric& f, const StepClock& cloc
     }
     const double t1 = now_or_zero(clock);
     try {
-        r.analysis = std::make_shared<const LiveAnalysis>(analyze_live(*w.job.snapshot, f, plan_node_names, declared, /*follow_tables=*/!w.routes));
+        const bool follow_tables = !w.routes;
+        r.analysis = keep ? analyze_live(*w.job.snapshot, f, plan_node_names, declared, follow_tables, *keep)
+                          : std::make_shared<const LiveAnalysis>(analyze_live(*w.job.snapshot, f, plan_node_names, declared, follow_tables));
     } catch (const std::exception& e) {
         analysis_error = "analysis of sweep " + std::to_string(w.job.snapshot->sweep_seq) + " failed: " + e.what();
     }
@@ -97,20 +100,42 @@ HistoryRecord history_record(const WorkItem& w, const Fabric& f, const CheckResu
     return h;
 }
 
-// Whether `a` gives what `b` gave to the check, the analysis and the link table (CheckMemo).
-bool same_sweep(const Snapshot& a, const Snapshot& b) {
+// Whether `a` gives what `b` gave to the check and the fabric's analysis: all but the contents of
+// the tables (the same switches' tables, in the same order).
+bool same_fabric(const Snapshot& a, const Snapshot& b) {
     if (&a == &b) return true;
     if (a.routing_engine != b.routing_engine || a.routing_engine_configured != b.routing_engine_configured ||
         a.self.port_guid != b.self.port_guid || a.lfts.size() != b.lfts.size())
         return false;
     for (size_t i = 0; i < a.lfts.size(); ++i)
-        if (a.lfts[i].switch_guid != b.lfts[i].switch_guid || lft_hash_of(a.lfts[i]) != lft_hash_of(b.lfts[i])) return false;
+        if (a.lfts[i].switch_guid != b.lfts[i].switch_guid) return false;
     return a.fabric.nodes() == b.fabric.nodes();
 }
 
-bool same_inputs(const WorkItem& w, const CheckMemo& m) {
+// The contents of the tables too (by hash; same_fabric said they are the same switches').
+bool same_tables(const Snapshot& a, const Snapshot& b) {
+    if (&a == &b) return true;
+    for (size_t i = 0; i < a.lfts.size(); ++i)
+        if (lft_hash_of(a.lfts[i]) != lft_hash_of(b.lfts[i])) return false;
+    return true;
+}
+
+// The plan, names and options of the memo's inputs, and the same fabric (same_fabric).
+bool same_fabric_inputs(const WorkItem& w, const CheckMemo& m) {
     return m.snapshot && w.plan == m.plan && w.names == m.names && w.options == m.options &&
-           same_sweep(*w.job.snapshot, *m.snapshot);
+           same_fabric(*w.job.snapshot, *m.snapshot);
+}
+
+// The ends lft_imbalance findings name (what they mark in the link table).
+std::vector<std::pair<Guid, int>> imbalance_ends(const LiveAnalysis& la) {
+    std::vector<std::pair<Guid, int>> ends;
+    for (const Finding& fd : la.findings)
+        if (fd.kind == FindingKind::lft_imbalance) {
+            ends.emplace_back(fd.a.guid, fd.a.port);
+            ends.emplace_back(fd.b.guid, fd.b.port);
+        }
+    std::sort(ends.begin(), ends.end());
+    return ends;
 }
 
 uint64_t route_validations(const WorkItem& w) { return w.routes ? w.routes->validations() : 0; }
@@ -125,7 +150,8 @@ CheckRun run_check(const WorkItem& w, const StepClock& clock) {
     const std::vector<LinkMatch>* matches = &fresh_matches;
     CheckMemo* memo = w.memo.get();
     try {
-        if (memo && same_inputs(w, *memo)) {
+        const bool same_fabric = memo && same_fabric_inputs(w, *memo);
+        if (same_fabric && same_tables(*w.job.snapshot, *memo->snapshot)) {
             r = memo->base;
             r.check_ms = r.analyze_ms = 0;
             mapped = memo->mapped;
@@ -133,17 +159,33 @@ CheckRun run_check(const WorkItem& w, const StepClock& clock) {
             run.analysis_error = memo->analysis_error;
             run.reused = true;
             ++memo->reused;
+        } else if (same_fabric && memo->base.analysis && memo->analysis_keep.last == memo->base.analysis) {
+            // A re-route: the check and the fabric's analysis are the memo's; the LFT-derived
+            // parts are made again from the changed tables' balance and the kept ones'.
+            r = memo->base;
+            r.check_ms = 0;
+            mapped = memo->mapped;
+            matches = &memo->matches;
+            const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
+            const double t1 = now_or_zero(clock);
+            r.analysis = analyze_live(*w.job.snapshot, f, {}, {}, /*follow_tables=*/!w.routes, memo->analysis_keep);
+            r.analyze_ms = now_or_zero(clock) - t1;
+            if (imbalance_ends(*r.analysis) != imbalance_ends(*memo->base.analysis)) memo->links = nullptr;  // other rows deviate
+            memo->base.analysis = r.analysis;
+            run.tables_only = true;
         } else {
             if (w.names && !w.names->empty()) {
                 auto copy = std::make_shared<Fabric>(w.job.snapshot->fabric);
                 apply_node_name_map(*copy, *w.names);
                 mapped = std::move(copy);
             }
-            check_and_analyze(w, mapped ? *mapped : w.job.snapshot->fabric, clock, r, fresh_matches, run.analysis_error);
+            LiveAnalysisKeep keep;
+            check_and_analyze(w, mapped ? *mapped : w.job.snapshot->fabric, clock, r, fresh_matches, run.analysis_error,
+                              memo ? &keep : nullptr);
             if (memo) {
                 *memo = CheckMemo{.snapshot = w.job.snapshot, .plan = w.plan, .names = w.names, .options = w.options,
                                   .mapped = mapped, .base = r, .matches = std::move(fresh_matches),
-                                  .analysis_error = run.analysis_error, .reused = memo->reused};
+                                  .analysis_error = run.analysis_error, .analysis_keep = std::move(keep), .reused = memo->reused};
                 matches = &memo->matches;
             }
         }

@@ -44,10 +44,10 @@ bool balance_expected(const std::string& engine, const std::string& configured) 
     return balancing(used) || balancing(want);
 }
 
-LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const LftOptions& opt) {
-    LftReport r;
-    const bool report = balance_expected(opt.engine, opt.configured);
-    // Destination LIDs of compute-host ports.
+namespace {
+
+// Destination LIDs of compute-host ports (1 = a host's), indexed by LID.
+std::vector<uint8_t> host_lids(const Fabric& f, const Analysis& a) {
     std::vector<uint8_t> host_lid(65536, 0);
     for (NodeId h : a.compute_hosts) {
         const Node& n = f.node(h);
@@ -57,55 +57,91 @@ LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<Swit
             for (int i = 0; i < count && p.lid + i < 65536; ++i) host_lid[p.lid + i] = 1;
         }
     }
-    for (const SwitchLft& t : lfts) {
-        auto id = f.find(t.switch_guid);
-        if (!id) continue;
-        const SwitchInfo* si = a.info(*id);
-        if (!si || si->up_bundles.empty()) continue;
-        LftBalance b;
-        b.node = *id;
-        b.tier = si->tier;
-        std::vector<int> load(f.node(*id).ports.size(), -1);
-        for (const Bundle& bu : si->up_bundles)
-            for (int p : bu.ports) load[p] = 0;
-        const std::vector<uint8_t>& port_by_lid = t.port_by_lid();
-        for (size_t lid = 1; lid < port_by_lid.size() && lid < host_lid.size(); ++lid) {
-            if (!host_lid[lid]) continue;
-            int p = port_by_lid[lid];
-            if (p < static_cast<int>(load.size()) && load[p] >= 0) ++load[p];
-        }
-        for (const Bundle& bu : si->up_bundles)
-            for (int p : bu.ports) b.up_ports.push_back({p, bu.peer, load[p]});
-        std::sort(b.up_ports.begin(), b.up_ports.end(), [](const PortLoad& x, const PortLoad& y) { return x.port < y.port; });
-        auto [mn, mx] = std::minmax_element(b.up_ports.begin(), b.up_ports.end(),
-                                            [](const PortLoad& x, const PortLoad& y) { return x.routes < y.routes; });
-        b.min_routes = mn->routes;
-        b.max_routes = mx->routes;
-        long total = 0;
-        for (const PortLoad& pl : b.up_ports) total += pl.routes;
-        b.mean = static_cast<double>(total) / static_cast<double>(b.up_ports.size());
-        int spread = b.max_routes - b.min_routes;
-        b.imbalanced = spread >= opt.min_spread && spread > opt.tolerance * b.mean;
-        if (b.imbalanced && report) {
-            Finding fd;
-            fd.kind = FindingKind::lft_imbalance;
-            fd.severity = default_severity(fd.kind);
-            fd.a = {display_name(f, a, *id), f.node(*id).guid, mx->port};
-            fd.b = {display_name(f, a, mx->peer), f.node(mx->peer).guid, 0};
-            char mean[32];
-            std::snprintf(mean, sizeof mean, "%.1f", b.mean);
-            fd.expected = "about " + std::string(mean) + " routes per uplink";
-            fd.actual = std::to_string(b.max_routes) + " on port " + std::to_string(mx->port) + ", " +
-                        std::to_string(b.min_routes) + " on port " + std::to_string(mn->port);
-            fd.message = display_name(f, a, *id) + " routes " + std::to_string(b.max_routes) + " host destinations through uplink " +
-                         std::to_string(mx->port) + " but " + std::to_string(b.min_routes) + " through uplink " +
-                         std::to_string(mn->port) + " (mean " + mean +
-                         "); " + imbalance_advice(opt);
-            r.findings.push_back(std::move(fd));
-        }
-        r.switches.push_back(std::move(b));
+    return host_lid;
+}
+
+// One table's balance and, when unbalanced and `report`, its finding.
+LftBalanceKeep::Table balance_one(const Fabric& f, const Analysis& a, const std::vector<uint8_t>& host_lid, const SwitchLft& t,
+                                  const LftOptions& opt, bool report) {
+    LftBalanceKeep::Table out{.switch_guid = t.switch_guid, .hash = lft_hash_of(t)};
+    auto id = f.find(t.switch_guid);
+    if (!id) return out;
+    const SwitchInfo* si = a.info(*id);
+    if (!si || si->up_bundles.empty()) return out;
+    LftBalance b;
+    b.node = *id;
+    b.tier = si->tier;
+    std::vector<int> load(f.node(*id).ports.size(), -1);
+    for (const Bundle& bu : si->up_bundles)
+        for (int p : bu.ports) load[p] = 0;
+    const std::vector<uint8_t>& port_by_lid = t.port_by_lid();
+    for (size_t lid = 1; lid < port_by_lid.size() && lid < host_lid.size(); ++lid) {
+        if (!host_lid[lid]) continue;
+        int p = port_by_lid[lid];
+        if (p < static_cast<int>(load.size()) && load[p] >= 0) ++load[p];
+    }
+    for (const Bundle& bu : si->up_bundles)
+        for (int p : bu.ports) b.up_ports.push_back({p, bu.peer, load[p]});
+    std::sort(b.up_ports.begin(), b.up_ports.end(), [](const PortLoad& x, const PortLoad& y) { return x.port < y.port; });
+    auto [mn, mx] = std::minmax_element(b.up_ports.begin(), b.up_ports.end(),
+                                        [](const PortLoad& x, const PortLoad& y) { return x.routes < y.routes; });
+    b.min_routes = mn->routes;
+    b.max_routes = mx->routes;
+    long total = 0;
+    for (const PortLoad& pl : b.up_ports) total += pl.routes;
+    b.mean = static_cast<double>(total) / static_cast<double>(b.up_ports.size());
+    int spread = b.max_routes - b.min_routes;
+    b.imbalanced = spread >= opt.min_spread && spread > opt.tolerance * b.mean;
+    if (b.imbalanced && report) {
+        Finding fd;
+        fd.kind = FindingKind::lft_imbalance;
+        fd.severity = default_severity(fd.kind);
+        fd.a = {display_name(f, a, *id), f.node(*id).guid, mx->port};
+        fd.b = {display_name(f, a, mx->peer), f.node(mx->peer).guid, 0};
+        char mean[32];
+        std::snprintf(mean, sizeof mean, "%.1f", b.mean);
+        fd.expected = "about " + std::string(mean) + " routes per uplink";
+        fd.actual = std::to_string(b.max_routes) + " on port " + std::to_string(mx->port) + ", " +
+                    std::to_string(b.min_routes) + " on port " + std::to_string(mn->port);
+        fd.message = display_name(f, a, *id) + " routes " + std::to_string(b.max_routes) + " host destinations through uplink " +
+                     std::to_string(mx->port) + " but " + std::to_string(b.min_routes) + " through uplink " +
+                     std::to_string(mn->port) + " (mean " + mean + "); " + imbalance_advice(opt);
+        out.finding = std::move(fd);
+    }
+    out.balance = std::move(b);
+    return out;
+}
+
+LftReport report_of(const LftBalanceKeep& keep) {
+    LftReport r;
+    for (const LftBalanceKeep::Table& t : keep.tables) {
+        if (t.balance) r.switches.push_back(*t.balance);
+        if (t.finding) r.findings.push_back(*t.finding);
     }
     return r;
+}
+
+}  // namespace
+
+LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const LftOptions& opt,
+                      LftBalanceKeep& keep) {
+    const bool report = balance_expected(opt.engine, opt.configured);
+    std::vector<uint8_t> host_lid;
+    keep.tables.resize(lfts.size());
+    keep.recounted.clear();
+    for (size_t i = 0; i < lfts.size(); ++i) {
+        LftBalanceKeep::Table& k = keep.tables[i];
+        if (k.switch_guid == lfts[i].switch_guid && k.hash != 0 && k.hash == lft_hash_of(lfts[i])) continue;
+        if (host_lid.empty()) host_lid = host_lids(f, a);
+        k = balance_one(f, a, host_lid, lfts[i], opt, report);
+        keep.recounted.push_back(i);
+    }
+    return report_of(keep);
+}
+
+LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const LftOptions& opt) {
+    LftBalanceKeep keep;
+    return lft_balance(f, a, lfts, opt, keep);
 }
 
 LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts) {

@@ -123,9 +123,9 @@ TEST(LiveAnalysis, BalancedTablesHaveNoLftFindingsAndKnownHops) {
     EXPECT_EQ(la.summary_json["routing"]["fallback"], false);
     EXPECT_EQ(la.summary_json["levels"], 2);
     EXPECT_FALSE(la.summary_json.contains("switches"));  // the summary form
-    ASSERT_EQ(la.switches_json.size(), s.fabric.count(NodeType::Switch));
+    ASSERT_EQ(la.switches.size(), s.fabric.count(NodeType::Switch));
     int with_lft = 0;
-    for (const json& sw : la.switches_json) with_lft += sw.contains("lft") ? 1 : 0;
+    for (const json& sw : la.switches_json()) with_lft += sw.contains("lft") ? 1 : 0;
     EXPECT_EQ(with_lft, 2);  // the leaves (spines have no uplinks)
 }
 
@@ -388,7 +388,7 @@ TEST(LiveAnalysis, CostOnA2144NodeTreeWithTables) {
     EXPECT_EQ(la.lft_imbalanced, 0);
     EXPECT_EQ(la.summary_json["routing"]["lft"]["routes_broken"], 0);
     EXPECT_EQ(la.summary_json["routing"]["lft"]["max_hops"], 3);
-    const size_t summary = la.summary_json.dump().size(), per_switch = la.switches_json.dump().size();
+    const size_t summary = la.summary_json.dump().size(), per_switch = la.switches_json().dump().size();
     std::printf("[analysis] 2144 nodes, 96 tables: analyze_live %.1f ms (%.1f ms without tables); summary %zu bytes, "
                 "switches %zu bytes\n",
                 best, best_bare, summary, per_switch);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <random>
 
 #include "ibf/daemon_fixture.h"
 #include "ibf/analysis.h"
@@ -14,6 +15,7 @@
 #include "ibf/job_paths.h"
 #include "ibf/pipeline.h"
 #include "ibf/plan_yaml.h"
+#include "ibf/report.h"
 #include "ibf/route_graph.h"
 #include "ibf/slurm_topology.h"
 #include "ibf/synth.h"
@@ -213,6 +215,99 @@ TEST(CheckMemo, AnUnchangedSweepReusesTheCheckAndAnalysisAndAnyChangeIsCheckedAg
     WorkItem w = *lab.last;
     w.plan = std::make_shared<const Plan>();
     EXPECT_FALSE(run_check(w).reused);
+}
+
+// What a memoised run gave equals what a fresh run_check gives: findings, analysis, link rows.
+void expect_same_as_afresh(const CheckRun& run, const WorkItem& w, const std::string& what) {
+    SCOPED_TRACE(what);
+    ASSERT_TRUE(run.result);
+    const CheckResult fresh = afresh(w);
+    EXPECT_EQ(run.result->findings_json, fresh.findings_json);
+    EXPECT_EQ(run.result->findings.size(), fresh.findings.size());
+    ASSERT_TRUE(run.result->analysis && fresh.analysis);
+    EXPECT_EQ(run.result->analysis->summary_json, fresh.analysis->summary_json);
+    EXPECT_EQ(run.result->analysis->switches_json(), fresh.analysis->switches_json());
+    EXPECT_EQ(findings_to_json(run.result->analysis->findings), findings_to_json(fresh.analysis->findings));
+    EXPECT_EQ(run.result->analysis->lft_imbalanced, fresh.analysis->lft_imbalanced);
+    EXPECT_EQ(run.result->analysis->names, fresh.analysis->names);
+    EXPECT_EQ(run.result->analysis->tier_of, fresh.analysis->tier_of);
+    ASSERT_TRUE(run.result->links && fresh.links);
+    ASSERT_EQ(run.result->links->rows.size(), fresh.links->rows.size());
+    for (size_t i = 0; i < fresh.links->rows.size(); ++i)
+        EXPECT_EQ(run.result->links->rows[i].deviates, fresh.links->rows[i].deviates) << i;
+}
+
+// Issue 18 item 3: a sweep in which only tables changed (a re-route) reuses the check and the
+// fabric's analysis and counts the LFT balance again for the changed tables only; what it gives
+// is exactly what a fresh run_check gives — over random re-routes, one that makes a leaf's
+// uplinks unbalanced (a new lft_imbalance) and one that mends it. A changed fabric (a rate, a
+// link) is checked in full.
+TEST(CheckMemo, AReRouteReusesTheFabricsCheckAndRecountsOnlyTheChangedTables) {
+    Lab lab;
+    lab.memo = std::make_shared<CheckMemo>();
+    set_link_rate(lab.f, synth_node(lab.f, "leaf0002"), 5, {Width::X4, Speed::HDR});  // no rate fault: spreads matter
+    ASSERT_TRUE(lab.finish(lab.sweep()));
+    std::vector<uint32_t> host_lids;
+    for (NodeId n = 0; n < lab.f.size(); ++n)
+        if (lab.f.node(n).type == NodeType::CA) host_lids.push_back(lab.f.node(n).port(1)->lid);
+    const std::vector<SwitchLft> original = lab.lfts;
+
+    std::mt19937 rng(18);
+    for (int round = 0; round < 8; ++round) {
+        // 1-3 tables, 1-6 host entries each, sent to a random port (some are broken routes).
+        const int tables = 1 + static_cast<int>(rng() % 3);
+        for (int t = 0; t < tables; ++t) {
+            SwitchLft& table = lab.lfts[rng() % lab.lfts.size()];
+            const int entries = 1 + static_cast<int>(rng() % 6);
+            table.edit([&](std::vector<uint8_t>& v) {
+                for (int e = 0; e < entries; ++e) v[host_lids[rng() % host_lids.size()]] = static_cast<uint8_t>(1 + rng() % 8);
+            });
+        }
+        const CheckRun run = lab.sweep();
+        EXPECT_TRUE(run.tables_only) << "round " << round;
+        EXPECT_FALSE(run.reused);
+        expect_same_as_afresh(run, *lab.last, "random re-route " + std::to_string(round));
+        if (round % 2 && run.routes_pending) lab.finish(run);  // a newer validation: its findings mark links
+    }
+
+    // leaf0001 sends every other leaf's host up port 5: unbalanced (a new lft_imbalance).
+    lab.lfts = original;
+    lab.sweep();
+    const int balanced = lab.memo->base.analysis->lft_imbalanced;
+    const NodeId leaf1 = synth_node(lab.f, "leaf0001");
+    for (SwitchLft& t : lab.lfts)
+        if (t.switch_guid == lab.f.node(leaf1).guid)
+            t.edit([&](std::vector<uint8_t>& v) {
+                for (uint32_t lid : host_lids)
+                    if (v[lid] > 4) v[lid] = 5;
+            });
+    const CheckRun unbalanced = lab.sweep();
+    EXPECT_TRUE(unbalanced.tables_only);
+    EXPECT_EQ(unbalanced.result->analysis->lft_imbalanced, balanced + 1);
+    expect_same_as_afresh(unbalanced, *lab.last, "leaf0001 unbalanced");
+    lab.lfts = original;  // mended
+    const CheckRun mended = lab.sweep();
+    EXPECT_TRUE(mended.tables_only);
+    EXPECT_EQ(mended.result->analysis->lft_imbalanced, balanced);
+    expect_same_as_afresh(mended, *lab.last, "leaf0001 mended");
+    EXPECT_TRUE(lab.sweep().reused);  // nothing changed since: the whole check reused
+
+    // A changed fabric is checked in full: a rate, then a link.
+    set_link_rate(lab.f, synth_node(lab.f, "leaf0003"), 6, {Width::X1, Speed::HDR});
+    const CheckRun rate = lab.sweep();
+    EXPECT_FALSE(rate.tables_only);
+    EXPECT_FALSE(rate.reused);
+    expect_same_as_afresh(rate, *lab.last, "a rate changed");
+    lab.f.disconnect(synth_node(lab.f, "leaf0004"), 5);
+    const CheckRun link = lab.sweep();
+    EXPECT_FALSE(link.tables_only);
+    EXPECT_FALSE(link.reused);
+    expect_same_as_afresh(link, *lab.last, "a link gone");
+    // Re-routes after it reuse the new fabric's check.
+    lab.lfts[0].edit([&](std::vector<uint8_t>& v) { v[host_lids[0]] = 6; });
+    const CheckRun after = lab.sweep();
+    EXPECT_TRUE(after.tables_only);
+    expect_same_as_afresh(after, *lab.last, "a re-route after the link");
 }
 
 TEST(LiveRoutes, AValidationOvertakenByANewerSweepIsNotPublished) {

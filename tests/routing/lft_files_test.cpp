@@ -1,6 +1,7 @@
 // LFT balance on synthetic forwarding tables, and the ftree guid files / node-name-map.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -80,6 +81,50 @@ TEST(LftBalance, OffByOneIsBalancedAndUnknownSwitchesAreIgnored) {
     ASSERT_EQ(r.switches.size(), 1u);
     EXPECT_EQ(r.switches[0].max_routes - r.switches[0].min_routes, 1);
     EXPECT_TRUE(r.findings.empty());
+}
+
+// The LFT balance, in one report, of every switch in `r` (what the tests compare).
+std::string balance_text(const LftReport& r) {
+    std::string out;
+    for (const LftBalance& b : r.switches) {
+        out += std::to_string(b.node) + ":" + std::to_string(b.min_routes) + "-" + std::to_string(b.max_routes) + (b.imbalanced ? "!" : "") + "[";
+        for (const PortLoad& pl : b.up_ports) out += std::to_string(pl.port) + "=" + std::to_string(pl.routes) + " ";
+        out += "] ";
+    }
+    for (const Finding& fd : r.findings) out += fd.a.name + "/" + std::to_string(fd.a.port) + " " + fd.message + "\n";
+    return out;
+}
+
+// Kept between sweeps (the daemon's re-routes): only the changed tables are counted again, and
+// the report is lft_balance's, unbalanced leaves and mended ones included.
+TEST(LftBalance, AKeptBalanceRecountsOnlyChangedTablesAndGivesTheFullReport) {
+    Fabric f = synth_fat_tree({.levels = 2, .radix = 8});
+    Analysis a = analyze(f);
+    std::vector<SwitchLft> lfts;
+    for (int i = 1; i <= 8; ++i) {
+        char name[16];
+        std::snprintf(name, sizeof name, "leaf%04d", i);
+        lfts.push_back(table_for(f, synth_node(f, name), {5, 6, 7, 8}));
+    }
+    LftBalanceKeep keep;
+    EXPECT_EQ(balance_text(lft_balance(f, a, lfts, {}, keep)), balance_text(lft_balance(f, a, lfts)));
+    EXPECT_EQ(keep.recounted.size(), lfts.size());
+    EXPECT_EQ(balance_text(lft_balance(f, a, lfts, {}, keep)), balance_text(lft_balance(f, a, lfts)));
+    EXPECT_TRUE(keep.recounted.empty()) << "nothing changed";
+
+    const SwitchLft balanced = lfts[2];
+    lfts[2] = table_for(f, synth_node(f, "leaf0003"), {5, 5, 5, 6});  // unbalanced
+    LftReport r = lft_balance(f, a, lfts, {}, keep);
+    EXPECT_EQ(keep.recounted, std::vector<size_t>{2});
+    EXPECT_EQ(r.findings.size(), 1u);
+    EXPECT_EQ(balance_text(r), balance_text(lft_balance(f, a, lfts)));
+
+    lfts[2] = balanced;  // mended; and leaf0006 moves one entry
+    lfts[5].edit([](std::vector<uint8_t>& t) { t[1] = t[1] == 5 ? 6 : 5; });
+    r = lft_balance(f, a, lfts, {}, keep);
+    EXPECT_EQ(keep.recounted, (std::vector<size_t>{2, 5}));
+    EXPECT_TRUE(r.findings.empty());
+    EXPECT_EQ(balance_text(r), balance_text(lft_balance(f, a, lfts)));
 }
 
 TEST(FtreeFiles, TwoLevelRootsAreSpinesAndComputeNodesAreHostPorts) {

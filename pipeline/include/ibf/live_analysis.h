@@ -7,9 +7,10 @@
 //   ibf::LiveAnalysis la = ibf::analyze_live(snapshot, fabric);   // fabric: node-name-mapped copy or snapshot.fabric
 //   la.findings;         // analysis findings + lft_imbalance + routing_fallback, sorted like check's
 //   la.summary_json;     // analysis_to_json(per_switch=false) + "routing" + findings_to_json(findings)
-//   la.switches_json;    // the per-switch array (analysis_to_json's "switches") + LFT loads per switch
+//   la.switches_json();  // the per-switch array (analysis_to_json's "switches") + LFT loads per switch
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "ibf/analysis_result.h"
 #include "ibf/fabric.h"
 #include "ibf/finding.h"
+#include "ibf/lft.h"
 #include "ibf/snapshot.h"
 
 namespace ibf {
@@ -43,5 +45,24 @@ std::optional<Finding> routing_fallback_finding(const Snapshot& s, const Fabric&
 // cabling findings are out: O(switches x LIDs), 4.8 s at 48k LIDs, is then off the critical path.
 LiveAnalysis analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names = {},
                           const std::vector<Link>& declared = {}, bool follow_tables = true);
+
+// What analyze_live made of the last sweep's fabric and tables, kept for a sweep in which only
+// tables changed (a re-route; the daemon's CheckMemo).
+struct LiveAnalysisKeep {
+    Analysis analysis;                       // analyze(f) with the plan's names and declared links
+    nlohmann::json summary;                  // analysis_to_json(f, analysis, false)
+    std::vector<int> row_of_table;           // per table: its switch's index in LiveAnalysis::switches (-1 none)
+    LftBalanceKeep lft;                      // the last sweep's balance per table
+    std::shared_ptr<const LiveAnalysis> last;  // what that call gave (null: nothing kept)
+};
+
+// analyze_live, keeping what it made in `keep`. Nothing kept: analysed in full. Something kept:
+// the caller vouches that `f`, `plan_names`, `declared`, the snapshot's routing engines and SM
+// are the kept call's (a re-route); then, when the tables are the same switches' in the same
+// order, the fabric's analysis and JSON are reused and only the changed tables' LFT balance is
+// counted again (O(changed tables x LIDs); the other switches' JSON is shared). Either way the
+// result is what analyze_live without `keep` gives.
+std::shared_ptr<const LiveAnalysis> analyze_live(const Snapshot& s, const Fabric& f, const std::vector<std::string>& plan_names,
+                                                 const std::vector<Link>& declared, bool follow_tables, LiveAnalysisKeep& keep);
 
 }  // namespace ibf

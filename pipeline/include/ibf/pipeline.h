@@ -23,6 +23,7 @@
 #include "ibf/dumps.h"
 #include "ibf/fabric_diff.h"
 #include "ibf/history_row.h"
+#include "ibf/live_analysis.h"
 #include "ibf/live_routes.h"
 #include "ibf/plan.h"
 
@@ -34,7 +35,10 @@ namespace ibf {
 // hash), routing engines and SM, and the very same plan, node-name-map and options — reuses
 // them instead of mapping, matching, checking and analysing again (O(fabric): 0.7 s at 48k LIDs);
 // the link table too while the route findings beside it are the same validation's. The route
-// step and the history row run as usual.
+// step and the history row run as usual. A sweep in which only the tables' contents changed (a
+// re-route: the same switches' tables, in the same order) reuses the check and the fabric's
+// analysis too, and counts the LFT balance again for the changed tables only (LiveAnalysisKeep);
+// the link table is made again only when the lft_imbalance findings name other ends.
 struct CheckMemo {
     std::shared_ptr<const Snapshot> snapshot;  // the last inputs (null: nothing kept)
     std::shared_ptr<const Plan> plan;
@@ -47,6 +51,7 @@ struct CheckMemo {
     uint64_t route_validations = 0;            // LiveRouteCheck::validations() when base.links was made
     std::shared_ptr<const LinkTable> links;    // with the route findings of that validation
     std::optional<RouteKeyHint> route_key;     // the route step's key and degraded links of these inputs
+    LiveAnalysisKeep analysis_keep;            // the fabric's analysis and the balance per table
     uint64_t reused = 0;                       // sweeps that reused it
 };
 
@@ -84,6 +89,9 @@ struct CheckRun {
     // `history` then has the result's findings: finish_history() gives it the new ones.
     std::optional<RouteJob> routes_pending;
     bool reused = false;                    // the inputs equalled the memo's: check and analysis reused
+    // Only tables changed since the memo's inputs: the check and the fabric's analysis reused, the
+    // LFT balance recomputed for the changed tables only (CheckMemo).
+    bool tables_only = false;
 };
 
 // StepClock (live_routes.h) times the analysis and the check (CheckResult::analyze_ms, check_ms).

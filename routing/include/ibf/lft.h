@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,5 +82,27 @@ struct LftPaths {
 LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts);
 
 LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const LftOptions& opt = {});
+
+// What lft_balance made of each table of the last sweep, kept for the next one (the daemon's
+// check thread, CheckMemo): a re-route changes some tables only, and only those are counted again.
+// Valid only for the same fabric, analysis and options; the caller starts afresh (clear()) when
+// any of them changes.
+struct LftBalanceKeep {
+    struct Table {
+        Guid switch_guid = 0;
+        uint64_t hash = 0;                 // lft_hash_of the table counted
+        std::optional<LftBalance> balance; // nullopt: not a known switch with uplinks
+        std::optional<Finding> finding;    // its lft_imbalance
+    };
+    std::vector<Table> tables;             // in the lfts' order
+    std::vector<size_t> recounted;         // positions counted by the last call (the rest reused)
+    void clear() { tables.clear(); recounted.clear(); }
+};
+
+// lft_balance, counting again only the tables whose switch or hash differ from `keep`'s at the
+// same position (all of them when `keep` is empty), and leaving this sweep's in `keep`. Gives what
+// lft_balance(f, a, lfts, opt) gives.
+LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<SwitchLft>& lfts, const LftOptions& opt,
+                      LftBalanceKeep& keep);
 
 }  // namespace ibf
