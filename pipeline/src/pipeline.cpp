@@ -126,19 +126,16 @@ bool same_fabric_inputs(const WorkItem& w, const CheckMemo& m) {
            same_fabric(*w.job.snapshot, *m.snapshot);
 }
 
-// The ends lft_imbalance findings name (what they mark in the link table).
-std::vector<std::pair<Guid, int>> imbalance_ends(const LiveAnalysis& la) {
+// What the link table's marks depend on beside the fabric: the ends its findings name (the
+// check's with the route step's, and the analysis'), sorted, once each.
+std::vector<std::pair<Guid, int>> link_ends(const CheckResult& r) {
     std::vector<std::pair<Guid, int>> ends;
-    for (const Finding& fd : la.findings)
-        if (fd.kind == FindingKind::lft_imbalance) {
-            ends.emplace_back(fd.a.guid, fd.a.port);
-            ends.emplace_back(fd.b.guid, fd.b.port);
-        }
+    deviating_ends(r.findings, ends);
+    if (r.analysis) deviating_ends(r.analysis->findings, ends);
     std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
     return ends;
 }
-
-uint64_t route_validations(const WorkItem& w) { return w.routes ? w.routes->validations() : 0; }
 
 }  // namespace
 
@@ -170,7 +167,6 @@ CheckRun run_check(const WorkItem& w, const StepClock& clock) {
             const double t1 = now_or_zero(clock);
             r.analysis = analyze_live(*w.job.snapshot, f, {}, {}, /*follow_tables=*/!w.routes, memo->analysis_keep);
             r.analyze_ms = now_or_zero(clock) - t1;
-            if (imbalance_ends(*r.analysis) != imbalance_ends(*memo->base.analysis)) memo->links = nullptr;  // other rows deviate
             memo->base.analysis = r.analysis;
             run.tables_only = true;
         } else {
@@ -201,15 +197,16 @@ CheckRun run_check(const WorkItem& w, const StepClock& clock) {
         return run;
     }
     const Fabric& f = mapped ? *mapped : w.job.snapshot->fabric;
-    if (memo && memo->links && memo->route_validations == route_validations(w)) {
-        r.links = memo->links;  // the same findings beside the same fabric: the same rows
+    std::vector<std::pair<Guid, int>> ends = link_ends(r);
+    if (memo && memo->links && memo->link_ends == ends) {
+        r.links = memo->links;  // findings naming the same ends beside the same fabric: the same rows
     } else {
         LinkTable links = link_table(f, r.analysis ? r.analysis->tier_of : std::vector<int>{}, w.plan.get(), *matches,
                                      r.analysis ? r.analysis->names : std::vector<std::string>{});
         mark_deviating_links(links, r.findings);
         if (r.analysis) mark_deviating_links(links, r.analysis->findings);
         r.links = std::make_shared<const LinkTable>(std::move(links));
-        if (memo) memo->links = r.links, memo->route_validations = route_validations(w);
+        if (memo) memo->links = r.links, memo->link_ends = std::move(ends);
     }
     if (w.record_history) run.history = history_record(w, f, r);
     run.result = std::move(r);

@@ -124,23 +124,32 @@ LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Pla
 }
 
 namespace {
-void mark_end(LinkTable& t, const Endpoint& e) {
-    if (!e.guid || e.port == 0) return;  // a whole node (an imbalanced LFT, a rename): not its every link
-    if (auto it = t.row_of.find({e.guid, e.port}); it != t.row_of.end()) t.rows[it->second].deviates = true;
-}
-void mark_finding(LinkTable& t, const Finding& f) {
-    mark_end(t, f.a);
-    mark_end(t, f.b);
+// Calls `end(guid, port)` for every end of `f` that names a port (a whole node, an imbalanced LFT
+// or a rename, is not its every link): a, b, its links' ends, its members'.
+template <class F>
+void each_end(const Finding& f, F&& end) {
+    auto one = [&](const Endpoint& e) {
+        if (e.guid && e.port != 0) end(e.guid, e.port);
+    };
+    one(f.a);
+    one(f.b);
     for (const FindingLink& l : f.links) {
-        mark_end(t, l.a);
-        mark_end(t, l.b);
+        one(l.a);
+        one(l.b);
     }
-    for (const Finding& m : f.members) mark_finding(t, m);
+    for (const Finding& m : f.members) each_end(m, end);
 }
 }  // namespace
 
 void mark_deviating_links(LinkTable& t, const std::vector<Finding>& findings) {
-    for (const Finding& f : findings) mark_finding(t, f);
+    for (const Finding& f : findings)
+        each_end(f, [&](Guid g, int port) {
+            if (auto it = t.row_of.find({g, port}); it != t.row_of.end()) t.rows[it->second].deviates = true;
+        });
+}
+
+void deviating_ends(const std::vector<Finding>& findings, std::vector<std::pair<Guid, int>>& out) {
+    for (const Finding& f : findings) each_end(f, [&](Guid g, int port) { out.emplace_back(g, port); });
 }
 
 }  // namespace ibf

@@ -310,6 +310,37 @@ TEST(CheckMemo, AReRouteReusesTheFabricsCheckAndRecountsOnlyTheChangedTables) {
     expect_same_as_afresh(after, *lab.last, "a re-route after the link");
 }
 
+// The link table depends on the fabric and on the ends its findings name: a re-route and a new
+// validation whose findings name the same ends keep the same table (it was built again after every
+// validation: 0.35-0.59 s CPU at 48k LIDs, on the first unchanged sweep after each).
+TEST(CheckMemo, ALinkTableIsKeptWhileTheFindingsNameTheSameEnds) {
+    Lab lab;
+    lab.memo = std::make_shared<CheckMemo>();
+    ASSERT_TRUE(lab.finish(lab.sweep()));
+    const CheckRun marked = lab.sweep();  // the validation's findings now mark their links
+    ASSERT_TRUE(marked.result && marked.result->links);
+    // leaf0003 swaps the uplinks of node00005 and node00006 (both on leaf0002): the same balance,
+    // the same black hole and the same degraded link named.
+    const NodeId leaf3 = synth_node(lab.f, "leaf0003");
+    const uint32_t l5 = lab.f.node(synth_node(lab.f, "node00005")).port(1)->lid;
+    const uint32_t l6 = lab.f.node(synth_node(lab.f, "node00006")).port(1)->lid;
+    for (SwitchLft& t : lab.lfts)
+        if (t.switch_guid == lab.f.node(leaf3).guid) {
+            ASSERT_NE(t.port_by_lid()[l5], t.port_by_lid()[l6]);
+            t.edit([&](std::vector<uint8_t>& v) { std::swap(v[l5], v[l6]); });
+        }
+    const CheckRun reroute = lab.sweep();
+    EXPECT_TRUE(reroute.tables_only);
+    expect_same_as_afresh(reroute, *lab.last, "uplinks swapped");
+    EXPECT_EQ(reroute.result->links, marked.result->links);
+    ASSERT_TRUE(reroute.routes_pending);
+    ASSERT_TRUE(lab.finish(reroute));  // a newer validation, its findings on the same ends
+    const CheckRun after = lab.sweep();
+    EXPECT_TRUE(after.reused);
+    expect_same_as_afresh(after, *lab.last, "after the validation");
+    EXPECT_EQ(after.result->links, marked.result->links);
+}
+
 TEST(LiveRoutes, AValidationOvertakenByANewerSweepIsNotPublished) {
     Lab lab;
     const CheckRun first = lab.sweep();

@@ -48,8 +48,10 @@ struct CheckMemo {
     CheckResult base;                          // before the route step: the cabling and analysis findings
     std::vector<LinkMatch> matches;            // the check's exact matches, for the link table
     std::string analysis_error;
-    uint64_t route_validations = 0;            // LiveRouteCheck::validations() when base.links was made
-    std::shared_ptr<const LinkTable> links;    // with the route findings of that validation
+    // The link table of these inputs, and the ends (GUID, port) its findings named: a sweep whose
+    // findings (route findings included) name the same ends reuses it (mark_deviating_links).
+    std::vector<std::pair<Guid, int>> link_ends;
+    std::shared_ptr<const LinkTable> links;
     std::optional<RouteKeyHint> route_key;     // the route step's key and degraded links of these inputs
     LiveAnalysisKeep analysis_keep;            // the fabric's analysis and the balance per table
     uint64_t reused = 0;                       // sweeps that reused it

@@ -92,6 +92,9 @@ LinkTable link_table(const Fabric& f, const std::vector<int>& tier_of, const Pla
 // Sets LinkRow::deviates: not Active, below the plan's rate, or an end named by one of `findings`
 // (their a, b and links' ends with a port, members included).
 void mark_deviating_links(LinkTable& t, const std::vector<Finding>& findings);
+// The ends (GUID, port) that mark_deviating_links() looks up for `findings`, appended to `out`
+// (sort and unique it to compare): with the same fabric, equal ends give equal rows.
+void deviating_ends(const std::vector<Finding>& findings, std::vector<std::pair<Guid, int>>& out);
 
 // A Prometheus label value with \\, \" and \n escaped.
 std::string escape_label_value(const std::string& s);
