@@ -115,6 +115,28 @@ std::string lid_text(uint32_t lid) { return "LID " + std::to_string(lid); }
 
 using State = RouteCheckCache::State;
 
+// One destination's counts by hop count, kept in registers and the stack while its sources or
+// switches are gone through, then added to the state's histogram once (instead of a
+// read-modify-write of the state per source or switch).
+struct Sums {
+    static constexpr int32_t kHops = 64;
+    long by_hops[kHops] = {};
+    long total = 0;
+    int32_t top = -1;
+    // false: `hops` is kHops or more (the caller counts it itself).
+    bool add(int32_t hops, long n) {
+        if (hops >= kHops) return false;
+        by_hops[hops] += n;
+        top = std::max(top, hops);
+        return true;
+    }
+    void into(std::vector<long>& histogram, int sign) const {
+        if (top < 0) return;
+        if (static_cast<size_t>(top) >= histogram.size()) histogram.resize(top + 1, 0);
+        for (int32_t h = 0; h <= top; ++h) histogram[h] += sign * by_hops[h];
+    }
+};
+
 class Validator {
 public:
     // `block`: DestWalk's (1 for a few scattered destinations).
@@ -261,12 +283,15 @@ void Validator::destination(size_t di, int sign) {
     loop_keys_.clear();
     if (sign < 0)
         for (auto& c : st_.crossing) c[di] = 0;
+    // Minimal routes (nearly all) are summed here and added once; the rest go to classify().
+    Sums sums;
     for (size_t i = 0; i < sources_.size(); ++i) {
         const int s = sources_[i];
         const long n = source_cas_[i] - (s == d.sw ? 1 : 0);
         if (n <= 0) continue;
         const int32_t v = w_.verdict(s);
-        classify(di, s, n, v, sign);
+        if (v >= 0 && !(o_.non_minimal && dist_[s] >= 0 && v > dist_[s] + 1) && sums.add(v + 1, n)) sums.total += n;
+        else classify(di, s, n, v, sign);
         if (v >= 0) {
             through_[s] += n;
             st_.from_routed[s] += sign;
@@ -274,6 +299,8 @@ void Validator::destination(size_t di, int sign) {
     }
     // The destination's own port is no source; its switch-mates counted it in from_routed only
     // when the switch had other sources.
+    st_.pairs += sign * sums.total, st_.routed += sign * sums.total;
+    sums.into(st_.hop_histogram, sign);
     st_.self_routed[di] = sign > 0 && g_.cas_on(d.sw).size() > 1 && w_.verdict(d.sw) >= 0;
     aggregate(di, sign);
     if (o_.switch_routes) switch_routes(sign);
@@ -282,19 +309,25 @@ void Validator::destination(size_t di, int sign) {
 // Every table's route to the destination (the walk's memo of the sources' routes reused): what
 // lft_paths counts, added or taken out.
 void Validator::switch_routes(int sign) {
+    Sums routed;  // counted here, added once
+    long unrouted = 0, broken = 0;
     for (int s : tabled_) {
         int32_t v = 0;
         switch (table_route(w_, s, v)) {
-            case TableRoute::unrouted: st_.sw_unrouted += sign; break;
-            case TableRoute::broken: st_.sw_broken += sign; break;
+            case TableRoute::unrouted: ++unrouted; break;
+            case TableRoute::broken: ++broken; break;
             case TableRoute::unverified: break;
             case TableRoute::routed:
-                st_.sw_routes += sign;
-                if (static_cast<size_t>(v) >= st_.sw_hops.size()) st_.sw_hops.resize(v + 1, 0);
-                st_.sw_hops[v] += sign;
+                ++routed.total;
+                if (!routed.add(v, 1)) {
+                    if (static_cast<size_t>(v) >= st_.sw_hops.size()) st_.sw_hops.resize(v + 1, 0);
+                    st_.sw_hops[v] += sign;
+                }
                 break;
         }
     }
+    st_.sw_routes += sign * routed.total, st_.sw_unrouted += sign * unrouted, st_.sw_broken += sign * broken;
+    routed.into(st_.sw_hops, sign);
 }
 
 // Adds (sign > 0) or takes out destination di's share of group `key` of `groups`.
