@@ -297,10 +297,10 @@ void Validator::destination(size_t di, int sign) {
             st_.from_routed[s] += sign;
         }
     }
-    // The destination's own port is no source; its switch-mates counted it in from_routed only
-    // when the switch had other sources.
     st_.pairs += sign * sums.total, st_.routed += sign * sums.total;
     sums.into(st_.hop_histogram, sign);
+    // The destination's own port is no source; its switch-mates counted it in from_routed only
+    // when the switch had other sources.
     st_.self_routed[di] = sign > 0 && g_.cas_on(d.sw).size() > 1 && w_.verdict(d.sw) >= 0;
     aggregate(di, sign);
     if (o_.switch_routes) switch_routes(sign);
