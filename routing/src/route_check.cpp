@@ -115,6 +115,28 @@ std::string lid_text(uint32_t lid) { return "LID " + std::to_string(lid); }
 
 using State = RouteCheckCache::State;
 
+// One destination's counts by hop count, kept in registers and the stack while its sources or
+// switches are gone through, then added to the state's histogram once (instead of a
+// read-modify-write of the state per source or switch).
+struct Sums {
+    static constexpr int32_t kHops = 64;
+    long by_hops[kHops] = {};
+    long total = 0;
+    int32_t top = -1;
+    // false: `hops` is kHops or more (the caller counts it itself).
+    bool add(int32_t hops, long n) {
+        if (hops >= kHops) return false;
+        by_hops[hops] += n;
+        top = std::max(top, hops);
+        return true;
+    }
+    void into(std::vector<long>& histogram, int sign) const {
+        if (top < 0) return;
+        if (static_cast<size_t>(top) >= histogram.size()) histogram.resize(top + 1, 0);
+        for (int32_t h = 0; h <= top; ++h) histogram[h] += sign * by_hops[h];
+    }
+};
+
 class Validator {
 public:
     // `block`: DestWalk's (1 for a few scattered destinations).
@@ -124,7 +146,7 @@ public:
           pending_(static_cast<size_t>(g.switches()) * w_.block_size(), 0), pending_dest_(w_.block_size(), kNoDest) {
         uint64_t ca_ports = 0;
         for (int s = 0; s < g.switches(); ++s) {
-            if (!g.cas_on(s).empty()) sources_.push_back(s);
+            if (!g.cas_on(s).empty()) sources_.push_back(s), source_cas_.push_back(static_cast<long>(g.cas_on(s).size()));
             if (g.has_table(s)) tabled_.push_back(s);
             ca_ports += g.cas_on(s).size();
         }
@@ -178,6 +200,7 @@ private:
     State& st_;
     DestWalk w_;
     std::vector<int> sources_;
+    std::vector<long> source_cas_;  // per source: its CA ports (cas_on(s).size(), read per destination)
     std::vector<int> tabled_;  // the switches with a table
     uint32_t calls_ = 0;       // destination() calls: every 64th looks at RouteCheckOptions::cancel
     std::vector<long> through_;
@@ -260,16 +283,22 @@ void Validator::destination(size_t di, int sign) {
     loop_keys_.clear();
     if (sign < 0)
         for (auto& c : st_.crossing) c[di] = 0;
-    for (int s : sources_) {
-        const long n = static_cast<long>(g_.cas_on(s).size()) - (s == d.sw ? 1 : 0);
+    // Minimal routes (nearly all) are summed here and added once; the rest go to classify().
+    Sums sums;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+        const int s = sources_[i];
+        const long n = source_cas_[i] - (s == d.sw ? 1 : 0);
         if (n <= 0) continue;
         const int32_t v = w_.verdict(s);
-        classify(di, s, n, v, sign);
+        if (v >= 0 && !(o_.non_minimal && dist_[s] >= 0 && v > dist_[s] + 1) && sums.add(v + 1, n)) sums.total += n;
+        else classify(di, s, n, v, sign);
         if (v >= 0) {
             through_[s] += n;
             st_.from_routed[s] += sign;
         }
     }
+    st_.pairs += sign * sums.total, st_.routed += sign * sums.total;
+    sums.into(st_.hop_histogram, sign);
     // The destination's own port is no source; its switch-mates counted it in from_routed only
     // when the switch had other sources.
     st_.self_routed[di] = sign > 0 && g_.cas_on(d.sw).size() > 1 && w_.verdict(d.sw) >= 0;
@@ -280,19 +309,25 @@ void Validator::destination(size_t di, int sign) {
 // Every table's route to the destination (the walk's memo of the sources' routes reused): what
 // lft_paths counts, added or taken out.
 void Validator::switch_routes(int sign) {
+    Sums routed;  // counted here, added once
+    long unrouted = 0, broken = 0;
     for (int s : tabled_) {
         int32_t v = 0;
         switch (table_route(w_, s, v)) {
-            case TableRoute::unrouted: st_.sw_unrouted += sign; break;
-            case TableRoute::broken: st_.sw_broken += sign; break;
+            case TableRoute::unrouted: ++unrouted; break;
+            case TableRoute::broken: ++broken; break;
             case TableRoute::unverified: break;
             case TableRoute::routed:
-                st_.sw_routes += sign;
-                if (static_cast<size_t>(v) >= st_.sw_hops.size()) st_.sw_hops.resize(v + 1, 0);
-                st_.sw_hops[v] += sign;
+                ++routed.total;
+                if (!routed.add(v, 1)) {
+                    if (static_cast<size_t>(v) >= st_.sw_hops.size()) st_.sw_hops.resize(v + 1, 0);
+                    st_.sw_hops[v] += sign;
+                }
                 break;
         }
     }
+    st_.sw_routes += sign * routed.total, st_.sw_unrouted += sign * unrouted, st_.sw_broken += sign * broken;
+    routed.into(st_.sw_hops, sign);
 }
 
 // Adds (sign > 0) or takes out destination di's share of group `key` of `groups`.
@@ -411,15 +446,24 @@ void Validator::bfs(int from) {
     if (st_.dist_of.empty()) st_.dist_of.resize(g_.switches());
     std::vector<int16_t>& d = st_.dist_of[from];
     if (d.empty()) {
+        // One BFS per destination switch (~8 % of a 48k validation): a row of hops per switch,
+        // the queue as a plain array (each switch enters once).
         d.assign(g_.switches(), -1);
-        queue_.assign(1, from);
-        d[from] = 0;
-        for (size_t i = 0; i < queue_.size(); ++i) {
-            const int s = queue_[i];
-            for (int p = 1; p <= g_.ports(s); ++p)
-                if (int32_t t = g_.hop(s, p); t >= 0 && d[t] < 0) {
-                    d[t] = static_cast<int16_t>(d[s] + 1);
-                    queue_.push_back(t);
+        queue_.resize(g_.switches());
+        int16_t* dist = d.data();
+        int32_t* queue = queue_.data();
+        size_t tail = 0;
+        queue[tail++] = from;
+        dist[from] = 0;
+        for (size_t i = 0; i < tail; ++i) {
+            const int s = queue[i];
+            const int32_t* row = g_.hop_row(s);
+            const int ports = g_.ports(s);
+            const int16_t next = static_cast<int16_t>(dist[s] + 1);
+            for (int p = 1; p <= ports; ++p)
+                if (const int32_t t = row[p]; t >= 0 && dist[t] < 0) {
+                    dist[t] = next;
+                    queue[tail++] = t;
                 }
         }
     }

@@ -77,7 +77,7 @@ std::pair<int, int> RouteGraph::channel_port(uint32_t ch) const {
 }
 
 DestWalk::DestWalk(const RouteGraph& g, uint32_t block)
-    : g_(g), block_size_(std::clamp<uint32_t>(block, 1, kMaxBlock)), stamp_(g.switches(), 0), memo_(g.switches(), 0), end_(g.switches(), -1) {}
+    : g_(g), block_size_(std::clamp<uint32_t>(block, 1, kMaxBlock)), memo_(g.switches()), end_(g.switches(), -1) {}
 
 void DestWalk::load_block(uint32_t first) {
     const int n = g_.switches();
@@ -125,7 +125,7 @@ void DestWalk::reset(const RouteDest& d) {
     row_ = block_.data() + static_cast<size_t>(d.lid - first) * g_.switches();
     settled_.clear();
     if (++gen_ == 0) {  // wrapped: every stamp could look current
-        std::fill(stamp_.begin(), stamp_.end(), 0);
+        for (Memo& m : memo_) m.stamp = 0;
         gen_ = 1;
     }
 }
@@ -140,18 +140,18 @@ int32_t DestWalk::walk(int sw) {
     walk_.clear();
     int32_t cur = sw, verdict = 0, end = -1;
     for (;;) {
-        if (stamp_[cur] == gen_) {
-            if (memo_[cur] == kOnWalk) verdict = kRouteLoop, end = cur;
-            else verdict = memo_[cur], end = end_[cur];
+        if (const Memo m = memo_[cur]; m.stamp == gen_) {
+            if (m.verdict == kOnWalk) verdict = kRouteLoop, end = cur;
+            else verdict = m.verdict, end = end_[cur];
             break;
         }
         if (!g_.has_table(cur)) {
             verdict = kRouteNoTable, end = cur;
-            stamp_[cur] = gen_, memo_[cur] = verdict, end_[cur] = cur;
+            memo_[cur] = {gen_, verdict}, end_[cur] = cur;
             settled_.push_back(cur);
             break;
         }
-        stamp_[cur] = gen_, memo_[cur] = kOnWalk;
+        memo_[cur] = {gen_, kOnWalk};
         walk_.push_back(cur);
         const uint8_t p = row_[cur];
         if (p == kLftNoPath) {
@@ -173,11 +173,11 @@ int32_t DestWalk::walk(int sw) {
     // far end back, so that settled() lists every switch after the ones its route passes.
     for (size_t i = walk_.size(); i-- > 0;) {
         if (verdict >= 0) ++verdict;
-        memo_[walk_[i]] = verdict;
+        memo_[walk_[i]].verdict = verdict;
         end_[walk_[i]] = end;
         settled_.push_back(walk_[i]);
     }
-    return memo_[sw];
+    return memo_[sw].verdict;
 }
 
 RouteTrace trace_route(const RouteGraph& g, NodeId src, int src_port, uint32_t lid, const std::vector<std::string>& names) {

@@ -113,10 +113,13 @@ public:
     // LID copies 64 entries of every table).
     void reset(const RouteDest& d);
     // Cables from `sw` to the destination CA (1 = it hangs off `sw`), or a RouteVerdict. Memoised.
-    int32_t verdict(int sw) { return stamp_[sw] == gen_ ? (memo_[sw] == kOnWalk ? kRouteLoop : memo_[sw]) : walk(sw); }
+    int32_t verdict(int sw) {
+        const Memo m = memo_[sw];
+        return m.stamp == gen_ ? (m.verdict == kOnWalk ? kRouteLoop : m.verdict) : walk(sw);
+    }
     // The switch where the walk from `sw` broke (the loop's first repeated switch for kRouteLoop);
     // -1 for a route that arrives. Valid after verdict(sw).
-    int32_t broke_at(int sw) const { return stamp_[sw] == gen_ ? end_[sw] : -1; }
+    int32_t broke_at(int sw) const { return memo_[sw].stamp == gen_ ? end_[sw] : -1; }
     // The next switch on the route from `sw` (-1 at the last switch or a break). After verdict(sw).
     int32_t next(int sw) const;
     // Every switch given a verdict since reset(), each after the switches its route passes
@@ -164,8 +167,14 @@ private:
     uint32_t block_first_ = UINT32_MAX;
     const uint8_t* row_ = nullptr;
     uint32_t gen_ = 0;
-    std::vector<uint32_t> stamp_;
-    std::vector<int32_t> memo_, end_;
+    // Per switch, the generation its verdict belongs to beside the verdict: one load per lookup
+    // (the walk's loop and every verdict() of the validation).
+    struct Memo {
+        uint32_t stamp = 0;
+        int32_t verdict = 0;
+    };
+    std::vector<Memo> memo_;
+    std::vector<int32_t> end_;
     std::vector<int32_t> walk_, settled_;
 };
 
