@@ -93,7 +93,11 @@ struct RouteCheckCache::State {
     // Per flagged link (Validator::flagged_ order), per destination: 0, or 1 + which end's channel
     // its routes crossed first.
     std::vector<std::vector<uint8_t>> crossing;
-    std::vector<std::vector<int16_t>> dist_of;  // per destination switch, filled on first use
+    // Per destination switch, filled on first use: the cables from every switch (non_minimal),
+    // and the switches in breadth-first order from it (DestWalk::settle; empty when the graph is
+    // too wide for it).
+    std::vector<std::vector<int16_t>> dist_of;
+    std::vector<std::vector<uint16_t>> order_of;
     // The tables this state was made from (per switch with a table), for the next check: the
     // snapshot's own SwitchLfts, their bytes shared with it (snapshot.h), not a copy.
     std::vector<SwitchLft> tables;
@@ -278,8 +282,9 @@ void Validator::destination(size_t di, int sign) {
         }
         return;
     }
-    if (o_.non_minimal) bfs(d.sw);
+    bfs(d.sw);
     w_.reset(d);
+    w_.settle(st_.order_of[d.sw]);
     loop_keys_.clear();
     if (sign < 0)
         for (auto& c : st_.crossing) c[di] = 0;
@@ -443,11 +448,11 @@ void Validator::flush() {
 }
 
 void Validator::bfs(int from) {
-    if (st_.dist_of.empty()) st_.dist_of.resize(g_.switches());
+    if (st_.dist_of.empty()) st_.dist_of.resize(g_.switches()), st_.order_of.resize(g_.switches());
     std::vector<int16_t>& d = st_.dist_of[from];
     if (d.empty()) {
         // One BFS per destination switch (~8 % of a 48k validation): a row of hops per switch,
-        // the queue as a plain array (each switch enters once).
+        // the queue as a plain array (each switch enters once), kept as the order to settle in.
         d.assign(g_.switches(), -1);
         queue_.resize(g_.switches());
         int16_t* dist = d.data();
@@ -466,6 +471,7 @@ void Validator::bfs(int from) {
                     queue[tail++] = t;
                 }
         }
+        if (g_.switches() < DestWalk::kNarrow) st_.order_of[from].assign(queue, queue + tail);
     }
     dist_ = d.data();
 }
@@ -784,9 +790,9 @@ void merge_state(State& st, State&& part) {
     for (size_t fi = 0; fi < part.crossing.size(); ++fi)
         for (size_t di = 0; di < part.crossing[fi].size(); ++di)
             if (part.crossing[fi][di]) st.crossing[fi][di] = part.crossing[fi][di];
-    if (st.dist_of.size() < part.dist_of.size()) st.dist_of.resize(part.dist_of.size());
+    if (st.dist_of.size() < part.dist_of.size()) st.dist_of.resize(part.dist_of.size()), st.order_of.resize(part.dist_of.size());
     for (size_t s = 0; s < part.dist_of.size(); ++s)
-        if (st.dist_of[s].empty()) st.dist_of[s] = std::move(part.dist_of[s]);
+        if (st.dist_of[s].empty()) st.dist_of[s] = std::move(part.dist_of[s]), st.order_of[s] = std::move(part.order_of[s]);
 }
 
 // A full pass into the fresh `st`, and its result. With opt.threads > 1 the destinations are

@@ -83,7 +83,7 @@ void DestWalk::load_block(uint32_t first) {
     const int n = g_.switches();
     const uint32_t block = block_size_;
     const size_t cells = static_cast<size_t>(n) * block;
-    const bool narrow = n < kCodeCa;
+    const bool narrow = n < kNarrow;
     if (block_.size() != cells) {
         block_.assign(cells, kLftNoPath);
         if (narrow) hops_.assign(cells, kCodeDead);
@@ -109,10 +109,15 @@ void DestWalk::load_block(uint32_t first) {
         if (!narrow) continue;
         const int32_t* row = g_.hop_row(sw);
         const int ports = g_.ports(sw);
+        const bool table = g_.has_table(sw);
         for (uint32_t j = 0; j < block; ++j) {
             const uint8_t p = out[j * n + sw];
-            const int32_t h = p != kLftNoPath && p <= ports ? row[p] : kHopDead;  // row[0] is kHopDead
-            hout[j * n + sw] = h >= 0 ? static_cast<uint16_t>(h) : h == kHopCa ? kCodeCa : kCodeDead;
+            uint16_t c = !table ? kCodeNoTable : p == kLftNoPath ? kCodeNoEntry : kCodeDead;
+            if (table && p != kLftNoPath && p <= ports) {  // row[0] is kHopDead
+                const int32_t h = row[p];
+                c = h >= 0 ? static_cast<uint16_t>(h) : h == kHopCa ? kCodeCa : kCodeDead;
+            }
+            hout[j * n + sw] = c;
         }
     }
     block_first_ = first;
@@ -127,6 +132,31 @@ void DestWalk::reset(const RouteDest& d) {
     if (++gen_ == 0) {  // wrapped: every stamp could look current
         for (Memo& m : memo_) m.stamp = 0;
         gen_ = 1;
+    }
+}
+
+void DestWalk::settle(std::span<const uint16_t> order) {
+    if (hops_.empty() || d_.sw < 0) return;
+    verdict(d_.sw);  // the one switch a CA entry can arrive from; stamped, so passed over below
+    const uint16_t* code = hops_.data() + (row_ - block_.data());
+    Memo* memo = memo_.data();
+    int32_t* end = end_.data();
+    const uint32_t gen = gen_;
+    for (const uint16_t s : order) {
+        if (memo[s].stamp == gen) continue;
+        const uint16_t c = code[s];
+        int32_t v = kRouteDeadEnd, e = s;  // a CA (not the destination's) or a dead port
+        if (c < kCodeNoTable) {
+            const Memo m = memo[c];  // never kOnWalk: no walk is under way
+            if (m.stamp != gen) continue;  // its next switch comes later: walked on demand
+            v = m.verdict >= 0 ? m.verdict + 1 : m.verdict, e = end[c];
+        } else if (c == kCodeNoTable) {
+            v = kRouteNoTable;
+        } else if (c == kCodeNoEntry) {
+            v = kRouteNoEntry;
+        }
+        memo[s] = {gen, v}, end[s] = e;
+        settled_.push_back(s);
     }
 }
 

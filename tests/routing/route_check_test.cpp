@@ -2,6 +2,7 @@
 // against a brute-force trace of every pair, and lft_paths on the shared walk.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <random>
@@ -618,6 +619,80 @@ TEST(RouteCheck, AGraphTooLargeForSixteenBitHopsGivesTheSameCounts) {
             want.max_hops = std::max(want.max_hops, hops + 1);
         }
     EXPECT_EQ(rc.switch_routes, want);
+}
+
+// The switches in breadth-first order from `from` (what the validation settles in).
+std::vector<uint16_t> bfs_order(const RouteGraph& g, int from) {
+    std::vector<uint16_t> order{static_cast<uint16_t>(from)};
+    std::vector<bool> seen(g.switches(), false);
+    seen[from] = true;
+    for (size_t i = 0; i < order.size(); ++i)
+        for (int p = 1; p <= g.ports(order[i]); ++p)
+            if (const int32_t t = g.hop(order[i], p); t >= 0 && !seen[t]) seen[t] = true, order.push_back(static_cast<uint16_t>(t));
+    return order;
+}
+
+// DestWalk::settle gives every switch the verdict and break that walking from it gives, in a
+// breadth-first order or any other, and settled() still lists each switch once, after the
+// switch its route goes on to: a three-level tree with random entries (dead and CA ports,
+// missing entries, loops) and two tables missing. On clean tables the pass alone settles every
+// switch.
+TEST(DestWalk, SettlingInOneOrderOrAnotherGivesTheVerdictsOfTheWalks) {
+    const Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40});
+    auto lfts = synth_lfts(f);
+    {
+        const RouteGraph clean(f, lfts);
+        DestWalk w(clean);
+        for (const RouteDest& d : clean.dests()) {
+            w.reset(d);
+            w.settle(bfs_order(clean, d.sw));
+            ASSERT_EQ(w.settled().size(), static_cast<size_t>(clean.switches())) << "LID " << d.lid;
+        }
+    }
+    std::mt19937 rng(11);
+    auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+    for (int k = 0; k < 400; ++k) {
+        SwitchLft& t = lfts[pick(lfts.size())];
+        const size_t ports = f.node(*f.find(t.switch_guid)).num_ports(), choice = pick(ports + 2);
+        set_entry(t, static_cast<uint32_t>(pick(t.port_by_lid().size())), choice == ports + 1 ? kLftNoPath : static_cast<uint8_t>(choice));
+    }
+    lfts.erase(lfts.begin() + 3), lfts.erase(lfts.begin() + 17);
+    const RouteGraph g(f, lfts);
+    const int n = g.switches();
+    std::vector<uint16_t> shuffled(static_cast<size_t>(n));
+    for (int s = 0; s < n; ++s) shuffled[static_cast<size_t>(s)] = static_cast<uint16_t>(s);
+    DestWalk plain(g), by_bfs(g), any(g);
+    std::set<int32_t> seen;  // the verdicts that came up (negative) or "routed" (0)
+    for (const RouteDest& d : g.dests()) {
+        plain.reset(d), by_bfs.reset(d), any.reset(d);
+        by_bfs.settle(bfs_order(g, d.sw));
+        std::shuffle(shuffled.begin(), shuffled.end(), rng);
+        any.settle(shuffled);
+        for (int s = 0; s < n; ++s) {
+            const int32_t v = plain.verdict(s);
+            seen.insert(std::min(v, 0));
+            ASSERT_EQ(by_bfs.verdict(s), v) << "LID " << d.lid << " switch " << s;
+            ASSERT_EQ(any.verdict(s), v) << "LID " << d.lid << " switch " << s << ", shuffled";
+            ASSERT_EQ(by_bfs.broke_at(s), plain.broke_at(s)) << "LID " << d.lid << " switch " << s;
+            ASSERT_EQ(any.broke_at(s), plain.broke_at(s)) << "LID " << d.lid << " switch " << s << ", shuffled";
+        }
+        for (DestWalk* w : {&by_bfs, &any}) {
+            std::vector<int> at(static_cast<size_t>(n), -1);
+            const std::vector<int32_t>& order = w->settled();
+            ASSERT_EQ(order.size(), static_cast<size_t>(n)) << "LID " << d.lid;
+            for (size_t i = 0; i < order.size(); ++i) {
+                ASSERT_EQ(at[static_cast<size_t>(order[i])], -1) << "switch " << order[i] << " settled twice";
+                at[static_cast<size_t>(order[i])] = static_cast<int>(i);
+            }
+            for (int s = 0; s < n; ++s)
+                if (w->verdict(s) >= 2) {
+                    EXPECT_LT(at[static_cast<size_t>(w->next(s))], at[static_cast<size_t>(s)]) << "LID " << d.lid;
+                }
+        }
+    }
+    for (int32_t v : {0, static_cast<int32_t>(kRouteDeadEnd), static_cast<int32_t>(kRouteLoop), static_cast<int32_t>(kRouteNoTable),
+                      static_cast<int32_t>(kRouteNoEntry)})
+        EXPECT_TRUE(seen.count(v)) << "verdict " << v << " never came up: the damage does not test it";
 }
 
 TEST(LftPaths, MinHopTablesOnAThreeLevelTreeReachEveryHostFromEverySwitch) {

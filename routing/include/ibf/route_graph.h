@@ -122,6 +122,14 @@ public:
     int32_t broke_at(int sw) const { return memo_[sw].stamp == gen_ ? end_[sw] : -1; }
     // The next switch on the route from `sw` (-1 at the last switch or a break). After verdict(sw).
     int32_t next(int sw) const;
+    // Gives a verdict, in one pass over `order`, to every switch whose next switch already has
+    // one when its turn comes (and to every break: no table, no entry, a dead end): `order` is
+    // the switches as a breadth-first search from dest().sw lists them, so that every minimal
+    // route settles here instead of in a walk. The rest (routes that go up again, loops) are
+    // walked on demand by verdict(), as without it. Any order gives the same verdicts; a graph of
+    // kNarrow switches or more (16-bit codes do not fit) settles nothing here.
+    void settle(std::span<const uint16_t> order);
+    static constexpr int kNarrow = 0xFFFC;
     // Every switch given a verdict since reset(), each after the switches its route passes
     // (read backwards: every switch before those its route leads to).
     const std::vector<int32_t>& settled() const { return settled_; }
@@ -139,8 +147,9 @@ public:
 
 private:
     static constexpr int32_t kOnWalk = -2;
-    // hop() in 16 bits: a switch number, or one of these (graphs of fewer than kCodeCa switches).
-    static constexpr uint16_t kCodeCa = 0xFFFE, kCodeDead = 0xFFFF;
+    // hop() in 16 bits, and why there is none: a switch number, or one of these (graphs of fewer
+    // than kNarrow switches). No table and no entry are kHopDead to hop().
+    static constexpr uint16_t kCodeNoTable = kNarrow, kCodeNoEntry = 0xFFFD, kCodeCa = 0xFFFE, kCodeDead = 0xFFFF;
     int32_t walk(int sw);
     void load_block(uint32_t first);
     size_t cell(uint32_t lid, int sw) const { return static_cast<size_t>(lid - block_first_) * g_.switches() + sw; }
@@ -148,7 +157,7 @@ private:
     int32_t hop_at(size_t row, int sw) const {
         if (!hops_.empty()) {
             const uint16_t c = hops_[row + sw];
-            return c < kCodeCa ? c : c == kCodeCa ? kHopCa : kHopDead;
+            return c < kCodeNoTable ? c : c == kCodeCa ? kHopCa : kHopDead;
         }
         const uint8_t p = block_[row + sw];
         return p != kLftNoPath && p <= g_.ports(sw) ? g_.hop_row(sw)[p] : kHopDead;  // hop_row(sw)[0]: kHopDead
@@ -163,7 +172,7 @@ private:
     // into the graph's 1 MB of port rows at 48k LIDs (the load reads them a switch at a time).
     uint32_t block_size_;
     std::vector<uint8_t> block_;
-    std::vector<uint16_t> hops_;  // empty: kCodeCa switches or more, hop() asks the graph
+    std::vector<uint16_t> hops_;  // empty: kNarrow switches or more, hop() asks the graph
     uint32_t block_first_ = UINT32_MAX;
     const uint8_t* row_ = nullptr;
     uint32_t gen_ = 0;
