@@ -183,7 +183,7 @@ private:
     int loop_key(int32_t end);
     void aggregate(size_t di, int sign);
     void flush();
-    void switch_routes(int sign);
+    void switch_routes(int sign, const DestWalk::TableRoutes* settled = nullptr);
     void bfs(int from);
     void credit_loop_findings(RouteCheck& r);
     void report_credit_loop(RouteCheck& r, const std::vector<uint32_t>& members, int32_t c, const std::vector<uint32_t>& start,
@@ -210,6 +210,8 @@ private:
     std::vector<long> through_;
     const int16_t* dist_ = nullptr;
     std::vector<int32_t> queue_;
+    std::vector<uint32_t> adj_start_;  // bfs(): per switch, where its switch neighbours start in adj_
+    std::vector<int32_t> adj_;
     std::vector<int32_t> flag_of_;
     std::vector<Flagged> flagged_;
     std::unordered_map<int32_t, int> loop_keys_;  // per destination: end -> key
@@ -284,7 +286,8 @@ void Validator::destination(size_t di, int sign) {
     }
     bfs(d.sw);
     w_.reset(d);
-    w_.settle(st_.order_of[d.sw]);
+    DestWalk::TableRoutes table_routes;
+    w_.settle(st_.order_of[d.sw], o_.switch_routes ? &table_routes : nullptr);
     loop_keys_.clear();
     if (sign < 0)
         for (auto& c : st_.crossing) c[di] = 0;
@@ -308,30 +311,45 @@ void Validator::destination(size_t di, int sign) {
     // when the switch had other sources.
     st_.self_routed[di] = sign > 0 && g_.cas_on(d.sw).size() > 1 && w_.verdict(d.sw) >= 0;
     aggregate(di, sign);
-    if (o_.switch_routes) switch_routes(sign);
+    if (o_.switch_routes) switch_routes(sign, &table_routes);
 }
 
 // Every table's route to the destination (the walk's memo of the sources' routes reused): what
 // lft_paths counts, added or taken out.
-void Validator::switch_routes(int sign) {
-    Sums routed;  // counted here, added once
-    long unrouted = 0, broken = 0;
-    for (int s : tabled_) {
-        int32_t v = 0;
-        switch (table_route(w_, s, v)) {
-            case TableRoute::unrouted: ++unrouted; break;
-            case TableRoute::broken: ++broken; break;
-            case TableRoute::unverified: break;
-            case TableRoute::routed:
-                ++routed.total;
-                if (!routed.add(v, 1)) {
-                    if (static_cast<size_t>(v) >= st_.sw_hops.size()) st_.sw_hops.resize(v + 1, 0);
-                    st_.sw_hops[v] += sign;
-                }
-                break;
+// `settled`: what DestWalk::settle counted on the way, taken when complete.
+void Validator::switch_routes(int sign, const DestWalk::TableRoutes* settled) {
+    using Counts = DestWalk::TableRoutes;
+    Counts c;  // counted here, added once
+    Sums routed;  // routes of Counts::kHops cables or more
+    if (settled && settled->complete) {
+        c = *settled;
+    } else {
+        for (size_t i = 0; i < tabled_.size(); ++i) {
+            int32_t v = 0;
+            switch (table_route(w_, tabled_[i], v)) {
+                case TableRoute::unrouted: ++c.unrouted; break;
+                case TableRoute::broken: ++c.broken; break;
+                case TableRoute::unverified: break;
+                case TableRoute::routed:
+                    if (v < Counts::kHops) {
+                        ++c.routed[i % Counts::kLanes][v];  // lanes: no wait on the last increment
+                        break;
+                    }
+                    ++routed.total;
+                    if (!routed.add(v, 1)) {
+                        if (static_cast<size_t>(v) >= st_.sw_hops.size()) st_.sw_hops.resize(v + 1, 0);
+                        st_.sw_hops[v] += sign;
+                    }
+                    break;
+            }
         }
     }
-    st_.sw_routes += sign * routed.total, st_.sw_unrouted += sign * unrouted, st_.sw_broken += sign * broken;
+    for (int32_t h = 0; h < Counts::kHops; ++h) {
+        long n = 0;
+        for (const auto& lane : c.routed) n += lane[h];
+        if (n) routed.add(h, n), routed.total += n;
+    }
+    st_.sw_routes += sign * routed.total, st_.sw_unrouted += sign * long{c.unrouted}, st_.sw_broken += sign * long{c.broken};
     routed.into(st_.sw_hops, sign);
 }
 
@@ -448,30 +466,46 @@ void Validator::flush() {
 }
 
 void Validator::bfs(int from) {
-    if (st_.dist_of.empty()) st_.dist_of.resize(g_.switches()), st_.order_of.resize(g_.switches());
+    const int n = g_.switches();
+    if (st_.dist_of.empty()) st_.dist_of.resize(n), st_.order_of.resize(n);
     std::vector<int16_t>& d = st_.dist_of[from];
     if (d.empty()) {
-        // One BFS per destination switch (~8 % of a 48k validation): a row of hops per switch,
-        // the queue as a plain array (each switch enters once), kept as the order to settle in.
-        d.assign(g_.switches(), -1);
-        queue_.resize(g_.switches());
+        // One BFS per destination switch (a tenth of a 48k validation): over each switch's
+        // switch neighbours alone (no CA ports, parallel cables once), without a branch on
+        // whether a neighbour is new (half are, at random); the queue as a plain array (each
+        // switch enters once, one spare cell for the writes that do not count), kept as the order
+        // to settle in.
+        if (adj_start_.empty()) {
+            std::vector<int32_t> seen(n, -1);
+            adj_start_.reserve(n + 1);
+            for (int s = 0; s < n; ++s) {
+                adj_start_.push_back(static_cast<uint32_t>(adj_.size()));
+                const int32_t* row = g_.hop_row(s);
+                for (int p = 1; p <= g_.ports(s); ++p)
+                    if (const int32_t t = row[p]; t >= 0 && seen[t] != s) seen[t] = s, adj_.push_back(t);
+            }
+            adj_start_.push_back(static_cast<uint32_t>(adj_.size()));
+        }
+        d.assign(n, -1);
+        queue_.resize(static_cast<size_t>(n) + 1);
         int16_t* dist = d.data();
         int32_t* queue = queue_.data();
+        const int32_t* adj = adj_.data();
         size_t tail = 0;
         queue[tail++] = from;
         dist[from] = 0;
         for (size_t i = 0; i < tail; ++i) {
             const int s = queue[i];
-            const int32_t* row = g_.hop_row(s);
-            const int ports = g_.ports(s);
             const int16_t next = static_cast<int16_t>(dist[s] + 1);
-            for (int p = 1; p <= ports; ++p)
-                if (const int32_t t = row[p]; t >= 0 && dist[t] < 0) {
-                    dist[t] = next;
-                    queue[tail++] = t;
-                }
+            for (uint32_t e = adj_start_[s], last = adj_start_[s + 1]; e < last; ++e) {
+                const int32_t t = adj[e];
+                const int16_t was = dist[t];
+                dist[t] = was < 0 ? next : was;
+                queue[tail] = t;
+                tail += was < 0;
+            }
         }
-        if (g_.switches() < DestWalk::kNarrow) st_.order_of[from].assign(queue, queue + tail);
+        if (n < DestWalk::kNarrow) st_.order_of[from].assign(queue, queue + tail);
     }
     dist_ = d.data();
 }

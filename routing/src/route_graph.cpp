@@ -25,6 +25,9 @@ RouteGraph::RouteGraph(const Fabric& f, const std::vector<SwitchLft>& lfts) : f_
     for (const SwitchLft& t : lfts)
         if (auto id = f.find(t.switch_guid); id && sw_of_[*id] >= 0 && !tables_[sw_of_[*id]])
             tables_[sw_of_[*id]] = &t;
+    entries_.assign(nodes_.size(), {});
+    for (size_t s = 0; s < nodes_.size(); ++s)
+        if (tables_[s]) entries_[s] = tables_[s]->port_by_lid();
     base_.reserve(nodes_.size() + 1);
     cas_.resize(nodes_.size());
     uint32_t next = 0;
@@ -135,13 +138,26 @@ void DestWalk::reset(const RouteDest& d) {
     }
 }
 
-void DestWalk::settle(std::span<const uint16_t> order) {
+void DestWalk::settle(std::span<const uint16_t> order, TableRoutes* routes) {
+    if (routes) *routes = {};
     if (hops_.empty() || d_.sw < 0) return;
     verdict(d_.sw);  // the one switch a CA entry can arrive from; stamped, so passed over below
     const uint16_t* code = hops_.data() + (row_ - block_.data());
     Memo* memo = memo_.data();
     int32_t* end = end_.data();
     const uint32_t gen = gen_;
+    // table_route() of a switch settled with verdict v (its code c): counted in `lane`.
+    uint32_t long_routes = 0;
+    auto count = [&](size_t lane, uint16_t c, int32_t v) {
+        if (c == kCodeNoTable) return;  // no table: not one of the switches counted
+        if (c == kCodeNoEntry) ++routes->unrouted;
+        else if (v >= TableRoutes::kHops) ++long_routes;
+        else if (v >= 0) ++routes->routed[lane][v];
+        else if (v != kRouteNoTable) ++routes->broken;
+    };
+    if (routes)
+        for (const int32_t s : settled_) count(0, code[s], memo[s].verdict);
+    size_t lane = 0;
     for (const uint16_t s : order) {
         if (memo[s].stamp == gen) continue;
         const uint16_t c = code[s];
@@ -157,7 +173,9 @@ void DestWalk::settle(std::span<const uint16_t> order) {
         }
         memo[s] = {gen, v}, end[s] = e;
         settled_.push_back(s);
+        if (routes) count(++lane % TableRoutes::kLanes, c, v);
     }
+    if (routes) routes->complete = settled_.size() == static_cast<size_t>(g_.switches()) && long_routes == 0;
 }
 
 int32_t DestWalk::next(int sw) const {

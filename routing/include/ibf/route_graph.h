@@ -51,12 +51,10 @@ public:
     bool has_table(int sw) const { return tables_[sw] != nullptr; }
     const SwitchLft* table(int sw) const { return tables_[sw]; }  // null: none
     int ports(int sw) const { return base_[sw + 1] - base_[sw] - 1; }
-    // The entries of the table of `sw`, index = LID (empty: no table). The one place the walk
-    // and the validation read a SwitchLft's storage.
-    std::span<const uint8_t> entries(int sw) const {
-        const SwitchLft* t = tables_[sw];
-        return t ? std::span<const uint8_t>(t->port_by_lid()) : std::span<const uint8_t>();
-    }
+    // The entries of the table of `sw`, index = LID (empty: no table). The graph reads where each
+    // table's bytes are when it is made (one array to look in: a table's own bytes are two
+    // pointers away, misses at 48k LIDs): a table given new bytes needs a new graph.
+    std::span<const uint8_t> entries(int sw) const { return entries_[sw]; }
     // Egress port of `sw` for `lid`; kLftNoPath when the table has no entry (or there is no table).
     uint8_t port(int sw, uint32_t lid) const {
         const std::span<const uint8_t> e = entries(sw);
@@ -87,6 +85,7 @@ private:
     std::vector<NodeId> nodes_;
     std::vector<int32_t> sw_of_;
     std::vector<const SwitchLft*> tables_;
+    std::vector<std::span<const uint8_t>> entries_;  // per switch: its table's bytes (empty: none)
     std::vector<uint32_t> base_;  // per switch, first channel; base_[switches()] = channels()
     std::vector<int32_t> hop_;
     std::vector<uint8_t> far_port_;
@@ -128,7 +127,10 @@ public:
     // route settles here instead of in a walk. The rest (routes that go up again, loops) are
     // walked on demand by verdict(), as without it. Any order gives the same verdicts; a graph of
     // kNarrow switches or more (16-bit codes do not fit) settles nothing here.
-    void settle(std::span<const uint16_t> order);
+    // With `routes`: table_route() of every switch with a table, counted on the way (complete
+    // when the pass settled every switch; else count them with table_route()).
+    struct TableRoutes;
+    void settle(std::span<const uint16_t> order, TableRoutes* routes = nullptr);
     static constexpr int kNarrow = 0xFFFC;
     // Every switch given a verdict since reset(), each after the switches its route passes
     // (read backwards: every switch before those its route leads to).
@@ -185,6 +187,15 @@ private:
     std::vector<Memo> memo_;
     std::vector<int32_t> end_;
     std::vector<int32_t> walk_, settled_;
+};
+
+// DestWalk::settle's count of table_route() over the switches with a table.
+struct DestWalk::TableRoutes {
+    static constexpr int32_t kHops = 16;
+    static constexpr size_t kLanes = 4;  // consecutive switches count into different lanes
+    uint32_t routed[kLanes][kHops] = {};  // by cables to the CA (below kHops)
+    uint32_t unrouted = 0, broken = 0;
+    bool complete = false;  // every switch was settled, no route of kHops or more
 };
 
 // What the table of `sw` (a switch with a table) does with the walk's destination: no entry
