@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 
+#include <cassert>
 #include <csignal>
 #include <thread>
 
@@ -180,6 +181,9 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
                 const uint64_t seq = msg.sweep_seq;
                 const size_t nodes = msg.fabric.size();
                 bool proto_err = false;
+                // Its port LIDs were made on the decode thread (wire::Decoder): the HA engine reads
+                // the fabric through them, never walking it here (docs/threading.md).
+                assert(msg.port_lids && "wire::Decoder sets Snapshot::port_lids");
                 state.note_decode_ms(decode_ms);
                 auto job = state.on_snapshot(id, std::move(msg), now, &proto_err);
                 if (proto_err) return false;

@@ -64,9 +64,9 @@ void HaEngine::on_plugin(const SmInfo& sm, bool local, int64_t now_ms) {
     v.process_gone_ms = 0;
     // An SM whose port was in the last master sweep is of that master's subnet; a STANDBY's plugin
     // reports LID 0, the sweep has its port's LID.
-    if (auto it = last_lids_.find(sm.port_guid); it != last_lids_.end()) {
+    if (const PortLids::Entry* e = last_lids_ ? last_lids_->find(sm.port_guid) : nullptr; e && e->lid) {
         if (last_lids_from_) unite(last_lids_from_, sm.port_guid);
-        if (!sm.lid && !v.info.lid) v.info.lid = it->second;
+        if (!sm.lid && !v.info.lid) v.info.lid = e->lid;
     }
     SmTable::note_plugin(v, sm, now_ms);
     if (was_dead) relearn(v, sm.state, now_ms);
@@ -136,27 +136,27 @@ void HaEngine::on_snapshot(const Snapshot& s, int64_t now_ms) {
     if (self == 0) return;
     for (const SmInfo& o : s.other_sms)
         if (o.port_guid) unite(self, o.port_guid);
-    // Any known SM whose port is part of this fabric belongs to this subnet.
-    std::map<Guid, uint16_t> lids;
-    for (const Node& n : s.fabric.nodes())
-        for (const Port& p : n.ports) {
-            if (!p.valid || p.guid == 0) continue;
-            if (auto sv = views().find(p.guid); sv != views().end()) {
-                unite(self, p.guid);
-                if (!sv->second.info.lid && p.lid) sv->second.info.lid = p.lid;
-            }
-            if (p.lid && (n.type != NodeType::Switch || p.num == 0)) lids[p.guid] = p.lid;
+    // The fabric's port LIDs: the decode thread's (wire::Decoder), or made here for a snapshot
+    // built without them (tests, tools; never the daemon's, docs/threading.md).
+    std::shared_ptr<const PortLids> lids = s.port_lids;
+    if (!lids) lids = std::make_shared<const PortLids>(port_lids(s.fabric));
+    // Any known SM whose port is part of this fabric belongs to this subnet (and a view without a
+    // LID takes its port's): a binary search per known SM, not a pass over the fabric.
+    for (auto& [g, v] : views())
+        if (const PortLids::Entry* e = lids->find(g)) {
+            unite(self, g);
+            if (!v.info.lid && e->first_lid) v.info.lid = e->first_lid;
         }
     // A snapshot is what its plugin copies at SUBNET UP: that SM's sweep completed.
     if (views().count(self)) on_sweep(self, SweepEvent::subnet_up, now_ms);
     if (s.self.state == SmState::Master) {
-        // The first sweep of a new master is compared with the last one of the old master.
+        // The first sweep of a new master is compared with the last one of the old master: one
+        // merge of two sorted lists, once per master change.
         if (pending_lid_compare_ && self == *last_master_) {
             lid_changes_.clear();
-            for (const auto& [g, lid] : lids_before_) {
-                auto it = lids.find(g);
-                if (it != lids.end() && it->second != lid) lid_changes_.push_back({g, lid, it->second, now_ms});
-            }
+            if (lids_before_)
+                for (const PortLidMove& m : lid_moves(*lids_before_, *lids))
+                    lid_changes_.push_back({m.guid, m.before, m.after, now_ms});
             pending_lid_compare_ = false;
         }
         last_lids_ = std::move(lids);

@@ -1151,6 +1151,12 @@ Message decode_payload(MsgType t, std::string_view payload) {
     throw Error("unknown message type " + std::to_string(static_cast<int>(t)));
 }
 
+// The receiver's digest of a decoded snapshot (Snapshot::port_lids), made here so that it is made
+// on the decode thread, never on the io thread that applies the snapshot (docs/threading.md).
+namespace {
+void with_port_lids(Snapshot& s) { s.port_lids = std::make_shared<const PortLids>(port_lids(s.fabric)); }
+}  // namespace
+
 Decoder::Decoder(size_t max_payload, size_t max_before_hello)
     : max_payload_(max_payload), max_before_hello_(max_before_hello) {}
 Decoder::~Decoder() = default;
@@ -1175,7 +1181,10 @@ bool Decoder::frame_v2(uint16_t type, uint32_t len, std::optional<Message>& out)
         buf_.clear();
         pos_ = 0;
     }
-    if (s) out = Message(std::move(*s));
+    if (s) {
+        with_port_lids(*s);
+        out = Message(std::move(*s));
+    }
     return true;
 }
 
@@ -1233,6 +1242,7 @@ std::optional<Message> Decoder::next() {
                         std::to_string(limit) + (hello_seen_ || limit == max_for(t, max_payload_) ? "" : " before Hello"));
         if (buffered() < kHeaderSize + len) return std::nullopt;
         Message m = decode_payload(t, std::string_view(buf_.data() + pos_ + kHeaderSize, len));
+        if (auto* snap = std::get_if<Snapshot>(&m)) with_port_lids(*snap);
         if (t == MsgType::Hello) {
             hello_seen_ = true;
             wire_version_ = std::get<Hello>(m).wire_version;

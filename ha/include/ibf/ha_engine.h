@@ -4,6 +4,12 @@
 // feeds it the plugins' messages and the SMInfo probes' answers, runs the actions it returns
 // (a fence command, a SubnSet(SMInfo)) and feeds back their outcome. docs/ha.md.
 //
+// Owned by ibfabricd's io thread (docs/threading.md), so nothing in it is proportional to the
+// fabric per message: a snapshot is read through its port LIDs (Snapshot::port_lids, sorted by
+// GUID, made on the decode thread by wire::Decoder) by a binary search per known SM, and the
+// engine keeps the last master's by shared_ptr; only a master change costs one merge of two such
+// lists (lid_changes(): 0.07-0.26 ms at 48k LIDs, bench/bench_ha.cpp).
+//
 //   ibf::ha::HaEngine e(cfg);                       // cfg.local_sm = this node's SM port GUID
 //   e.on_plugin(info, /*connected=*/true, now);     // Hello / Heartbeat / Snapshot.self
 //   e.on_probe(lid, reply, now);                    // SubnGet(SMInfo) answer or timeout
@@ -45,6 +51,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -52,6 +59,7 @@
 #include <vector>
 
 #include "ibf/ha_rank.h"
+#include "ibf/port_lids.h"
 #include "ibf/sm_table.h"
 #include "ibf/smp.h"
 #include "ibf/snapshot.h"
@@ -158,6 +166,10 @@ public:
     void on_sweep(Guid sm, SweepEvent e, int64_t now_ms);  // its plugin's sweep events
     void on_conf(Guid sm, const SmConf& c, int64_t now_ms);  // its opensm.conf settings (Hello)
     // A master's snapshot: the SMs it knows and the port GUIDs of its fabric (subnet grouping).
+    // Reads the fabric only through s.port_lids (a binary search per known SM; once per master
+    // change, a merge of two masters' LIDs for lid_changes()). When the snapshot has none (built by
+    // hand: tests, tools) it computes them, a pass over the fabric; the daemon's snapshots come
+    // from wire::Decoder, which sets them on the decode thread (docs/threading.md).
     void on_snapshot(const Snapshot& s, int64_t now_ms);
     // A SubnGet(SMInfo) probe to the SM believed to be at `lid` (`guid`) came back (or did not).
     void on_probe(Guid guid, uint16_t lid, const SmInfoReply& r, int64_t now_ms);
@@ -282,7 +294,9 @@ private:
     std::optional<Guid> last_master_;         // for master-change records
     std::vector<FailoverRecord> history_;
     uint64_t master_changes_ = 0, failovers_by_us_ = 0, records_total_ = 0;
-    std::map<Guid, uint16_t> last_lids_, lids_before_;  // port GUID -> LID of master snapshots
+    // The port LIDs of master snapshots (Snapshot::port_lids, shared with the snapshot; never a
+    // copy): the last master sweep's, and the old master's last one across a master change.
+    std::shared_ptr<const PortLids> last_lids_, lids_before_;
     Guid last_lids_from_ = 0;                 // the master whose sweep last_lids_ is
     bool pending_lid_compare_ = false;
     std::vector<LidChange> lid_changes_;

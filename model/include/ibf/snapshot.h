@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ibf/fabric.h"
+#include "ibf/port_lids.h"
 
 namespace ibf {
 
@@ -98,6 +99,11 @@ struct Snapshot {
     std::vector<SmInfo> other_sms;    // remote SMs this SM knows (sm_guid_tbl)
     Fabric fabric;
     std::vector<SwitchLft> lfts;      // per switch, when the plugin exports them (empty: not exported)
+    // port_lids(fabric), not on the wire: set by the receiver's wire::Decoder on ibfabricd's decode
+    // thread, so the io thread never walks the fabric for it (ha::HaEngine::on_snapshot;
+    // docs/threading.md). Null for a snapshot built otherwise (tests, tools): a reader that needs
+    // it computes it then. Describes `fabric`: code that changes the fabric after it is set resets it.
+    std::shared_ptr<const PortLids> port_lids;
 };
 
 }  // namespace ibf

@@ -203,6 +203,8 @@ class SnapshotAssembler;
 // kMaxSmallPayload so a peer that has not introduced itself cannot make it buffer a large payload).
 // Version 2 frames are Snapshot parts, accepted after a Hello that announced wv >= 2; next()
 // returns the Snapshot when its End part arrives (other messages may come between parts).
+// Every Snapshot next() returns carries its Snapshot::port_lids (model/port_lids.h), computed in
+// next(): on ibfabricd's decode thread, so its io thread never walks the fabric for them.
 class Decoder {
 public:
     explicit Decoder(size_t max_payload = kMaxPayload, size_t max_before_hello = kMaxPayload);
