@@ -11,8 +11,10 @@
 //
 // A pair is (source CA port, destination LID): every linked CA port cabled to a switch is a source,
 // every LID of such a port (base .. base + 2^LMC - 1) a destination; a port is not its own source.
-// Cost: one memoised walk per destination LID over the switches (route_graph.h), one BFS over the
-// switch graph per destination switch (for route_non_minimal); O(LIDs x switches).
+// Cost: one BFS over the switch graph per destination switch (kept: the distances for
+// route_non_minimal, the order to settle in), then per destination LID one pass over the switches
+// in that order that settles the minimal routes, and a memoised walk for the rest (route_graph.h,
+// DestWalk::settle); O(LIDs x switches).
 //
 // Findings, one per fault rather than per pair (each with the pair count and a sample pair):
 //   route_unreachable   per switch where routes end and why (no entry / port 0 / unlinked port / a
@@ -59,7 +61,7 @@ std::vector<DegradedLink> degraded_links(const Fabric& f, const std::vector<Find
 
 struct RouteCheckOptions {
     std::vector<DegradedLink> degraded;
-    bool non_minimal = true;  // the BFS per destination switch (a third of the time on big fabrics)
+    bool non_minimal = true;  // detours (the BFS per destination switch runs either way: its order)
     bool credit_loops = true;
     // Also follow every switch's route to every CA LID in the same pass (RouteCheck::switch_routes,
     // what lft_paths computes): the daemon's live analysis leaves it to this validation, off the
