@@ -145,13 +145,42 @@ LftReport lft_balance(const Fabric& f, const Analysis& a, const std::vector<Swit
 }
 
 LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts) {
-    // One memoised walk per destination LID over every switch (route_graph.h): each switch is
-    // settled once per LID, nothing is reset between LIDs.
+    // Per destination LID, one pass over the switches in breadth-first order from its switch
+    // settles and counts the routes that go down that tree (DestWalk::settle); a destination the
+    // pass did not settle in full is counted switch by switch through the memoised walk.
     LftPaths r;
     const RouteGraph g(f, lfts);
     DestWalk w(g);
+    const bool narrow = g.switches() < DestWalk::kNarrow;
+    std::vector<std::vector<uint16_t>> order_of(narrow ? static_cast<size_t>(g.switches()) : 0);
+    std::vector<int16_t> dist(static_cast<size_t>(g.switches()));
+    std::vector<int32_t> queue;
+    auto routed = [&](int32_t hops, long n) {
+        r.routes += n;
+        r.max_hops = std::max(r.max_hops, hops);
+        if (static_cast<size_t>(hops) >= r.hop_histogram.size()) r.hop_histogram.resize(hops + 1, 0);
+        r.hop_histogram[hops] += n;
+    };
     for (const RouteDest& d : g.dests()) {  // in LID order
         w.reset(d);
+        DestWalk::TableRoutes c;
+        if (narrow && d.sw >= 0) {
+            std::vector<uint16_t>& order = order_of[static_cast<size_t>(d.sw)];
+            if (order.empty()) {
+                g.breadth_first(d.sw, dist, queue);
+                order.assign(queue.begin(), queue.end());
+            }
+            w.settle(order, &c);
+        }
+        if (c.complete) {
+            for (int32_t h = 0; h < DestWalk::TableRoutes::kHops; ++h) {
+                long n = 0;
+                for (const auto& lane : c.routed) n += lane[h];
+                if (n) routed(h, n);
+            }
+            r.unrouted += c.unrouted, r.broken += c.broken;
+            continue;
+        }
         for (int s = 0; s < g.switches(); ++s) {
             if (!g.has_table(s)) continue;
             int32_t hops = 0;
@@ -159,12 +188,7 @@ LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts) {
                 case TableRoute::unrouted: ++r.unrouted; break;
                 case TableRoute::broken: ++r.broken; break;
                 case TableRoute::unverified: break;
-                case TableRoute::routed:
-                    ++r.routes;
-                    r.max_hops = std::max(r.max_hops, hops);
-                    if (static_cast<size_t>(hops) >= r.hop_histogram.size()) r.hop_histogram.resize(hops + 1, 0);
-                    ++r.hop_histogram[hops];
-                    break;
+                case TableRoute::routed: routed(hops, 1); break;
             }
         }
     }

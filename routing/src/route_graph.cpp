@@ -48,6 +48,14 @@ RouteGraph::RouteGraph(const Fabric& f, const std::vector<SwitchLft>& lfts) : f_
         next += static_cast<uint32_t>(node.num_ports() + 1);
     }
     base_.push_back(next);
+    std::vector<int32_t> seen(nodes_.size(), -1);
+    adj_start_.reserve(nodes_.size() + 1);
+    for (size_t s = 0; s < nodes_.size(); ++s) {
+        adj_start_.push_back(static_cast<uint32_t>(adj_.size()));
+        for (uint32_t c = base_[s] + 1; c < base_[s + 1]; ++c)
+            if (const int32_t t = hop_[c]; t >= 0 && seen[t] != static_cast<int32_t>(s)) seen[t] = static_cast<int32_t>(s), adj_.push_back(t);
+    }
+    adj_start_.push_back(static_cast<uint32_t>(adj_.size()));
     for (NodeId n = 0; n < f.size(); ++n) {
         const Node& node = f.node(n);
         if (node.type == NodeType::Switch) {
@@ -77,6 +85,32 @@ std::optional<std::pair<NodeId, int>> RouteGraph::owner(uint32_t lid) const {
 std::pair<int, int> RouteGraph::channel_port(uint32_t ch) const {
     const int s = static_cast<int>(std::upper_bound(base_.begin(), base_.end(), ch) - base_.begin()) - 1;
     return {s, static_cast<int>(ch - base_[s])};
+}
+
+size_t RouteGraph::breadth_first(int from, std::span<int16_t> dist, std::vector<int32_t>& order) const {
+    // Over the switch neighbours alone (no CA ports, parallel cables once), without a branch on
+    // whether a neighbour is new (half are, at random): each switch enters the queue once, one
+    // spare cell takes the writes that do not count.
+    std::fill(dist.begin(), dist.end(), int16_t{-1});
+    order.resize(nodes_.size() + 1);
+    int32_t* queue = order.data();
+    const int32_t* adj = adj_.data();
+    size_t tail = 0;
+    queue[tail++] = from;
+    dist[from] = 0;
+    for (size_t i = 0; i < tail; ++i) {
+        const int s = queue[i];
+        const int16_t next = static_cast<int16_t>(dist[s] + 1);
+        for (uint32_t e = adj_start_[s], last = adj_start_[s + 1]; e < last; ++e) {
+            const int32_t t = adj[e];
+            const int16_t was = dist[t];
+            dist[t] = was < 0 ? next : was;
+            queue[tail] = t;
+            tail += was < 0;
+        }
+    }
+    order.resize(tail);
+    return tail;
 }
 
 DestWalk::DestWalk(const RouteGraph& g, uint32_t block)

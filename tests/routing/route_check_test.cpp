@@ -636,7 +636,8 @@ std::vector<uint16_t> bfs_order(const RouteGraph& g, int from) {
 // breadth-first order or any other, and settled() still lists each switch once, after the
 // switch its route goes on to: a three-level tree with random entries (dead and CA ports,
 // missing entries, loops) and two tables missing. On clean tables the pass alone settles every
-// switch.
+// switch. The table routes it counts on the way equal table_route()'s when it settled every
+// switch (as it says).
 TEST(DestWalk, SettlingInOneOrderOrAnotherGivesTheVerdictsOfTheWalks) {
     const Fabric f = synth_fat_tree({.levels = 3, .radix = 8, .hosts = 40});
     auto lfts = synth_lfts(f);
@@ -663,9 +664,11 @@ TEST(DestWalk, SettlingInOneOrderOrAnotherGivesTheVerdictsOfTheWalks) {
     for (int s = 0; s < n; ++s) shuffled[static_cast<size_t>(s)] = static_cast<uint16_t>(s);
     DestWalk plain(g), by_bfs(g), any(g);
     std::set<int32_t> seen;  // the verdicts that came up (negative) or "routed" (0)
+    int complete = 0;        // destinations the pass settled in full (and counted)
     for (const RouteDest& d : g.dests()) {
         plain.reset(d), by_bfs.reset(d), any.reset(d);
-        by_bfs.settle(bfs_order(g, d.sw));
+        DestWalk::TableRoutes counted;
+        by_bfs.settle(bfs_order(g, d.sw), &counted);
         std::shuffle(shuffled.begin(), shuffled.end(), rng);
         any.settle(shuffled);
         for (int s = 0; s < n; ++s) {
@@ -675,6 +678,27 @@ TEST(DestWalk, SettlingInOneOrderOrAnotherGivesTheVerdictsOfTheWalks) {
             ASSERT_EQ(any.verdict(s), v) << "LID " << d.lid << " switch " << s << ", shuffled";
             ASSERT_EQ(by_bfs.broke_at(s), plain.broke_at(s)) << "LID " << d.lid << " switch " << s;
             ASSERT_EQ(any.broke_at(s), plain.broke_at(s)) << "LID " << d.lid << " switch " << s << ", shuffled";
+        }
+        if (counted.complete) {  // the pass's table_route() counts, as the walk gives them
+            ++complete;
+            DestWalk::TableRoutes want;
+            for (int s = 0; s < n; ++s) {
+                if (!g.has_table(s)) continue;
+                int32_t hops = 0;
+                switch (table_route(plain, s, hops)) {
+                    case TableRoute::unrouted: ++want.unrouted; break;
+                    case TableRoute::broken: ++want.broken; break;
+                    case TableRoute::unverified: break;
+                    case TableRoute::routed: ++want.routed[0][hops]; break;
+                }
+            }
+            for (int32_t h = 0; h < DestWalk::TableRoutes::kHops; ++h) {
+                uint32_t got = 0;
+                for (const auto& lane : counted.routed) got += lane[h];
+                EXPECT_EQ(got, want.routed[0][h]) << "LID " << d.lid << ", " << h << " cables";
+            }
+            EXPECT_EQ(counted.unrouted, want.unrouted) << "LID " << d.lid;
+            EXPECT_EQ(counted.broken, want.broken) << "LID " << d.lid;
         }
         for (DestWalk* w : {&by_bfs, &any}) {
             std::vector<int> at(static_cast<size_t>(n), -1);
@@ -693,6 +717,7 @@ TEST(DestWalk, SettlingInOneOrderOrAnotherGivesTheVerdictsOfTheWalks) {
     for (int32_t v : {0, static_cast<int32_t>(kRouteDeadEnd), static_cast<int32_t>(kRouteLoop), static_cast<int32_t>(kRouteNoTable),
                       static_cast<int32_t>(kRouteNoEntry)})
         EXPECT_TRUE(seen.count(v)) << "verdict " << v << " never came up: the damage does not test it";
+    EXPECT_GT(complete, 0) << "no destination settled in full: its counts are not tested";
 }
 
 TEST(LftPaths, MinHopTablesOnAThreeLevelTreeReachEveryHostFromEverySwitch) {

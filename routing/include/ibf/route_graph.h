@@ -74,6 +74,11 @@ public:
     // The (switch, port) of a channel.
     std::pair<int, int> channel_port(uint32_t ch) const;
 
+    // The switches in breadth-first order from `from` over the cables between switches, into
+    // `order` (returned: how many were reached), and each one's distance in cables into `dist`
+    // (switches() entries; -1: not reached). What DestWalk::settle takes, and the shortest paths.
+    size_t breadth_first(int from, std::span<int16_t> dist, std::vector<int32_t>& order) const;
+
     const std::vector<RouteDest>& dests() const { return dests_; }  // in LID order
     // The CA ports cabled to `sw` (node, port), in port order.
     const std::vector<std::pair<NodeId, uint8_t>>& cas_on(int sw) const { return cas_[sw]; }
@@ -89,6 +94,9 @@ private:
     std::vector<uint32_t> base_;  // per switch, first channel; base_[switches()] = channels()
     std::vector<int32_t> hop_;
     std::vector<uint8_t> far_port_;
+    // Per switch, its switch neighbours (parallel cables once), in port order: adj_[adj_start_[s]..]
+    std::vector<uint32_t> adj_start_;
+    std::vector<int32_t> adj_;
     std::vector<RouteDest> dests_;
     std::vector<std::vector<std::pair<NodeId, uint8_t>>> cas_;
     std::vector<std::pair<uint32_t, std::pair<NodeId, int>>> owners_;  // sorted by LID
