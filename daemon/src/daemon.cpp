@@ -184,6 +184,9 @@ bool Daemon::Impl::dispatch(ConnId id, wire::Message&& m, double decode_ms, stea
                 // Its port LIDs were made on the decode thread (wire::Decoder): the HA engine reads
                 // the fabric through them, never walking it here (docs/threading.md).
                 assert(msg.port_lids && "wire::Decoder sets Snapshot::port_lids");
+                // Likewise its port states: the flap detector and the counter state apply their
+                // changes instead of walking the fabric (ControllerState::on_snapshot).
+                assert(msg.port_states && "wire::Decoder sets Snapshot::port_states");
                 state.note_decode_ms(decode_ms);
                 auto job = state.on_snapshot(id, std::move(msg), now, &proto_err);
                 if (proto_err) return false;

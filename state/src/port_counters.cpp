@@ -64,6 +64,7 @@ void PortCounterTracker::on_row(Guid sm, const wire::PortCounterRow& r, int64_t 
     log_change(PortKey{r.node_guid, r.port});
     auto [it, fresh] = ports_.try_emplace(PortKey{r.node_guid, r.port});
     PortCounterState& s = it->second;
+    if (fresh) added_.push_back(it->first);
     const int64_t prev_ms = fresh ? 0 : s.updated_ms;
     s.updated_ms = now_ms;
     if (fresh || s.sm != sm) {
@@ -96,6 +97,8 @@ void PortCounterTracker::on_row(Guid sm, const wire::PortCounterRow& r, int64_t 
 }
 
 void PortCounterTracker::mark_present(const std::function<bool(Guid, int)>& in_fabric, int64_t now_ms) {
+    marked_.reset();
+    added_.clear();
     absent_ = 0;
     for (auto& [k, s] : ports_) {
         if (in_fabric(k.first, k.second)) {
@@ -105,6 +108,42 @@ void PortCounterTracker::mark_present(const std::function<bool(Guid, int)>& in_f
             ++absent_;
         }
     }
+}
+
+void PortCounterTracker::set_present(PortCounterState& s, bool present, int64_t now_ms) {
+    if (present) {
+        if (s.absent_since_ms != 0) --absent_;
+        s.absent_since_ms = 0;
+    } else if (s.absent_since_ms == 0) {
+        s.absent_since_ms = now_ms;
+        ++absent_;
+    }
+}
+
+void PortCounterTracker::mark_present(const std::shared_ptr<const PortStates>& states, int64_t now_ms) {
+    if (!states->diff_from(marked_)) {
+        mark_present([&states](Guid g, int port) { return states->has_port(g, port); }, now_ms);
+        marked_ = states;
+        return;
+    }
+    // Every other port kept its presence since the last mark, and so its absent_since_ms.
+    const std::shared_ptr<const PortStates> base = marked_;
+    auto set = [&](Guid g, int port, bool present) {
+        if (auto it = ports_.find(PortKey{g, port}); it != ports_.end()) set_present(it->second, present, now_ms);
+    };
+    for (const PortStates::Change& c : states->changes) {
+        if (c.kind == PortStates::Change::Kind::appeared) {
+            const PortStates::Entry& e = states->entries[c.entry];
+            set(e.guid, e.port, true);
+        } else if (c.kind == PortStates::Change::Kind::vanished) {
+            const PortStates::Entry& e = base->entries[c.entry];
+            set(e.guid, e.port, false);
+        }
+    }
+    for (const PortKey& k : added_)
+        if (auto it = ports_.find(k); it != ports_.end()) set_present(it->second, states->has_port(k.first, k.second), now_ms);
+    added_.clear();
+    marked_ = states;
 }
 
 size_t PortCounterTracker::forget_absent(int64_t now_ms) {

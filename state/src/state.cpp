@@ -169,8 +169,10 @@ std::optional<CheckJob> ControllerState::on_snapshot(ConnId c, Snapshot s, int64
     current_ = snap;
     current_source_ = guid;
     current_confirmed_ms_ = now_ms;
-    flaps_.on_sweep(snap->fabric, now_ms);
-    note_counter_ports(snap->fabric, now_ms);
+    // With the port states the decode thread made (Snapshot::port_states), both apply only what
+    // changed since the last master sweep; without them, or after another SM's sweep, they walk.
+    flaps_.on_sweep(snap->fabric, snap->port_states, now_ms);
+    note_counter_ports(*snap, now_ms);
     ++sweeps_ingested_;
     last_sweep_seq_ = snap->sweep_seq;
     last_sweep_ms_ = snap->taken_unix_ms ? snap->taken_unix_ms : now_ms;

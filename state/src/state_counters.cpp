@@ -52,9 +52,15 @@ PortCounterTracker& ControllerState::port_counters_for_write() {
 
 // Which ports with counter state the new fabric has (a node with that port number), and drop those
 // out of it for counters.window_s (port_counters.h).
-void ControllerState::note_counter_ports(const Fabric& f, int64_t now_ms) {
+void ControllerState::note_counter_ports(const Snapshot& s, int64_t now_ms) {
     if (port_counters_->ports().empty()) return;
     PortCounterTracker& t = port_counters_for_write();
+    if (s.port_states && s.port_states->unique) {  // the decode thread's digest: O(changes)
+        t.mark_present(s.port_states, now_ms);
+        t.forget_absent(now_ms);
+        return;
+    }
+    const Fabric& f = s.fabric;
     t.mark_present(
         [&f](Guid g, int port) {
             const auto id = f.find(g);

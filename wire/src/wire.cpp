@@ -1151,11 +1151,14 @@ Message decode_payload(MsgType t, std::string_view payload) {
     throw Error("unknown message type " + std::to_string(static_cast<int>(t)));
 }
 
-// The receiver's digest of a decoded snapshot (Snapshot::port_lids), made here so that it is made
+// The receiver's digests of a decoded snapshot (Snapshot::port_lids, Snapshot::port_states, the
+// latter with the changes since this connection's last snapshot), made here so that they are made
 // on the decode thread, never on the io thread that applies the snapshot (docs/threading.md).
-namespace {
-void with_port_lids(Snapshot& s) { s.port_lids = std::make_shared<const PortLids>(port_lids(s.fabric)); }
-}  // namespace
+void Decoder::with_digests(Snapshot& s) {
+    s.port_lids = std::make_shared<const PortLids>(port_lids(s.fabric));
+    s.port_states = std::make_shared<const PortStates>(port_states(s.fabric, last_states_));
+    last_states_ = s.port_states;
+}
 
 Decoder::Decoder(size_t max_payload, size_t max_before_hello)
     : max_payload_(max_payload), max_before_hello_(max_before_hello) {}
@@ -1182,7 +1185,7 @@ bool Decoder::frame_v2(uint16_t type, uint32_t len, std::optional<Message>& out)
         pos_ = 0;
     }
     if (s) {
-        with_port_lids(*s);
+        with_digests(*s);
         out = Message(std::move(*s));
     }
     return true;
@@ -1242,7 +1245,7 @@ std::optional<Message> Decoder::next() {
                         std::to_string(limit) + (hello_seen_ || limit == max_for(t, max_payload_) ? "" : " before Hello"));
         if (buffered() < kHeaderSize + len) return std::nullopt;
         Message m = decode_payload(t, std::string_view(buf_.data() + pos_ + kHeaderSize, len));
-        if (auto* snap = std::get_if<Snapshot>(&m)) with_port_lids(*snap);
+        if (auto* snap = std::get_if<Snapshot>(&m)) with_digests(*snap);
         if (t == MsgType::Hello) {
             hello_seen_ = true;
             wire_version_ = std::get<Hello>(m).wire_version;

@@ -11,6 +11,7 @@
 
 #include "ibf/fabric.h"
 #include "ibf/port_lids.h"
+#include "ibf/port_states.h"
 
 namespace ibf {
 
@@ -104,6 +105,11 @@ struct Snapshot {
     // docs/threading.md). Null for a snapshot built otherwise (tests, tools): a reader that needs
     // it computes it then. Describes `fabric`: code that changes the fabric after it is set resets it.
     std::shared_ptr<const PortLids> port_lids;
+    // port_states(fabric, the previous one), not on the wire either: set by the same decoder with
+    // the changes since the last snapshot of its connection, so that ControllerState::on_snapshot
+    // applies a master sweep to the flap detector and the port counter state in O(changes)
+    // (docs/threading.md). Null for a snapshot built otherwise: they walk the fabric then.
+    std::shared_ptr<const PortStates> port_states;
 };
 
 }  // namespace ibf

@@ -258,7 +258,7 @@ public:
 
 private:
     SmRecord* sm_of(ConnId c);
-    void note_counter_ports(const Fabric& f, int64_t now_ms);  // state_counters.cpp
+    void note_counter_ports(const Snapshot& s, int64_t now_ms);  // state_counters.cpp
     // What a plugin said about its SM (Hello, Heartbeat, Snapshot.self) into the one table.
     void feed_plugin(ConnId c, const SmInfo& sm, int64_t now_ms);
 

@@ -6,6 +6,7 @@
 //
 //   ibf::FlapDetector d({.threshold = 3, .window_ms = 600'000, .quiet_ms = 1'800'000});
 //   d.on_sweep(snapshot.fabric, now);      // every snapshot that becomes the fabric
+//   d.on_sweep(snapshot.fabric, snapshot.port_states, now);   // the same, O(changes) when it can
 //   d.on_trap(128, issuer_lid, now);       // a trap (others than 128 are ignored)
 //   d.on_sweep_start(now);                 // OpenSM's HEAVY_SWEEP_START event
 //   for (const ibf::Flapping& f : d.flapping(now)) ...   // links flapping right now
@@ -22,12 +23,14 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "ibf/fabric.h"
+#include "ibf/port_states.h"
 
 namespace ibf {
 
@@ -58,6 +61,13 @@ public:
     const FlapOptions& options() const { return opt_; }
 
     void on_sweep(const Fabric& f, int64_t now_ms);
+    // The same (the same outcome) from the snapshot's port states too (model/port_states.h, made
+    // on ibfabricd's decode thread from `f`): when they were made from the states of the sweep
+    // applied last and name every node as it did, only their changes are applied, O(changes) (the
+    // io thread's case: a master's next sweep); otherwise `f` is walked. Null states: walks.
+    void on_sweep(const Fabric& f, const std::shared_ptr<const PortStates>& states, int64_t now_ms);
+    // Sweeps that applied only the changes of their port states (the rest walked the fabric).
+    uint64_t sweeps_from_changes() const { return sweeps_from_changes_; }
     void on_trap(uint16_t trap_num, uint16_t issuer_lid, int64_t now_ms);
     void on_sweep_start(int64_t now_ms);
 
@@ -97,12 +107,22 @@ private:
     void port_went_down(const PortKey& k, const PortSeen& was);
     void port_came_up(const PortKey& k, const PortKey& peer, int64_t now_ms);
     void resolve_traps(const std::unordered_map<Guid, bool>& changed, int64_t now_ms);
+    void walk(const Fabric& f, std::unordered_map<Guid, bool>& changed, int64_t now_ms);
+    void apply_changes(const Fabric& f, const PortStates& states, const PortStates& base,
+                       std::unordered_map<Guid, bool>& changed, int64_t now_ms);
+    // One port of the new sweep: its state `up` and `peer` against what the last sweep saw.
+    void see_port(const PortKey& k, const std::string& name, bool up, const PortKey& peer,
+                  std::unordered_map<Guid, bool>& changed, int64_t now_ms);
+    void end_sweep(bool first, const std::unordered_map<Guid, bool>& changed, int64_t now_ms);
 
     FlapOptions opt_;
     uint64_t gen_ = 0;
     std::unordered_map<PortKey, PortSeen, PortKeyHash> ports_;
     std::map<LinkKey, LinkRecord> links_;
-    std::unordered_map<uint16_t, Guid> switch_by_lid_;
+    std::unordered_map<uint16_t, Guid> switch_by_lid_;  // from the last sweep walked without states
+    // The port states of the last sweep (null: walked without them); then its switch LIDs too.
+    std::shared_ptr<const PortStates> states_;
+    uint64_t sweeps_from_changes_ = 0;
     std::vector<PendingTrap> traps_;
     uint64_t flaps_total_ = 0, trap_flaps_total_ = 0;
 };

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 #include <optional>
@@ -40,6 +41,7 @@
 
 #include "ibf/fabric.h"
 #include "ibf/port_error_options.h"
+#include "ibf/port_states.h"
 #include "ibf/wire.h"
 
 namespace ibf {
@@ -103,6 +105,11 @@ public:
     // is in it; a port that is not starts (or keeps) its absence at `now_ms`.
     //   t.mark_present([&](ibf::Guid g, int p) { return has_port(fabric, g, p); }, now);
     void mark_present(const std::function<bool(Guid, int)>& in_fabric, int64_t now_ms);
+    // The same from the fabric's port states (model/port_states.h, made on ibfabricd's decode
+    // thread; `states->unique` required): when they were made from the states marked last, only
+    // the ports whose presence changed and those with a first row since are touched (O(changes));
+    // otherwise every port, a binary search each. The outcome is mark_present()'s.
+    void mark_present(const std::shared_ptr<const PortStates>& states, int64_t now_ms);
     // Drops the ports out of the fabric, and without a row, for window_ms or longer. Returns how many.
     size_t forget_absent(int64_t now_ms);
 
@@ -139,6 +146,10 @@ private:
     uint64_t log_base_ = 0;
     void log_change(const PortKey& k);
     size_t absent_ = 0;  // ports out of the fabric at the last mark_present() and not dropped since
+    // (absent_ counts exactly the ports with absent_since_ms != 0.)
+    void set_present(PortCounterState& s, bool present, int64_t now_ms);
+    std::shared_ptr<const PortStates> marked_;  // the port states marked last (null: a predicate)
+    std::vector<PortKey> added_;                // ports with a first row since the last mark
 };
 
 }  // namespace ibf

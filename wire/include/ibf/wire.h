@@ -203,8 +203,10 @@ class SnapshotAssembler;
 // kMaxSmallPayload so a peer that has not introduced itself cannot make it buffer a large payload).
 // Version 2 frames are Snapshot parts, accepted after a Hello that announced wv >= 2; next()
 // returns the Snapshot when its End part arrives (other messages may come between parts).
-// Every Snapshot next() returns carries its Snapshot::port_lids (model/port_lids.h), computed in
-// next(): on ibfabricd's decode thread, so its io thread never walks the fabric for them.
+// Every Snapshot next() returns carries its Snapshot::port_lids (model/port_lids.h) and
+// Snapshot::port_states (model/port_states.h: with the changes since the last snapshot this
+// decoder returned), computed in next(): on ibfabricd's decode thread, so its io thread never
+// walks the fabric for them.
 class Decoder {
 public:
     explicit Decoder(size_t max_payload = kMaxPayload, size_t max_before_hello = kMaxPayload);
@@ -230,6 +232,9 @@ private:
     uint16_t last_skipped_type_ = 0;
     uint16_t wire_version_ = 1;
     std::unique_ptr<SnapshotAssembler> v2_;  // created at the first version 2 frame
+    void with_digests(Snapshot& s);
+    // The port states of the last snapshot decoded here: the next one's base (its changes).
+    std::shared_ptr<const PortStates> last_states_;
 };
 
 }  // namespace ibf::wire
