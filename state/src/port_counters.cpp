@@ -2,6 +2,7 @@
 #include "ibf/port_counters.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -102,6 +103,14 @@ PortCounterState* PortCounterTracker::Shard::find(const PortKey& k) {
     return it != ports.end() && it->first == k ? &it->second : nullptr;
 }
 
+void PortCounterTracker::note_growing(size_t i) {
+    const uint64_t bit = uint64_t{1} << (i % 64);
+    if (shards_[i] && shards_[i]->growing > 0)
+        growing_shards_[i / 64] |= bit;
+    else
+        growing_shards_[i / 64] &= ~bit;
+}
+
 PortCounterTracker::Shard& PortCounterTracker::shard_for_write(size_t i) {
     std::shared_ptr<Shard>& sh = shards_[i];
     if (!sh)
@@ -146,7 +155,8 @@ bool PortCounterTracker::changed_since(uint64_t since, std::vector<PortKey>& out
 void PortCounterTracker::on_row(Guid sm, const wire::PortCounterRow& r, int64_t now_ms) {
     ++rows_;
     log_change(PortKey{r.node_guid, r.port});
-    Shard& sh = shard_for_write(shard_of(r.node_guid));
+    const size_t shard = shard_of(r.node_guid);
+    Shard& sh = shard_for_write(shard);
     const PortKey key{r.node_guid, r.port};
     auto it = entry_at(sh.ports, key);
     const bool fresh = it == sh.ports.end() || it->first != key;
@@ -187,6 +197,7 @@ void PortCounterTracker::on_row(Guid sm, const wire::PortCounterRow& r, int64_t 
             --sh.growing;
         else
             ++sh.growing;
+        note_growing(shard);
     }
 }
 
@@ -291,6 +302,7 @@ size_t PortCounterTracker::forget_absent(int64_t now_ms) {
             return true;
         });
         sh.absent -= k;
+        note_growing(i);
         n += k;
     }
     forgotten_ += n;
@@ -301,29 +313,31 @@ size_t PortCounterTracker::forget_absent(int64_t now_ms) {
 std::vector<PortErrorGrowth> PortCounterTracker::over_threshold(int64_t now_ms, int64_t* changes_at) const {
     std::vector<PortErrorGrowth> out;
     int64_t next = std::numeric_limits<int64_t>::max();
-    for (const auto& sh : shards_) {
-        if (!sh || sh->growing == 0) continue;  // the shards with growth kept: not a pass over every port
-        for (const auto& [k, s] : sh->ports) {
-            if (s.recent.empty()) continue;
-            std::array<PortErrorGrowth, wire::kPortCounterCount> g{};
-            for (const PortCounterState::Growth& x : s.recent) {
-                if (x.at_ms > now_ms) next = std::min(next, x.at_ms);  // enters the window then
-                if (now_ms - x.at_ms >= opt_.window_ms || x.at_ms > now_ms) continue;
-                next = std::min(next, x.at_ms + opt_.window_ms);        // leaves it then
-                PortErrorGrowth& e = g[x.counter];
-                if (e.increase == 0) e.first_ms = x.at_ms;
-                e.increase += x.amount;
-                e.last_ms = x.at_ms;
-            }
-            for (size_t c = 0; c < wire::kPortCounterCount; ++c) {
-                const auto& max = opt_.max_per_window[c];
-                if (!max || g[c].increase <= *max) continue;
-                PortErrorGrowth e = g[c];
-                e.guid = k.first;
-                e.port = k.second;
-                e.counter = static_cast<wire::PortCounter>(c);
-                e.threshold = *max;
-                out.push_back(e);
+    for (size_t w = 0; w < growing_shards_.size(); ++w) {  // the shards with growth kept: not every port
+        for (uint64_t bits = growing_shards_[w]; bits; bits &= bits - 1) {
+            const Shard& sh = *shards_[w * 64 + static_cast<size_t>(std::countr_zero(bits))];
+            for (const auto& [k, s] : sh.ports) {
+                if (s.recent.empty()) continue;
+                std::array<PortErrorGrowth, wire::kPortCounterCount> g{};
+                for (const PortCounterState::Growth& x : s.recent) {
+                    if (x.at_ms > now_ms) next = std::min(next, x.at_ms);  // enters the window then
+                    if (now_ms - x.at_ms >= opt_.window_ms || x.at_ms > now_ms) continue;
+                    next = std::min(next, x.at_ms + opt_.window_ms);        // leaves it then
+                    PortErrorGrowth& e = g[x.counter];
+                    if (e.increase == 0) e.first_ms = x.at_ms;
+                    e.increase += x.amount;
+                    e.last_ms = x.at_ms;
+                }
+                for (size_t c = 0; c < wire::kPortCounterCount; ++c) {
+                    const auto& max = opt_.max_per_window[c];
+                    if (!max || g[c].increase <= *max) continue;
+                    PortErrorGrowth e = g[c];
+                    e.guid = k.first;
+                    e.port = k.second;
+                    e.counter = static_cast<wire::PortCounter>(c);
+                    e.threshold = *max;
+                    out.push_back(e);
+                }
             }
         }
     }

@@ -375,6 +375,10 @@ TEST(PortCounters, ABatchWhileAReaderHoldsTheStateLeavesTheReadersViewAndCopiesO
     const int64_t now = T0 + 4 * S;
     const uint64_t since = t.version() - 10;
     ASSERT_EQ(view(t, now, since), view(alone, now, since));
+    size_t erring = 0;  // every 7th port's symbol errors grew (threshold 0): found in whichever shard
+    for (size_t n = 0; n < 3000; ++n)
+        for (size_t p = 1; p <= 2; ++p) erring += (n * 2 + p) % 7 == 0 ? 1 : 0;
+    ASSERT_EQ(t.over_threshold(now).size(), erring);
 
     const PortCounterTracker reader = t;  // a render's (shares every shard)
     const std::string before = view(reader, now, since);

@@ -202,6 +202,9 @@ private:
     // kShards entries (null: no port yet); a shard is never changed while two trackers hold it.
     std::vector<std::shared_ptr<Shard>> shards_ = std::vector<std::shared_ptr<Shard>>(kShards);
     size_t port_count_ = 0;
+    // A bit per shard with Shard::growing > 0: over_threshold() visits only those (a 1 KiB copy).
+    std::array<uint64_t, kShards / 64> growing_shards_{};
+    void note_growing(size_t i);  // sets or clears shard i's bit from its `growing`
     uint64_t rows_ = 0, resets_ = 0, baselines_ = 0, forgotten_ = 0;
     // The port of every version step since log_base_: log_[i] made version log_base_ + i + 1.
     // Trimmed to its newer half once longer than twice the ports (and 4096), so it stays O(ports).
