@@ -161,7 +161,7 @@ void run(int hosts, int repeat) {
     const Timing release = time_it(
         std::max(3, repeat / 2), [&] { victim = std::make_unique<Snapshot>(base); }, [&] { victim.reset(); });
 
-    std::printf("  counter ports tracked: %zu (%zu rows); flap sweeps from changes: %llu\n", t.ports().size(), rows,
+    std::printf("  counter ports tracked: %zu (%zu rows); flap sweeps from changes: %llu\n", t.port_count(), rows,
                 static_cast<unsigned long long>(st.flaps().sweeps_from_changes()));
     std::printf("  on_snapshot, master sweep (io)  best %8.3f ms  median %8.3f ms  (%d runs; fabric walked)\n", whole.best,
                 whole.median, repeat);

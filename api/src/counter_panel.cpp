@@ -122,8 +122,8 @@ CounterPanel counter_panel(const PortCounterTracker& t, const LinkTable* links, 
                            const std::function<std::string(Guid)>& name_of) {
     CounterPanel p;
     p.window_ms = t.options().window_ms;
-    p.ports = t.ports().size();
-    if (t.ports().empty()) return p;
+    p.ports = t.port_count();
+    if (t.empty()) return p;
     std::vector<End> ends;  // of the links and ports with errors
     auto add_end = [&](const PortCounterState* s, Guid g, int port, const std::string& name) {
         End e;
@@ -149,12 +149,12 @@ CounterPanel counter_panel(const PortCounterTracker& t, const LinkTable* links, 
             const size_t b = add_end(sb, lr.remote_guid, lr.remote_port, lr.remote_name);
             add_candidates(t, ends, a, b, &lr.label, cands);
         }
-    for (const auto& [k, s] : t.ports()) {
-        if (on_links.count(k) || !has_errors(&s)) continue;
+    t.for_each_port([&](const PortCounterTracker::PortKey& k, const PortCounterState& s) {
+        if (on_links.count(k) || !has_errors(&s)) return;
         ++p.other_ports_with_errors;
         const size_t a = add_end(&s, k.first, k.second, name_of ? name_of(k.first) : "");
         add_candidates(t, ends, a, kNone, nullptr, cands);
-    }
+    });
     // Worst first; equal rows by link (a, b) and counter.
     static const std::string kEmpty;
     auto b_name = [&](const Candidate& x) -> const std::string& { return x.b == kNone ? kEmpty : ends[x.b].name; };

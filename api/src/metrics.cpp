@@ -281,7 +281,7 @@ void update_counter_rows(const MetricsFabric& in, const LinkTable& links, const 
 const std::string& counter_text(const MetricsFabric& in, const std::string& key) {
     static const std::string none;
     const auto& links = in.links;
-    if (!in.counters || in.counters->ports().empty() || !links) return none;
+    if (!in.counters || in.counters->empty() || !links) return none;
     const PortCounterTracker& t = *in.counters;
     auto& all = links->rendered_counters;
     CounterRows& c = links->counter_rows;
@@ -538,7 +538,7 @@ const Family kFamilies[] = {
      }},
     {"ibfabric_perfmgr_ports", "gauge",
      "Ports with counter state: those of the current fabric, and those out of it for less than counters.window_s.",
-     [](const MetricsInput& in, Out& o) { o.count("", S(in).port_counters().ports().size()); }},
+     [](const MetricsInput& in, Out& o) { o.count("", S(in).port_counters().port_count()); }},
     {"ibfabric_perfmgr_ports_forgotten_total", "counter",
      "Ports whose counter state was dropped after counters.window_s out of the fabric (their totals start afresh).",
      [](const MetricsInput& in, Out& o) { o.count("", S(in).port_counters().forgotten_total()); }},

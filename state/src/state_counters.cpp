@@ -45,7 +45,9 @@ bool ControllerState::on_port_counters(ConnId c, const wire::PortCounters& pc, i
 
 PortCounterTracker& ControllerState::port_counters_for_write() {
     // Only this (the io) thread drops references (a render hands its copy back by posting), so the
-    // count cannot fall to 1 while another thread still reads the tracker.
+    // count cannot fall to 1 while another thread still reads the tracker. The copy shares every
+    // shard and log chunk with the held one (pointers only); the writes that follow copy the
+    // shards they touch (port_counters.h).
     if (port_counters_.use_count() > 1) port_counters_ = std::make_shared<PortCounterTracker>(*port_counters_);
     return *port_counters_;
 }
@@ -53,7 +55,7 @@ PortCounterTracker& ControllerState::port_counters_for_write() {
 // Which ports with counter state the new fabric has (a node with that port number), and drop those
 // out of it for counters.window_s (port_counters.h).
 void ControllerState::note_counter_ports(const Snapshot& s, int64_t now_ms) {
-    if (port_counters_->ports().empty()) return;
+    if (port_counters_->empty()) return;
     PortCounterTracker& t = port_counters_for_write();
     if (s.port_states && s.port_states->unique) {  // the decode thread's digest: O(changes)
         t.mark_present(s.port_states, now_ms);

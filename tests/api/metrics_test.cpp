@@ -790,3 +790,37 @@ TEST(Metrics, AJobKeepsTheCounterStateOfItsTime) {
     ASSERT_TRUE(l.st.on_port_counters(kConn, {t + 2000, {row(10)}}, t + 2000));
     EXPECT_EQ(&l.st.port_counters(), now);
 }
+
+// A counter batch that arrives while a /metrics render holds the counter state (metrics_job takes
+// port_counters_shared()) goes to a copy that shares every shard but the ones it writes
+// (docs/threading.md); the render's state and text stay as they were.
+TEST(Metrics, ACounterBatchWhileARenderHoldsTheCounterStateCopiesOnlyTheShardsItWrites) {
+    Live l;
+    l.sweep(small_fabric(), 1, T0 + 1000);
+    using C = wire::PortCounter;
+    const Guid leaf = 0x7cfe900301000001, spine = 0x7cfe900302000001;
+    int64_t t = T0 + 2000;
+    ASSERT_TRUE(l.st.on_port_counters(
+        kConn, {t, {counter_row(leaf, 5, {{C::symbol_errors, 0}}), counter_row(spine, 1, {{C::symbol_errors, 0}})}}, t));
+    {
+        const std::shared_ptr<const PortCounterTracker> held = l.st.port_counters_shared();  // the render's
+        const std::string before = metrics_text({.state = &l.st, .now_ms = t, .all_links = true});
+        const uint64_t version = held->version();
+        ASSERT_TRUE(l.st.on_port_counters(kConn, {t + 1000, {counter_row(leaf, 5, {{C::symbol_errors, 7}})}}, t + 1000));
+        const std::shared_ptr<const PortCounterTracker> now = l.st.port_counters_shared();
+        ASSERT_NE(now, held);
+        EXPECT_EQ(held->version(), version);
+        EXPECT_EQ(held->find(leaf, 5)->total[static_cast<size_t>(C::symbol_errors)], 0u);
+        EXPECT_EQ(now->find(leaf, 5)->total[static_cast<size_t>(C::symbol_errors)], 7u);
+        EXPECT_EQ(now->version(), version + 1);
+        for (size_t i = 0; i < PortCounterTracker::kShards; ++i)
+            EXPECT_EQ(held->shard_address(i) == now->shard_address(i), i != PortCounterTracker::shard_of(leaf)) << i;
+        EXPECT_EQ(held->find(spine, 1), now->find(spine, 1)) << "a port in a shard not written is shared";
+        EXPECT_NE(metrics_text({.state = &l.st, .now_ms = t + 1000, .all_links = true}), before);
+    }
+    // Nothing holds it any more: the next batch is written in place.
+    const PortCounterTracker* in_place = l.st.port_counters_shared().get();
+    ASSERT_TRUE(l.st.on_port_counters(kConn, {t + 2000, {counter_row(leaf, 5, {{C::symbol_errors, 9}})}}, t + 2000));
+    EXPECT_EQ(l.st.port_counters_shared().get(), in_place);
+    EXPECT_EQ(l.st.port_counters().find(leaf, 5)->total[static_cast<size_t>(C::symbol_errors)], 9u);
+}

@@ -2,6 +2,12 @@
 // growth over the thresholds within the window.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "ibf/counter_rows.h"
 #include "ibf/daemon_config.h"
 #include "ibf/port_counters.h"
@@ -231,7 +237,7 @@ TEST(PortCounters, APortOutOfTheFabricIsForgottenAfterTheWindowNotBefore) {
     EXPECT_EQ(t.forget_absent(T0 + S + H), 1u);
     EXPECT_EQ(t.find(kHost, 1), nullptr);
     EXPECT_NE(t.find(kLeaf, 5), nullptr);  // in the fabric: never forgotten
-    EXPECT_EQ(t.ports().size(), 1u);
+    EXPECT_EQ(t.port_count(), 1u);
     EXPECT_EQ(t.forgotten_total(), 1u);
     EXPECT_EQ(t.version(), v + 1);  // /metrics renders its counter families again
     EXPECT_EQ(t.forget_absent(T0 + 100 * H), 0u);
@@ -303,4 +309,145 @@ TEST(PortCounters, TheWindowIsTheGrace) {
     t.mark_present(none(), T0);
     EXPECT_EQ(t.forget_absent(T0 + 10 * 60 * S - 1), 0u);
     EXPECT_EQ(t.forget_absent(T0 + 10 * 60 * S), 1u);
+}
+
+// Copy-on-write in parts (port_counters.h, docs/threading.md): a copy held by a reader (a /metrics
+// render's) stays as it was while the original takes rows, marks and drops; the original ends as
+// if no copy had been made; and only the shards written to are copied.
+namespace {
+
+// Everything a reader can see of a tracker at `now_ms`, as text (ports sorted by key).
+std::string view(const PortCounterTracker& t, int64_t now_ms, uint64_t since) {
+    std::map<PortCounterTracker::PortKey, std::string> ports;
+    t.for_each_port([&](const PortCounterTracker::PortKey& k, const PortCounterState& s) {
+        std::ostringstream o;
+        o << s.sm << " u" << s.updated_ms << " a" << s.absent_since_ms << " last";
+        for (uint64_t v : s.last) o << ' ' << v;
+        o << " total";
+        for (uint64_t v : s.total) o << ' ' << v;
+        o << " recent";
+        for (const auto& g : s.recent) o << ' ' << g.at_ms << ':' << int(g.counter) << ':' << g.amount;
+        o << " trend";
+        for (const auto& x : s.trend) o << ' ' << x.at_ms << ':' << x.total[0];
+        EXPECT_EQ(t.find(k.first, k.second), &s);
+        ports[k] = o.str();
+    });
+    std::ostringstream o;
+    o << "ports " << t.port_count() << '/' << ports.size() << " version " << t.version() << " rows " << t.rows_total()
+      << " resets " << t.resets_total() << " baselines " << t.baselines_total() << " forgotten " << t.forgotten_total()
+      << '\n';
+    for (const auto& [k, s] : ports) o << k.first << '/' << k.second << ": " << s << '\n';
+    int64_t changes_at = 0;
+    for (const PortErrorGrowth& g : t.over_threshold(now_ms, &changes_at))
+        o << "over " << g.guid << '/' << g.port << ' ' << int(g.counter) << " +" << g.increase << '\n';
+    o << "changes_at " << changes_at << '\n';
+    std::vector<PortCounterTracker::PortKey> changed;
+    o << "changed_since " << t.changed_since(since, changed) << ':';
+    for (const auto& k : changed) o << ' ' << k.first << '/' << k.second;
+    return o.str();
+}
+
+constexpr Guid kNode0 = 0x7cfe900301100000;
+
+// 3000 nodes with 2 ports each; every 7th port's symbol errors grow with each row.
+void feed(PortCounterTracker& t, int round, int64_t now_ms, size_t first_node, size_t nodes) {
+    for (size_t n = first_node; n < first_node + nodes; ++n)
+        for (int p = 1; p <= 2; ++p) {
+            const uint64_t grows = (n * 2 + static_cast<size_t>(p)) % 7 == 0 ? 1 : 0;
+            t.on_row(kSm, row(kNode0 + n, p, {{C::symbol_errors, grows * static_cast<uint64_t>(round)},
+                                             {C::xmit_data, 1000 * static_cast<uint64_t>(round)}}),
+                     now_ms);
+        }
+}
+
+PortCounterTracker fabric_of_3000_nodes() {
+    PortCounterTracker t(symbol_errors_only(0, H));
+    for (int round = 0; round < 3; ++round) feed(t, round, T0 + round * S, 0, 3000);
+    // Every 10th node out of the fabric (its absence starts).
+    t.mark_present([](Guid g, int) { return (g - kNode0) % 10 != 0; }, T0 + 3 * S);
+    return t;
+}
+
+}  // namespace
+
+TEST(PortCounters, ABatchWhileAReaderHoldsTheStateLeavesTheReadersViewAndCopiesOnlyTheShardsWritten) {
+    PortCounterTracker t = fabric_of_3000_nodes(), alone = fabric_of_3000_nodes();
+    const int64_t now = T0 + 4 * S;
+    const uint64_t since = t.version() - 10;
+    ASSERT_EQ(view(t, now, since), view(alone, now, since));
+    size_t erring = 0;  // every 7th port's symbol errors grew (threshold 0): found in whichever shard
+    for (size_t n = 0; n < 3000; ++n)
+        for (size_t p = 1; p <= 2; ++p) erring += (n * 2 + p) % 7 == 0 ? 1 : 0;
+    ASSERT_EQ(t.over_threshold(now).size(), erring);
+
+    const PortCounterTracker reader = t;  // a render's (shares every shard)
+    const std::string before = view(reader, now, since);
+    for (size_t i = 0; i < PortCounterTracker::kShards; ++i) ASSERT_EQ(reader.shard_address(i), t.shard_address(i));
+
+    // One batch of 128 rows (64 nodes, one of them new), as ControllerState::on_port_counters applies it.
+    std::set<size_t> written;
+    for (PortCounterTracker* x : {&t, &alone}) {
+        feed(*x, 3, now, 2960, 64);
+        x->forget_absent(now);
+    }
+    for (size_t n = 2960; n < 2960 + 64; ++n) written.insert(PortCounterTracker::shard_of(kNode0 + n));
+
+    EXPECT_EQ(view(reader, now, since), before);  // the reader's view: unchanged
+    EXPECT_EQ(view(t, now, since), view(alone, now, since));
+    EXPECT_NE(view(t, now, since), before);
+    size_t copied = 0;
+    for (size_t i = 0; i < PortCounterTracker::kShards; ++i) {
+        if (written.count(i)) {
+            EXPECT_NE(reader.shard_address(i), t.shard_address(i)) << "shard " << i;
+            ++copied;
+        } else {
+            EXPECT_EQ(reader.shard_address(i), t.shard_address(i)) << "shard " << i;  // still shared
+        }
+    }
+    EXPECT_GE(copied, 1u);
+    EXPECT_LE(copied, 64u);
+
+    // Without a reader a write copies nothing: the shards stay where they are.
+    std::vector<const void*> at(PortCounterTracker::kShards);
+    for (size_t i = 0; i < at.size(); ++i) at[i] = t.shard_address(i);
+    feed(t, 4, now + S, 2960, 64);
+    for (size_t i = 0; i < at.size(); ++i) ASSERT_EQ(at[i], t.shard_address(i)) << "shard " << i;
+}
+
+TEST(PortCounters, DropsAndALongLogWhileAReaderHoldsTheStateLeaveItsView) {
+    PortCounterTracker t = fabric_of_3000_nodes(), alone = fabric_of_3000_nodes();
+    const uint64_t since = t.version() - 100;
+    const PortCounterTracker reader = t;
+    const std::string before = view(reader, T0 + 4 * S, since);
+
+    // The nodes out of the fabric are dropped once the window passed (a copy of their shards
+    // only), and enough rows follow that the change log is trimmed several times.
+    const int64_t later = T0 + 3 * S + H;
+    for (PortCounterTracker* x : {&t, &alone}) {
+        EXPECT_EQ(x->forget_absent(later), 600u);
+        for (int round = 4; round < 12; ++round) feed(*x, round, later + round * S, 0, 3000);
+    }
+    EXPECT_EQ(view(reader, T0 + 4 * S, since), before);
+    const uint64_t recent = t.version() - 5000;
+    EXPECT_EQ(view(t, later + 12 * S, recent), view(alone, later + 12 * S, recent));
+    std::vector<PortCounterTracker::PortKey> out;
+    EXPECT_FALSE(t.changed_since(since, out)) << "the log no longer reaches back that far";
+    EXPECT_TRUE(reader.changed_since(since, out));
+    EXPECT_EQ(out.size(), 100u);
+}
+
+TEST(PortCounters, MarkingPresenceWhileAReaderHoldsTheStateCopiesOnlyTheShardsWhosePortsChange) {
+    PortCounterTracker t = fabric_of_3000_nodes();
+    const PortCounterTracker reader = t;
+    const std::string before = view(reader, T0 + 4 * S, 0);
+    // The same presence again: nothing changes, nothing is copied.
+    t.mark_present([](Guid g, int) { return (g - kNode0) % 10 != 0; }, T0 + 4 * S);
+    for (size_t i = 0; i < PortCounterTracker::kShards; ++i) ASSERT_EQ(reader.shard_address(i), t.shard_address(i));
+    // One node comes back.
+    t.mark_present([](Guid g, int) { return (g - kNode0) % 10 != 0 || g == kNode0 + 20; }, T0 + 5 * S);
+    for (size_t i = 0; i < PortCounterTracker::kShards; ++i)
+        EXPECT_EQ(reader.shard_address(i) == t.shard_address(i), i != PortCounterTracker::shard_of(kNode0 + 20)) << i;
+    EXPECT_EQ(t.find(kNode0 + 20, 1)->absent_since_ms, 0);
+    EXPECT_EQ(reader.find(kNode0 + 20, 1)->absent_since_ms, T0 + 3 * S);
+    EXPECT_EQ(view(reader, T0 + 4 * S, 0), before);
 }

@@ -24,15 +24,21 @@
 // out of it, without a row either, for `window_ms` or longer. A port that flaps (a host reboots, a
 // cable is reseated) keeps its baseline, total and growth as long as it is back within the window;
 // one gone longer has no growth left in the window anyway (docs/metrics.md, "Port counters").
+//
+// Copy-on-write in parts (docs/threading.md): the ports are kept in kShards shards by their node
+// GUID, each shared between copies of the tracker until one of them writes to it; the change log
+// and the ports added since the last mark are kept in shared chunks the same way. Copying a
+// tracker copies pointers only (O(kShards + log chunks)); a write then copies the shards it writes
+// to (a row batch: at most one per distinct node in it) and the newest log chunk. A copy stays
+// unchanged whatever the original does, so a reader on another thread may hold one (const) while
+// the owner writes; only the owning (io) thread may drop a reference (the shards' use counts
+// decide what is copied).
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <unordered_map>
-#include <unordered_set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,7 +73,7 @@ struct PortCounterState {
         uint8_t counter;
         uint64_t amount;
     };
-    std::deque<Growth> recent;
+    std::vector<Growth> recent;  // a few entries: pruned at the front (no allocation while empty)
     // The error totals at each of the last kTrendSamples readings, oldest first; empty while every
     // error total is 0 (the first sample is then the reading before the first error, all zeros).
     struct Sample {
@@ -88,13 +94,44 @@ struct PortErrorGrowth {
     int64_t first_ms = 0, last_ms = 0;  // first and last increase within the window
 };
 
+// An append-only sequence of ports in fixed-size chunks that copies of it share: copying it
+// copies the chunk pointers, an append copies the newest chunk first while it is shared, and full
+// chunks never change again. Owned like the tracker that holds it.
+class PortKeyLog {
+public:
+    using PortKey = std::pair<Guid, int>;
+    static constexpr size_t kChunk = 1024;
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    void push_back(const PortKey& k);
+    void drop_front(size_t n);  // the oldest n (n <= size())
+    void clear();
+    // The entries from index `from` (0: the oldest kept) on, appended to `out`.
+    void append_from(size_t from, std::vector<PortKey>& out) const;
+    template <class F>
+    void for_each(F&& f) const {
+        size_t skip = first_;
+        for (const auto& c : chunks_) {
+            for (size_t i = skip; i < c->size(); ++i) f((*c)[i]);
+            skip = 0;
+        }
+    }
+
+private:
+    std::vector<std::shared_ptr<std::vector<PortKey>>> chunks_;
+    size_t first_ = 0;  // the oldest entry's index in chunks_.front()
+    size_t size_ = 0;
+};
+
 class PortCounterTracker {
 public:
     using PortKey = std::pair<Guid, int>;
     struct PortKeyHash {
         size_t operator()(const PortKey& k) const { return std::hash<Guid>()(k.first) * 31 + static_cast<size_t>(k.second); }
     };
-    using PortMap = std::unordered_map<PortKey, PortCounterState, PortKeyHash>;
+    // Shards of the ports (a power of two); all ports of a node share one.
+    static constexpr size_t kShards = 8192;
+    static size_t shard_of(Guid g);
     explicit PortCounterTracker(PortErrorOptions o = {}) : opt_(std::move(o)) {}
     void set_options(PortErrorOptions o) { opt_ = std::move(o); }
     const PortErrorOptions& options() const { return opt_; }
@@ -118,8 +155,20 @@ public:
     // and no port is dropped (the first growth to leave the window, or a future-dated one to enter
     // it; INT64_MAX: never), so a caller can keep it per version().
     std::vector<PortErrorGrowth> over_threshold(int64_t now_ms, int64_t* changes_at = nullptr) const;
-    const PortMap& ports() const { return ports_; }
+    // The ports with counter state: how many, and each (in no particular order).
+    //   t.for_each_port([&](const ibf::PortCounterTracker::PortKey& k, const ibf::PortCounterState& s) { ... });
+    size_t port_count() const { return port_count_; }
+    bool empty() const { return port_count_ == 0; }
+    template <class F>
+    void for_each_port(F&& f) const {
+        for (const auto& sh : shards_)
+            if (sh)
+                for (const auto& e : sh->ports) f(e.first, e.second);
+    }
     const PortCounterState* find(Guid g, int port) const;
+    // Shard i's storage (null: no port in it): equal in two copies of a tracker while they share
+    // the shard (tests, docs/threading.md).
+    const void* shard_address(size_t i) const { return shards_[i].get(); }
     uint64_t rows_total() const { return rows_; }
     uint64_t resets_total() const { return resets_; }      // counters that went down (new baselines)
     uint64_t baselines_total() const { return baselines_; }  // ports (re)based: first row, or another SM
@@ -134,22 +183,41 @@ public:
 private:
     void prune(PortCounterState& s, int64_t now_ms) const;
 
+    // A few ports in one allocation (copied with a shard: no allocation per port but for a
+    // port's non-empty `recent` and `trend`).
+    struct Shard {
+        std::vector<std::pair<PortKey, PortCounterState>> ports;  // sorted by key
+        // Its ports whose `recent` is not empty (growth within, or not yet pruned from, the
+        // window): over_threshold() reads only the shards with some, so its cost follows the
+        // erring ports, not the fabric.
+        size_t growing = 0;
+        size_t absent = 0;  // its ports with absent_since_ms != 0
+        const PortCounterState* find(const PortKey& k) const;
+        PortCounterState* find(const PortKey& k);
+    };
+    // Shard i, to write: created when missing, copied first while another tracker shares it.
+    Shard& shard_for_write(size_t i);
+
     PortErrorOptions opt_;
-    PortMap ports_;
-    // The ports whose `recent` is not empty (growth within, or not yet pruned from, the window):
-    // what over_threshold() reads, so its cost follows the erring ports, not the fabric.
-    std::unordered_set<PortKey, PortKeyHash> growing_;
+    // kShards entries (null: no port yet); a shard is never changed while two trackers hold it.
+    std::vector<std::shared_ptr<Shard>> shards_ = std::vector<std::shared_ptr<Shard>>(kShards);
+    size_t port_count_ = 0;
+    // A bit per shard with Shard::growing > 0: over_threshold() visits only those (a 1 KiB copy).
+    std::array<uint64_t, kShards / 64> growing_shards_{};
+    void note_growing(size_t i);  // sets or clears shard i's bit from its `growing`
     uint64_t rows_ = 0, resets_ = 0, baselines_ = 0, forgotten_ = 0;
     // The port of every version step since log_base_: log_[i] made version log_base_ + i + 1.
     // Trimmed to its newer half once longer than twice the ports (and 4096), so it stays O(ports).
-    std::vector<PortKey> log_;
+    PortKeyLog log_;
     uint64_t log_base_ = 0;
     void log_change(const PortKey& k);
     size_t absent_ = 0;  // ports out of the fabric at the last mark_present() and not dropped since
-    // (absent_ counts exactly the ports with absent_since_ms != 0.)
-    void set_present(PortCounterState& s, bool present, int64_t now_ms);
+    // (absent_ counts exactly the ports with absent_since_ms != 0, the sum of the shards' absent.)
+    void set_present(Shard& sh, PortCounterState& s, bool present, int64_t now_ms);
+    // Sets port k's presence, copying its shard only when that changes it (no port: nothing).
+    void set_present(const PortKey& k, bool present, int64_t now_ms);
     std::shared_ptr<const PortStates> marked_;  // the port states marked last (null: a predicate)
-    std::vector<PortKey> added_;                // ports with a first row since the last mark
+    PortKeyLog added_;                          // ports with a first row since the last mark
 };
 
 }  // namespace ibf
