@@ -27,22 +27,19 @@
 #include <string>
 #include <vector>
 
+#include "ibf/bench_util.h"
 #include "ibf/controller_state.h"
 #include "ibf/synth.h"
 
 using namespace ibf;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
 
 namespace {
 
-struct Timing {
-    double best = 0, median = 0;  // ms
-};
-
-Timing summary(std::vector<double> ts) {
-    std::sort(ts.begin(), ts.end());
-    return {ts.front(), ts[ts.size() / 2]};
-}
+using bench::master_sm;
+using bench::ms_since;
+using bench::summary;
+using bench::Timing;
 
 // This process's resident memory in MiB (Linux; 0 elsewhere).
 double rss_mib() {
@@ -54,17 +51,6 @@ double rss_mib() {
         if (!std::strncmp(line, "VmRSS:", 6)) kb = std::atol(line + 6);
     std::fclose(f);
     return static_cast<double>(kb) / 1024;
-}
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-SmInfo master_sm(Guid g, uint16_t lid) {
-    SmInfo s;
-    s.port_guid = g;
-    s.lid = lid;
-    s.priority = 10;
-    s.state = SmState::Master;
-    return s;
 }
 
 void print(const char* what, const Timing& t) {
@@ -145,17 +131,9 @@ void run(int hosts, int repeat) {
 
 int main(int argc, char** argv) {
     std::vector<int> sizes = {2048, 7680, 44500};
-    int repeat = 30;
-    for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--hosts") && i + 1 < argc) {
-            sizes = {std::atoi(argv[++i])};
-        } else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) {
-            repeat = std::max(1, std::atoi(argv[++i]));
-        } else {
-            std::fprintf(stderr, "usage: bench_counters [--hosts N] [--repeat N]\n");
-            return 2;
-        }
-    }
+    int hosts = 0, repeat = 30;
+    if (!bench::hosts_and_repeat(argc, argv, "bench_counters", hosts, repeat)) return 2;
+    if (hosts) sizes = {hosts};
     for (int hosts : sizes) run(hosts, repeat);
     return 0;
 }

@@ -27,27 +27,16 @@
 
 #include "ibf/ha_engine.h"
 #include "ibf/synth.h"
+#include "ibf/bench_util.h"
 #include "ibf/wire.h"
 
 using namespace ibf;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Timing {
-    double best = 0, median = 0;  // ms
-};
-
-Timing time_it(int repeat, const std::function<void()>& fn) {
-    std::vector<double> ts;
-    for (int i = 0; i < repeat; ++i) {
-        auto t0 = Clock::now();
-        fn();
-        ts.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    std::sort(ts.begin(), ts.end());
-    return {ts.front(), ts[ts.size() / 2]};
-}
+using bench::Timing;
+// `fn` timed `repeat` times.
+Timing time_it(int repeat, const std::function<void()>& fn) { return bench::time_it(repeat, [] {}, fn); }
 
 SmInfo sm(Guid g, uint16_t lid, SmState st) {
     SmInfo s;
@@ -163,16 +152,7 @@ void run(int levels, int hosts, int repeat) {
 
 int main(int argc, char** argv) {
     int hosts = 0, repeat = 20;
-    for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--hosts") && i + 1 < argc) {
-            hosts = std::atoi(argv[++i]);
-        } else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) {
-            repeat = std::max(1, std::atoi(argv[++i]));
-        } else {
-            std::fprintf(stderr, "usage: bench_ha [--hosts N] [--repeat N]\n");
-            return 2;
-        }
-    }
+    if (!bench::hosts_and_repeat(argc, argv, "bench_ha", hosts, repeat)) return 2;
     if (hosts) {
         run(hosts <= 2048 ? 2 : 3, hosts, repeat);
     } else {

@@ -29,43 +29,18 @@
 #include <string>
 #include <vector>
 
+#include "ibf/bench_util.h"
 #include "ibf/controller_state.h"
 #include "ibf/synth.h"
 
 using namespace ibf;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
 
 namespace {
 
-struct Timing {
-    double best = 0, median = 0;  // ms
-};
-
-Timing summary(std::vector<double> ts) {
-    std::sort(ts.begin(), ts.end());
-    return {ts.front(), ts[ts.size() / 2]};
-}
-
-// `prepare` outside the timer, `fn` inside, `repeat` times.
-Timing time_it(int repeat, const std::function<void()>& prepare, const std::function<void()>& fn) {
-    std::vector<double> ts;
-    for (int i = 0; i < repeat; ++i) {
-        prepare();
-        auto t0 = Clock::now();
-        fn();
-        ts.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    return summary(std::move(ts));
-}
-
-SmInfo master_sm(Guid g, uint16_t lid) {
-    SmInfo s;
-    s.port_guid = g;
-    s.lid = lid;
-    s.priority = 10;
-    s.state = SmState::Master;
-    return s;
-}
+using bench::master_sm;
+using bench::Timing;
+using bench::time_it;
 
 void run(int hosts, int repeat) {
     const int levels = hosts <= 2048 ? 2 : 3;
@@ -178,16 +153,7 @@ void run(int hosts, int repeat) {
 
 int main(int argc, char** argv) {
     int hosts = 0, repeat = 15;
-    for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--hosts") && i + 1 < argc) {
-            hosts = std::atoi(argv[++i]);
-        } else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) {
-            repeat = std::max(1, std::atoi(argv[++i]));
-        } else {
-            std::fprintf(stderr, "usage: bench_state [--hosts N] [--repeat N]\n");
-            return 2;
-        }
-    }
+    if (!bench::hosts_and_repeat(argc, argv, "bench_state", hosts, repeat)) return 2;
     if (hosts) {
         run(hosts, repeat);
     } else {
