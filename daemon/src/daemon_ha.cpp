@@ -258,17 +258,20 @@ void Daemon::Impl::ha_step() {
         spdlog::warn("ha: {}", a.kind == ha::Action::Kind::fence ? "running the fence command " + a.argv[0] : a.text);
         ha_agent->run_action(a);
     }
-    // Only the master in question is probed back to back while suspect; an SM that stopped
-    // answering long ago (a dead old master) once a second, not every poll_ms.
+    // Only the master in question is probed back to back while suspect, and by overlapped bursts
+    // (HaTarget::burst: one probe lost on the way does not hold back the next failures); an SM
+    // that stopped answering long ago (a dead old master) once a second, not every poll_ms.
     std::vector<HaTarget> targets;
     const auto master = ha->master();
     for (const auto& [g, v] : ha->sms()) {
         if (!v.info.lid) continue;
         const bool gone = v.probe_failures >= opt.config.ha.slow_failures && master != g;
         if (gone && now - v.probe_ms < 1000) continue;
-        targets.push_back({g, v.info.lid, master == g && ha->suspect(g, now)});
+        targets.push_back({g, v.info.lid, master == g && ha->suspect(g, now), master == g});
     }
-    auto same = [](const HaTarget& x, const HaTarget& y) { return x.guid == y.guid && x.lid == y.lid && x.urgent == y.urgent; };
+    auto same = [](const HaTarget& x, const HaTarget& y) {
+        return x.guid == y.guid && x.lid == y.lid && x.urgent == y.urgent && x.burst == y.burst;
+    };
     if (!std::equal(targets.begin(), targets.end(), ha_targets.begin(), ha_targets.end(), same)) {
         ha_targets = targets;
         ha_agent->set_targets(std::move(targets));

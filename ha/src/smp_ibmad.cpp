@@ -17,6 +17,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "ibf/smp.h"
 
@@ -92,6 +94,88 @@ public:
     SmInfoReply get_sminfo(uint16_t lid) override {
         uint8_t buf[IB_SMP_DATA_SIZE] = {};
         return sminfo_reply(rpc(false, buf, IB_ATTR_SMINFO, 0, lid, "SubnGet(SMInfo)"), buf, lid);
+    }
+
+    // Overlapped probes (smp.h): each outstanding one tracked by its transaction ID; answers,
+    // ibsim's immediate failures and the kernel's timeouts matched to it; a probe given up when
+    // its own timeout_ms has passed.
+    SmInfoBurst get_sminfo_burst(uint16_t lid, int failures, int spacing_ms) override {
+        failures = std::max(1, failures);
+        const int max_sent = failures + 2;  // room for two probes lost on the way (smp.h)
+        const auto spacing = std::chrono::milliseconds(std::max(1, spacing_ms));
+        const auto timeout = std::chrono::milliseconds(timeout_ms());
+        struct Out {
+            uint32_t trid = 0;
+            Clock::time_point sent;
+        };
+        std::vector<Out> out;  // outstanding, oldest first
+        SmInfoBurst b;
+        int failed = 0;
+        bool answered = false;
+        const auto t0 = Clock::now();
+        auto finish = [&](const RpcResult& rr, const uint8_t* buf) {
+            b.done.push_back({sminfo_reply(rr, buf, lid), ms_since(t0)});
+            if (rr.status == SmpStatus::ok || rr.status == SmpStatus::refused) answered = true;
+            else ++failed;
+        };
+        auto send = [&] {
+            uint8_t data[IB_SMP_DATA_SIZE] = {};
+            ib_portid_t id = lid_portid(lid);
+            Out o;
+            o.sent = Clock::now();
+            int err = 0;
+            ++b.sent;
+            if (send_smp(false, data, IB_ATTR_SMINFO, 0, id, o.trid, err)) out.push_back(o);
+            else finish(classify(nullptr, 0, err, o.sent, lid, "SubnGet(SMInfo)"), data);
+        };
+        send();
+        auto next_send = t0 + spacing;
+        const int fd = mad_rpc_portid(port_);
+        alignas(8) uint8_t rcv[1024] = {};
+        while (!answered && failed < failures && (!out.empty() || b.sent < max_sent)) {
+            auto wake = b.sent < max_sent ? next_send : Clock::time_point::max();
+            if (!out.empty()) wake = std::min(wake, out.front().sent + timeout);
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake - Clock::now()).count();
+            if (left > 0 && !out.empty()) {
+                int length = sizeof rcv - umad_size();
+                errno = 0;
+                if (umad_recv(fd, rcv, &length, static_cast<int>(left)) >= 0) {
+                    uint8_t* mad = static_cast<uint8_t*>(umad_get_mad(rcv));
+                    const auto trid = static_cast<uint32_t>(mad_get_field64(mad, 0, IB_MAD_TRID_F));
+                    auto it = std::find_if(out.begin(), out.end(), [&](const Out& o) { return o.trid == trid; });
+                    if (it == out.end()) continue;  // a late answer to an earlier call
+                    const Clock::time_point sent = it->sent;
+                    out.erase(it);
+                    uint8_t data[IB_SMP_DATA_SIZE] = {};
+                    int rstatus = 0, err = 0;
+                    const uint8_t* res = received(rcv, data, rstatus, err);
+                    finish(classify(res, rstatus, err, sent, lid, "SubnGet(SMInfo)"), data);
+                    continue;
+                }
+                if (errno != EAGAIN && errno != ETIMEDOUT && errno != EINTR && errno != 0) {  // a local failure: the oldest is lost
+                    const int err = errno;
+                    const Clock::time_point sent = out.front().sent;
+                    out.erase(out.begin());
+                    uint8_t data[IB_SMP_DATA_SIZE] = {};
+                    finish(classify(nullptr, 0, err, sent, lid, "SubnGet(SMInfo)"), data);
+                    continue;
+                }
+            } else if (left > 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(left));  // nothing outstanding: the spacing
+            }
+            const auto now = Clock::now();
+            while (!out.empty() && now >= out.front().sent + timeout && failed < failures) {  // given up
+                const Clock::time_point sent = out.front().sent;
+                out.erase(out.begin());
+                uint8_t data[IB_SMP_DATA_SIZE] = {};
+                finish(classify(nullptr, 0, ETIMEDOUT, sent, lid, "SubnGet(SMInfo)"), data);
+            }
+            if (!answered && failed < failures && b.sent < max_sent && now >= next_send) {
+                send();
+                next_send = now + spacing;
+            }
+        }
+        return b;
     }
 
     SmInfoReply set_sminfo(uint16_t lid, uint32_t attr_mod, SmState claim_state) override {
@@ -180,7 +264,50 @@ private:
     // status when one came back) or `err` (ETIMEDOUT, or errno of a local failure) set.
     const uint8_t* exchange(bool set, uint8_t* data, unsigned attr, uint32_t mod, ib_portid_t& id, int& rstatus,
                             int& err) {
-        const int timeout_ms = o_.timeout_ms > 0 ? o_.timeout_ms : 100;
+        const int timeout_ms = this->timeout_ms();
+        uint32_t trid = 0;
+        if (!send_smp(set, data, attr, mod, id, trid, err)) return nullptr;
+        const int fd = mad_rpc_portid(port_);
+        alignas(8) uint8_t rcv[1024] = {};
+        const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+            if (left <= 0) {
+                err = ETIMEDOUT;
+                return nullptr;
+            }
+            int length = sizeof rcv - umad_size();
+            if (umad_recv(fd, rcv, &length, static_cast<int>(left)) < 0) {
+                err = errno == EAGAIN || errno == 0 ? ETIMEDOUT : errno;
+                return nullptr;
+            }
+            uint8_t* mad = static_cast<uint8_t*>(umad_get_mad(rcv));
+            if (static_cast<uint32_t>(mad_get_field64(mad, 0, IB_MAD_TRID_F)) != trid) continue;  // a late answer
+            return received(rcv, data, rstatus, err);
+        }
+    }
+
+    int timeout_ms() const { return o_.timeout_ms > 0 ? o_.timeout_ms : 100; }
+
+    // What came back for one of our SMPs: `data` holding its payload, or nullptr with `rstatus`
+    // (the MAD status) or `err` (ETIMEDOUT: the kernel, or ibsim, gave the send up) set.
+    static const uint8_t* received(uint8_t* rcv, uint8_t* data, int& rstatus, int& err) {
+        uint8_t* mad = static_cast<uint8_t*>(umad_get_mad(rcv));
+        if (const int st = umad_status(rcv); st != 0 && st != ENOMEM) {  // the kernel timed the send out
+            err = ETIMEDOUT;
+            return nullptr;
+        }
+        rstatus = static_cast<int>(mad_get_field(mad, 0, IB_DRSMP_STATUS_F));
+        if (rstatus != 0) return nullptr;
+        std::memcpy(data, mad + IB_SMP_DATA_OFFS, IB_SMP_DATA_SIZE);
+        return data;
+    }
+
+    // Sends one SMP on the SMI agent; its transaction ID in `trid`. False (with `err`) when it
+    // could not be sent.
+    bool send_smp(bool set, const uint8_t* data, unsigned attr, uint32_t mod, ib_portid_t& id, uint32_t& trid,
+                  int& err) {
+        const int timeout_ms = this->timeout_ms();
         ib_rpc_t rpc{};
         rpc.mgtclass = IB_SMI_CLASS;
         rpc.method = set ? IB_MAD_METHOD_SET : IB_MAD_METHOD_GET;
@@ -190,41 +317,17 @@ private:
         rpc.datasz = IB_SMP_DATA_SIZE;
         rpc.dataoffs = IB_SMP_DATA_OFFS;
         alignas(8) uint8_t snd[1024] = {};
-        alignas(8) uint8_t rcv[1024] = {};
-        const int len = mad_build_pkt(snd, &rpc, &id, nullptr, data);
+        const int len = mad_build_pkt(snd, &rpc, &id, nullptr, const_cast<uint8_t*>(data));
         if (len < 0) {
             err = EINVAL;
-            return nullptr;
+            return false;
         }
-        const auto trid = static_cast<uint32_t>(mad_get_field64(umad_get_mad(snd), 0, IB_MAD_TRID_F));
-        const int fd = mad_rpc_portid(port_);
-        if (umad_send(fd, mad_rpc_class_agent(port_, IB_SMI_CLASS), snd, len, timeout_ms, 0) < 0) {
+        trid = static_cast<uint32_t>(mad_get_field64(umad_get_mad(snd), 0, IB_MAD_TRID_F));
+        if (umad_send(mad_rpc_portid(port_), mad_rpc_class_agent(port_, IB_SMI_CLASS), snd, len, timeout_ms, 0) < 0) {
             err = errno ? errno : EIO;
-            return nullptr;
+            return false;
         }
-        const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-        for (;;) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-            if (left <= 0) {
-                err = ETIMEDOUT;
-                return nullptr;
-            }
-            int length = len;
-            if (umad_recv(fd, rcv, &length, static_cast<int>(left)) < 0) {
-                err = errno == EAGAIN || errno == 0 ? ETIMEDOUT : errno;
-                return nullptr;
-            }
-            uint8_t* mad = static_cast<uint8_t*>(umad_get_mad(rcv));
-            if (static_cast<uint32_t>(mad_get_field64(mad, 0, IB_MAD_TRID_F)) != trid) continue;  // a late answer
-            if (const int st = umad_status(rcv); st != 0 && st != ENOMEM) {  // the kernel timed the send out
-                err = ETIMEDOUT;
-                return nullptr;
-            }
-            rstatus = static_cast<int>(mad_get_field(mad, 0, IB_DRSMP_STATUS_F));
-            if (rstatus != 0) return nullptr;
-            std::memcpy(data, mad + IB_SMP_DATA_OFFS, IB_SMP_DATA_SIZE);
-            return data;
-        }
+        return true;
     }
 
     static ib_portid_t lid_portid(uint16_t lid) {

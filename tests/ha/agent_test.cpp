@@ -7,10 +7,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "ibf/daemon_fixture.h"
@@ -248,4 +250,118 @@ TEST(HaAgent, WithoutAMadPortAnUrgentTargetKeepsThePollPeriod) {
     std::lock_guard lk(a.mu);
     ASSERT_FALSE(a.warnings.empty());
     EXPECT_NE(a.warnings.front().find("cannot open the MAD port"), std::string::npos) << a.warnings.front();
+}
+
+namespace {
+
+// A port that records what the prober asked: single probes and bursts, with the burst's replies
+// scripted (a probe lost on the way is simply not among them).
+class BurstPort : public FakePort {
+public:
+    struct Seen {
+        std::mutex mu;
+        std::vector<uint16_t> singles;
+        std::vector<std::tuple<uint16_t, int, int>> bursts;  // lid, failures, spacing_ms
+    };
+    explicit BurstPort(std::shared_ptr<Seen> seen) : seen_(std::move(seen)) {}
+    ha::SmInfoReply get_sminfo(uint16_t lid) override {
+        std::lock_guard lk(seen_->mu);
+        seen_->singles.push_back(lid);
+        return FakePort::get_sminfo(lid);
+    }
+    ha::SmInfoBurst get_sminfo_burst(uint16_t lid, int failures, int spacing_ms) override {
+        {
+            std::lock_guard lk(seen_->mu);
+            seen_->bursts.emplace_back(lid, failures, spacing_ms);
+        }
+        ha::SmInfoBurst b;
+        b.sent = 3;  // the first lost, never reported; the next two failed at once
+        for (double at : {10.0, 20.0}) {
+            ha::SmInfoReply r;
+            r.status = ha::SmpStatus::timeout;
+            b.done.push_back({r, at});
+        }
+        return b;
+    }
+
+private:
+    std::shared_ptr<Seen> seen_;
+};
+
+// A port whose probes time out: the base class's sequential burst.
+class TimeoutPort : public FakePort {
+public:
+    int calls = 0;
+    ha::SmInfoReply get_sminfo(uint16_t lid) override {
+        ++calls;
+        ha::SmInfoReply r;
+        r.status = calls == 3 ? ha::SmpStatus::refused : ha::SmpStatus::timeout;  // the third is an answer
+        r.info.lid = lid;
+        r.rtt_ms = 100;
+        return r;
+    }
+};
+
+}  // namespace
+
+// The master (HaTarget::burst) is probed by a burst of overlapped probes, fast_failures of them
+// to come back, 10 ms apart; each failure reaches the engine with the time it came back, in the
+// batch of that round, so a probe lost on the way does not hold the next failures back a whole
+// mad_timeout_ms. Other SMs get one probe each.
+TEST(HaAgent, TheMastersProbesAreABurstWhoseFailuresComeBackInOneBatch) {
+    auto seen = std::make_shared<BurstPort::Seen>();
+    std::mutex mu;
+    std::vector<HaBatch> batches;
+    ha::HaConfig cfg;
+    cfg.poll_ms = 20;
+    cfg.fast_failures = 2;
+    HaAgentHooks h;
+    h.open_port = [seen]() -> std::unique_ptr<ha::SmpPort> { return std::make_unique<BurstPort>(seen); };
+    h.on_batch = [&](HaBatch b) {
+        std::lock_guard lk(mu);
+        batches.push_back(std::move(b));
+    };
+    h.now_ms = [] { return int64_t{5000}; };
+    HaAgent agent(cfg, std::move(h));
+    agent.set_targets({{0x2c90300000001ull, 1, /*urgent=*/true, /*burst=*/true}, {0x2c90300000002ull, 2}});
+    agent.start();
+    for (int i = 0; i < 200; ++i) {
+        {
+            std::lock_guard lk(mu);
+            if (!batches.empty()) break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    agent.stop();
+    std::lock_guard lk(mu);
+    ASSERT_FALSE(batches.empty());
+    const HaBatch& b = batches.at(0);  // the first round: targets were set before start()
+    ASSERT_EQ(b.probes.size(), 3u);
+    EXPECT_EQ(b.probes[0].lid, 1);
+    EXPECT_EQ(b.probes[0].reply.status, ha::SmpStatus::timeout);
+    EXPECT_EQ(b.probes[0].at_ms, 5010);
+    EXPECT_EQ(b.probes[1].lid, 1);
+    EXPECT_EQ(b.probes[1].at_ms, 5020);
+    EXPECT_EQ(b.probes[2].lid, 2);
+    EXPECT_EQ(b.probes[2].reply.status, ha::SmpStatus::ok);
+    std::lock_guard sk(seen->mu);
+    ASSERT_FALSE(seen->bursts.empty());
+    EXPECT_EQ(seen->bursts[0], std::make_tuple(uint16_t{1}, 2, 10));
+    for (uint16_t lid : seen->singles) EXPECT_EQ(lid, 2) << "only the non-master target gets single probes";
+}
+
+// SmpPort's own get_sminfo_burst (for ports without overlapped MADs): one probe after another, up
+// to `failures`, stopping at an answer; the times add up.
+TEST(HaAgent, TheSequentialBurstStopsAtFailuresOrAnAnswer) {
+    TimeoutPort two;
+    const ha::SmInfoBurst b = two.get_sminfo_burst(1, 2, 10);
+    EXPECT_EQ(b.sent, 2);
+    ASSERT_EQ(b.done.size(), 2u);
+    EXPECT_EQ(b.done[0].reply.status, ha::SmpStatus::timeout);
+    EXPECT_DOUBLE_EQ(b.done[0].after_ms, 100);
+    EXPECT_DOUBLE_EQ(b.done[1].after_ms, 200);
+    const ha::SmInfoBurst c = two.get_sminfo_burst(1, 5, 10);  // the third call answers (refused)
+    EXPECT_EQ(c.sent, 1);
+    ASSERT_EQ(c.done.size(), 1u);
+    EXPECT_EQ(c.done[0].reply.status, ha::SmpStatus::refused);
 }

@@ -108,6 +108,50 @@ TEST(HaEngine, KillOfTheMasterPromotesTheSuccessorAfterTwoWitnesses) {
     EXPECT_EQ(p.e.phase(), Phase::watching);
 }
 
+// What the prober's bursts (SmpPort::get_sminfo_burst) rely on. The first witness of a kill (the
+// plugin's connection closed) makes the master suspect at once: the daemon then probes it back to
+// back instead of at the next poll. A burst's probes overlap, so its two failures come back 10 ms
+// apart in one batch even when an earlier probe was lost on the way (ibsim drops the first MAD to
+// reach a killed SM's port: that probe is never reported); with the process seen gone they prove
+// the death at the second failure, not a mad_timeout_ms later.
+TEST(HaEngine, TwoFailuresOfOneBurstTenMsApartProveAKilledMasterDeadAtTheSecond) {
+    Pair p;
+    EXPECT_FALSE(p.e.suspect(kMaster, 1005));
+    p.e.on_plugin_closed(kMaster, 1010);
+    EXPECT_TRUE(p.e.suspect(kMaster, 1010)) << "the first witness asks for a probe now";
+    p.e.on_process_gone(kMaster, 1011);
+    p.local_alive(1011);
+    EXPECT_TRUE(of_kind(p.e.tick(1011), Action::Kind::promote).empty()) << "no MAD failure yet";
+    // One batch: the burst began at 1011, its first probe was lost (still outstanding, not
+    // reported), the next two failed at 1021 and 1031.
+    p.e.on_probe(kMaster, 1, lost(), 1021);
+    p.e.on_probe(kMaster, 1, lost(), 1031);
+    p.local_alive(1031);
+    const auto pr = of_kind(p.e.tick(1031), Action::Kind::promote);
+    ASSERT_EQ(pr.size(), 1u);
+    EXPECT_EQ(pr[0].attr_mod, kSmInfoHandover);
+    EXPECT_EQ(pr[0].target, kLocal);
+}
+
+// A burst shortens nothing else: two failures 10 ms apart with the plugin gone but no process
+// seen gone are no failover before the flap window; and an answer in a burst after a failure
+// (a master slow to answer, its first probe given up) resets the count.
+TEST(HaEngine, ABurstsFailuresWithoutTheProcessGoneStillWaitForTheFlapWindow) {
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_probe(kMaster, 1, lost(), 1020);
+    p.e.on_probe(kMaster, 1, lost(), 1030);
+    p.local_alive(1030);
+    EXPECT_TRUE(of_kind(p.e.tick(1030), Action::Kind::promote).empty()) << "span 10 ms < flap_window_ms";
+    EXPECT_FALSE(p.e.dead(kMaster, 1030));
+    p.e.on_probe(kMaster, 1, lost(), 1130);
+    p.e.on_probe(kMaster, 1, answer(kMaster, 15, SmState::Master, 2000), 1135);
+    p.e.on_process_gone(kMaster, 1136);  // even a late witness needs failures after the answer
+    p.local_alive(1136);
+    EXPECT_TRUE(of_kind(p.e.tick(1136), Action::Kind::promote).empty()) << "the answer reset the count";
+    EXPECT_EQ(p.e.sms().at(kMaster).probe_failures, 0);
+}
+
 TEST(HaEngine, NeverPromotesWhileTheMasterAnswersSmInfoAsMaster) {
     Pair p;
     p.e.on_plugin_closed(kMaster, 1010);  // its plugin is gone (e.g. the plugin crashed) ...

@@ -164,6 +164,33 @@ TEST(SmpOnIbsim, DeadMasterTimesOutAndHandoverPromotesTheStandby) {
     EXPECT_EQ(after[1]["sm_lid"], lid_b);  // the new master programmed its LID as SM LID
 }
 
+// ibsim drops the first MAD that reaches a killed SM's port (it writes it to the dead client's
+// socket, gets ECONNREFUSED, disconnects the client, and sends nothing back: "client 0 seems to be
+// dead - disconnecting" in its log), so that probe costs its whole timeout; every later MAD gets
+// ibsim's immediate failure. A burst overlaps its probes: its two failures come back well within
+// one timeout whichever MAD was dropped, and a probe still outstanding is abandoned.
+TEST(SmpOnIbsim, ABurstToAKilledMasterFailsTwiceWithinOneTimeout) {
+    if (auto why = missing(); !why.empty()) GTEST_SKIP() << why;
+    TwoSms t;
+    ASSERT_NO_FATAL_FAILURE(t.start());
+    const int lid_a = t.la["lid"];
+    ::kill(t.a.pid(), SIGKILL);
+    t.a.kill_now();  // reap
+    const auto r = probe(t.lab, "h2", {"--timeout-ms", "100", "burst:" + std::to_string(lid_a) + ":2:10",
+                                       "get:" + std::to_string(lid_a)});
+    ASSERT_EQ(r.size(), 2u);
+    const json& b = r[0];
+    ASSERT_EQ(b["done"].size(), 2u) << b;
+    EXPECT_EQ(b["done"][0]["status"], "timeout") << b;
+    EXPECT_EQ(b["done"][1]["status"], "timeout") << b;
+    EXPECT_LT(b["done"][1]["after_ms"].get<double>(), 90) << b;  // not behind a dropped probe's 100 ms
+    EXPECT_GE(b["sent"].get<int>(), 2) << b;
+    EXPECT_LE(b["sent"].get<int>(), 4) << b;
+    EXPECT_EQ(r[1]["status"], "timeout") << r[1];
+    EXPECT_LT(r[1]["rtt_ms"].get<double>(), 50) << r[1];  // after the drop: ibsim fails it at once
+    EXPECT_EQ(read_file(t.lab.tmp / "probe.err").find("ibwarn"), std::string::npos) << read_file(t.lab.tmp / "probe.err");
+}
+
 namespace {
 
 int lid_of(const IbsimFixture& lab, const std::string& host) { return probe(lab, host, {"local"}).at(0)["lid"]; }

@@ -4,6 +4,7 @@
 //
 //   ibf_smp_probe [--timeout-ms N] [--retries N] [--go-on-stdin] [--asio] CMD...
 //   CMD: local | get:<lid> | set:<lid>:<attr_mod>[:<claim state 0..3>] | portinfo:<lid>[:<port>]
+//        | burst:<lid>:<failures>:<spacing ms>  (SmpPort::get_sminfo_burst)
 //   --go-on-stdin: open the port, print {"ready":true}, then wait for one line on stdin before
 //           sending (a process already attached, as a daemon would be, so timings exclude start-up).
 //   --asio: run a Boost.Asio io_context (a thread, a steady timer, a connected local socket pair
@@ -56,6 +57,14 @@ json run(ibf::ha::SmpPort& port, const std::string& cmd) {
                 {"lid", r.info.lid}, {"priority", r.info.priority}, {"state", ibf::to_string(r.info.state)},
                 {"act_count", r.info.act_count}, {"sm_key", r.sm_key}, {"mad_status", r.mad_status},
                 {"rtt_ms", r.rtt_ms}, {"error", r.error}};
+    }
+    if (f[0] == "burst" && f.size() == 4 && to_uint(f[1], a) && to_uint(f[2], b) && to_uint(f[3], c)) {
+        const auto r = port.get_sminfo_burst(static_cast<uint16_t>(a), static_cast<int>(b), static_cast<int>(c));
+        json done = json::array();
+        for (const auto& d : r.done)
+            done.push_back({{"status", ibf::ha::to_string(d.reply.status)}, {"after_ms", d.after_ms},
+                            {"rtt_ms", d.reply.rtt_ms}, {"error", d.reply.error}});
+        return {{"cmd", cmd}, {"sent", r.sent}, {"done", done}};
     }
     if (f[0] == "set" && (f.size() == 3 || f.size() == 4) && to_uint(f[1], a) && to_uint(f[2], b) &&
         (f.size() == 3 || (to_uint(f[3], c) && c <= 3))) {

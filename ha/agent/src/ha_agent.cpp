@@ -158,13 +158,24 @@ void HaAgent::fence(std::vector<std::string> argv) {
 void HaAgent::probe_round(ha::SmpPort& port, const std::vector<HaTarget>& targets) {
     IBF_ASSERT_ON_THREAD(prober_owner_);
     HaBatch b;
-    // Urgent targets (a suspect master) first: their answer decides a failover.
+    // Urgent targets (a suspect master) first: their answer decides a failover. The master gets a
+    // burst of overlapped probes (SmpPort::get_sminfo_burst): a probe lost on the way costs a
+    // whole mad_timeout_ms (on ibsim the first MAD to reach a killed SM's port is dropped), and the
+    // failures the engine needs must not wait behind it; while it answers, a burst is one probe.
     for (int pass = 0; pass < 2; ++pass)
         for (const HaTarget& t : targets) {
             if (t.urgent != (pass == 0) || t.lid == 0) continue;
-            HaProbe p{t.guid, t.lid, port.get_sminfo(t.lid), 0};
-            p.at_ms = hooks_.now_ms();
-            b.probes.push_back(std::move(p));
+            if (!t.burst) {
+                HaProbe p{t.guid, t.lid, port.get_sminfo(t.lid), 0};
+                p.at_ms = hooks_.now_ms();
+                b.probes.push_back(std::move(p));
+                continue;
+            }
+            const int64_t start = hooks_.now_ms();
+            ha::SmInfoBurst burst =
+                port.get_sminfo_burst(t.lid, cfg_.fast_failures, std::min(kUrgentSpacingMs, cfg_.poll_ms));
+            for (auto& d : burst.done)
+                b.probes.push_back({t.guid, t.lid, std::move(d.reply), start + static_cast<int64_t>(d.after_ms)});
         }
     b.local = port.local();
     if (hooks_.on_batch) hooks_.on_batch(std::move(b));
@@ -206,7 +217,7 @@ void HaAgent::run() {
         std::unique_lock lk(mu_);
         // A suspect master is probed again almost at once (a dead one costs mad_timeout_ms per
         // probe anyway; a live one answers in microseconds, hence the 10 ms floor).
-        const auto wait = std::chrono::milliseconds(urgent ? std::min(10, cfg_.poll_ms) : cfg_.poll_ms);
+        const auto wait = std::chrono::milliseconds(urgent ? std::min(kUrgentSpacingMs, cfg_.poll_ms) : cfg_.poll_ms);
         cv_.wait_for(lk, wait, [&] {
             if (stop_ || !actions_.empty() || !port_tasks_.empty()) return true;
             if (!port) return false;  // nothing to probe an urgent target with: keep the period

@@ -12,9 +12,11 @@
 // returns within about timeout_ms x (retries + 1); none throws once the port is open.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ibf/snapshot.h"
 
@@ -66,10 +68,44 @@ struct LocalPort {
     std::string error;
 };
 
+// What a burst of SubnGet(SMInfo) to one SM came back with (SmpPort::get_sminfo_burst).
+struct SmInfoBurst {
+    struct Done {
+        SmInfoReply reply;
+        double after_ms = 0;  // when it came back (or was given up), ms after the burst began
+    };
+    std::vector<Done> done;   // in the order they came back
+    int sent = 0;             // probes sent; sent - done.size() were still outstanding (abandoned)
+};
+
 class SmpPort {
 public:
     virtual ~SmpPort() = default;
     virtual SmInfoReply get_sminfo(uint16_t lid) = 0;
+    // For the master (ha_agent.h, HaTarget::burst): SubnGet(SMInfo) to `lid`, and another every
+    // `spacing_ms` without waiting for the earlier ones to come back, until one answers or
+    // `failures` have failed, at most `failures` + 2 in all, so that a probe lost on the way (it
+    // costs a whole timeout: on ibsim the first MAD to reach a killed SM's port is dropped,
+    // docs/ha-facts.md section 1, and one in flight when the SM died may be lost too) does not
+    // hold back the failures of the next ones. Returns at the first answer (ok or refused), once
+    // `failures` have failed, or when every probe sent has come back. A probe still outstanding
+    // then is abandoned, never reported (its late answer is skipped by the next exchange's
+    // transaction ID). An SM that answers within `spacing_ms` costs one probe. This default sends
+    // one at a time (no overlap): up to `failures` probes, stopping at an answer.
+    virtual SmInfoBurst get_sminfo_burst(uint16_t lid, int failures, int spacing_ms) {
+        (void)spacing_ms;
+        SmInfoBurst b;
+        double t = 0;
+        for (int i = 0; i < std::max(1, failures); ++i) {
+            SmInfoReply r = get_sminfo(lid);
+            ++b.sent;
+            t += r.rtt_ms;
+            const bool answered = r.status == SmpStatus::ok || r.status == SmpStatus::refused;
+            b.done.push_back({std::move(r), t});
+            if (answered) break;
+        }
+        return b;
+    }
     // SubnSet(SMInfo) with the given attribute modifier, our payload claiming `claim_state`
     // (OpenSM accepts HANDOVER/DISCOVER/STANDBY/DISABLE only from a requester claiming MASTER).
     virtual SmInfoReply set_sminfo(uint16_t lid, uint32_t attr_mod, SmState claim_state = SmState::Master) = 0;

@@ -9,7 +9,7 @@
 //
 //   ibf::HaAgent a(cfg, {.open_port = ..., .on_batch = post_to_io, ...});
 //   a.start();
-//   a.set_targets({{master_guid, 1, /*urgent=*/true}});   // probed back to back while urgent
+//   a.set_targets({{master_guid, 1, /*urgent=*/true, /*burst=*/true}});  // probed back to back while urgent
 //   a.run_action(promote);                                 // SubnSet(SMInfo) at once (prober)
 //   a.write_file("/var/cache/opensm/guid2lid", [snap] { return text_of(*snap); });  // made and
 //                                                          // written on the file thread (tmp + rename)
@@ -52,7 +52,10 @@ struct HaBatch {
 struct HaTarget {
     Guid guid = 0;
     uint16_t lid = 0;
-    bool urgent = false;      // a suspect master: probe again at once, not after poll_ms
+    bool urgent = false;      // a suspect master: probed again at once, not after poll_ms
+    // Probed by a burst of overlapped probes (SmpPort::get_sminfo_burst), not one probe: the
+    // master, urgent or not. Costs one MAD while it answers within kUrgentSpacingMs.
+    bool burst = false;
 };
 
 struct HaAgentHooks {
@@ -66,6 +69,10 @@ struct HaAgentHooks {
 
 class HaAgent {
 public:
+    // A suspect master is probed again this soon after its last probe (the floor between rounds,
+    // and between the overlapped probes of a burst), not after poll_ms.
+    static constexpr int kUrgentSpacingMs = 10;
+
     HaAgent(ha::HaConfig cfg, HaAgentHooks hooks);
     ~HaAgent();
     HaAgent(const HaAgent&) = delete;
