@@ -513,6 +513,8 @@ void HaEngine::on_promote_sent(const SmInfoReply& r, int64_t now_ms) {
     if (phase_ != Phase::promoting) return;
     if (r.status == SmpStatus::refused)
         fail("SubnSet(SMInfo) refused with MAD status " + std::to_string(r.mad_status), now_ms);
+    else if (r.status == SmpStatus::no_sm)
+        fail("SubnSet(SMInfo) found no SM at this node's port (MAD status " + std::to_string(r.mad_status) + ")", now_ms);
     else if (r.status == SmpStatus::error)
         fail("SubnSet(SMInfo) not sent: " + r.error, now_ms);
     // ok, or timeout (the answer may be lost while the SM acted): wait for MASTER or the timeout.

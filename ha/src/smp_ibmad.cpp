@@ -29,6 +29,7 @@ std::string_view to_string(SmpStatus s) {
         case SmpStatus::ok: return "ok";
         case SmpStatus::timeout: return "timeout";
         case SmpStatus::refused: return "refused";
+        case SmpStatus::no_sm: return "no_sm";
         default: return "error";
     }
 }
@@ -50,7 +51,7 @@ struct RpcResult {
 };
 
 RpcResult classify(const uint8_t* res, int rstatus, int err, Clock::time_point t0, uint16_t lid,
-                   const char* what) {
+                   const char* what, bool sminfo) {
     RpcResult r;
     r.rtt_ms = ms_since(t0);
     r.mad_status = static_cast<uint16_t>(rstatus);
@@ -58,10 +59,10 @@ RpcResult classify(const uint8_t* res, int rstatus, int err, Clock::time_point t
     if (res != nullptr && rstatus == 0) {
         r.status = SmpStatus::ok;
     } else if (rstatus != 0) {
-        r.status = SmpStatus::refused;
+        r.status = answered_status(r.mad_status, sminfo);
         char hex[16];
         std::snprintf(hex, sizeof hex, "0x%04x", static_cast<unsigned>(rstatus) & 0xffffu);
-        r.error = where + ": MAD status " + hex;
+        r.error = where + ": MAD status " + hex + (r.status == SmpStatus::no_sm ? " (no SM at that port)" : "");
     } else if (err == ETIMEDOUT) {
         r.status = SmpStatus::timeout;
         r.error = where + ": no answer (timeout)";
@@ -126,7 +127,7 @@ public:
             int err = 0;
             ++b.sent;
             if (send_smp(false, data, IB_ATTR_SMINFO, 0, id, o.trid, err)) out.push_back(o);
-            else finish(classify(nullptr, 0, err, o.sent, lid, "SubnGet(SMInfo)"), data);
+            else finish(classify(nullptr, 0, err, o.sent, lid, "SubnGet(SMInfo)", true), data);
         };
         send();
         auto next_send = t0 + spacing;
@@ -149,7 +150,7 @@ public:
                     uint8_t data[IB_SMP_DATA_SIZE] = {};
                     int rstatus = 0, err = 0;
                     const uint8_t* res = received(rcv, data, rstatus, err);
-                    finish(classify(res, rstatus, err, sent, lid, "SubnGet(SMInfo)"), data);
+                    finish(classify(res, rstatus, err, sent, lid, "SubnGet(SMInfo)", true), data);
                     continue;
                 }
                 if (errno != EAGAIN && errno != ETIMEDOUT && errno != EINTR && errno != 0) {  // a local failure: the oldest is lost
@@ -157,7 +158,7 @@ public:
                     const Clock::time_point sent = out.front().sent;
                     out.erase(out.begin());
                     uint8_t data[IB_SMP_DATA_SIZE] = {};
-                    finish(classify(nullptr, 0, err, sent, lid, "SubnGet(SMInfo)"), data);
+                    finish(classify(nullptr, 0, err, sent, lid, "SubnGet(SMInfo)", true), data);
                     continue;
                 }
             } else if (left > 0) {
@@ -168,7 +169,7 @@ public:
                 const Clock::time_point sent = out.front().sent;
                 out.erase(out.begin());
                 uint8_t data[IB_SMP_DATA_SIZE] = {};
-                finish(classify(nullptr, 0, ETIMEDOUT, sent, lid, "SubnGet(SMInfo)"), data);
+                finish(classify(nullptr, 0, ETIMEDOUT, sent, lid, "SubnGet(SMInfo)", true), data);
             }
             if (!answered && failed < failures && b.sent < max_sent && now >= next_send) {
                 send();
@@ -253,7 +254,7 @@ private:
             ib_portid_t id = lid_portid(lid);
             int err = 0;
             const uint8_t* res = exchange(set, buf, attr, mod, id, rstatus, err);
-            r = classify(res, rstatus, err, t0, lid, what);
+            r = classify(res, rstatus, err, t0, lid, what, attr == IB_ATTR_SMINFO);
             if (r.status != SmpStatus::timeout) break;
         }
         return r;

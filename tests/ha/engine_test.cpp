@@ -108,6 +108,47 @@ TEST(HaEngine, KillOfTheMasterPromotesTheSuccessorAfterTwoWitnesses) {
     EXPECT_EQ(p.e.phase(), Phase::watching);
 }
 
+// An SMP answered with a non-zero MAD status is an answer (refused), except an SMInfo that no SM
+// took: status 0x000C (the D bit of a directed-route SMP aside) is no_sm, a failure.
+TEST(HaSmp, AnSmInfoNoAgentTookIsNoSmAndEveryOtherStatusAnAnswer) {
+    EXPECT_EQ(answered_status(0, true), SmpStatus::ok);
+    EXPECT_EQ(answered_status(0, false), SmpStatus::ok);
+    EXPECT_EQ(answered_status(0x000C, true), SmpStatus::no_sm);
+    EXPECT_EQ(answered_status(0x800C, true), SmpStatus::no_sm);
+    EXPECT_EQ(answered_status(0x000C, false), SmpStatus::refused) << "PortInfo: the SMA said unsupported";
+    EXPECT_EQ(answered_status(0x0700, true), SmpStatus::refused) << "OpenSM's illegal transition (ERR 2F04)";
+    EXPECT_EQ(answered_status(0x001C, true), SmpStatus::refused) << "invalid attribute value: an SM answered";
+    EXPECT_EQ(answered_status(0x0008, true), SmpStatus::refused);
+    EXPECT_EQ(to_string(SmpStatus::no_sm), "no_sm");
+}
+
+// On hardware a master whose OpenSM was killed on a live node does not time out: its port's
+// kernel answers every SMInfo at once with MAD status 0x000C. Those answers are the failures the
+// fast path counts (as timeouts are), never a sign of life that resets them.
+TEST(HaEngine, AKilledMastersPortAnsweringNoSmIsTakenOverLikeATimeout) {
+    Pair p;
+    p.e.on_plugin_closed(kMaster, 1010);
+    p.e.on_process_gone(kMaster, 1010);
+    p.local_alive(1010);
+    p.e.on_probe(kMaster, 1, no_sm(), 1020);
+    p.local_alive(1020);
+    EXPECT_TRUE(of_kind(p.e.tick(1020), Action::Kind::promote).empty()) << "one failure is never a failover";
+    p.e.on_probe(kMaster, 1, no_sm(), 1030);
+    p.local_alive(1030);
+    const auto pr = of_kind(p.e.tick(1030), Action::Kind::promote);
+    ASSERT_EQ(pr.size(), 1u);
+    EXPECT_EQ(pr[0].target, kLocal);
+    EXPECT_EQ(pr[0].attr_mod, kSmInfoHandover);
+    // Without the other witnesses, no_sm answers alone take the slow path, as timeouts do: none
+    // within the flap window.
+    Pair q;
+    for (int64_t t = 1010; t <= 1400; t += 10) {
+        q.e.on_probe(kMaster, 1, no_sm(), t);
+        q.local_alive(t);
+        EXPECT_TRUE(of_kind(q.e.tick(t), Action::Kind::promote).empty()) << "at " << t;
+    }
+}
+
 // What the prober's bursts (SmpPort::get_sminfo_burst) rely on. The first witness of a kill (the
 // plugin's connection closed) makes the master suspect at once: the daemon then probes it back to
 // back instead of at the next poll. A burst's probes overlap, so its two failures come back 10 ms
@@ -451,6 +492,19 @@ TEST(HaEngine, ARefusedOrUnansweredPromotionIsRecordedAsFailed) {
     p.e.tick(1250);
     ASSERT_EQ(p.e.history().size(), 1u);
     EXPECT_EQ(p.e.history()[0].outcome, "failed: SubnSet(SMInfo) refused with MAD status 7");
+
+    Pair n;  // this node's own SM gone when the Set reached its port
+    n.e.on_plugin_closed(kMaster, 1010);
+    n.e.on_process_gone(kMaster, 1010);
+    n.e.on_probe(kMaster, 1, lost(), 1100);
+    n.e.on_probe(kMaster, 1, lost(), 1200);
+    n.local_alive(1200);
+    ASSERT_EQ(of_kind(n.e.tick(1200), Action::Kind::promote).size(), 1u);
+    n.e.on_promote_sent(no_sm(), 1210);
+    n.local_alive(1250);
+    n.e.tick(1250);
+    ASSERT_EQ(n.e.history().size(), 1u);
+    EXPECT_EQ(n.e.history()[0].outcome, "failed: SubnSet(SMInfo) found no SM at this node's port (MAD status 12)");
 
     Pair q;
     q.e.on_plugin_closed(kMaster, 1010);

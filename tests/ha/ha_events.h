@@ -23,4 +23,14 @@ inline SmInfoReply lost() {
     return r;
 }
 
+// What a live node whose SM process is gone answers SMInfo with on hardware: the kernel's MAD
+// layer, no agent registered, status 0x000C (docs/ha-facts.md).
+inline SmInfoReply no_sm() {
+    SmInfoReply r;
+    r.status = SmpStatus::no_sm;
+    r.mad_status = kMadStatusUnsupportedMethodAttr;
+    r.error = "MAD status 0x000c (no SM at that port)";
+    return r;
+}
+
 }  // namespace ibf::ha::test

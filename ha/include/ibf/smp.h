@@ -34,15 +34,31 @@ enum class SmpStatus : uint8_t {
     timeout,  // no answer within the timeout (after the retries): the witness "SMInfo fails"
     refused,  // an answer with a non-zero MAD status (e.g. 7: an illegal SMInfo transition)
     error,    // a local failure (the port is down, the send failed)
+    // An SMInfo answered by the port's kernel, not by an SM: MAD status 0x000C (unsupported
+    // method/attribute). On hardware, a node whose SM process is gone but whose port is up answers
+    // so at once (the HCA drivers leave SMInfo to a registered agent, and the kernel's MAD layer
+    // answers an unclaimed Get or Set with that status: docs/ha-facts.md). The witness "SMInfo
+    // fails", like a timeout; never an answer.
+    no_sm,
 };
-std::string_view to_string(SmpStatus s);  // "ok", "timeout", "refused", "error"
+std::string_view to_string(SmpStatus s);  // "ok", "timeout", "refused", "error", "no_sm"
+
+// MAD status of an answer no agent took (IBA 13.4.7: the method/attribute combination is not
+// supported); the D bit (0x8000) of a directed-route SMP aside.
+inline constexpr uint16_t kMadStatusUnsupportedMethodAttr = 0x000C;
+// The status of an answer with MAD status `mad_status` to an SMP of attribute SMInfo (`sminfo`)
+// or another: ok (0), no_sm (an SMInfo no SM took), refused (any other).
+inline SmpStatus answered_status(uint16_t mad_status, bool sminfo) {
+    if (mad_status == 0) return SmpStatus::ok;
+    return sminfo && (mad_status & 0x7FFF) == kMadStatusUnsupportedMethodAttr ? SmpStatus::no_sm : SmpStatus::refused;
+}
 
 struct SmInfoReply {
     SmpStatus status = SmpStatus::error;
     SmInfo info;              // guid, priority, state, act_count as answered; lid = the LID queried
     uint64_t sm_key = 0;      // as answered (IBA p.840: 0 unless the requester is the master;
                               // OpenSM 3.3.23 answers its real key to anyone, docs/ha-facts.md)
-    uint16_t mad_status = 0;  // the MAD status field when status is ok or refused
+    uint16_t mad_status = 0;  // the MAD status field when status is ok, refused or no_sm
     double rtt_ms = 0;        // send -> answer (or -> giving up)
     std::string error;        // one line when status is not ok
 };
