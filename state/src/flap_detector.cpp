@@ -159,9 +159,11 @@ void FlapDetector::resolve_traps(const std::unordered_map<Guid, bool>& changed, 
         auto [it, fresh] = links_.try_emplace(LinkKey{{sw, 0}, {0, 0}});
         LinkRecord& r = it->second;
         r.a = {sw, 0, r.a.name};
-        for (const auto& [k, s] : ports_)
-            if (k.first == sw && !s.name.empty()) {
-                r.a.name = s.name;
+        // The switch's name from any of its ports seen (each carries its node's): a lookup per port
+        // number, not a pass over every port of the fabric (this runs on ibfabricd's io thread).
+        for (int p = 0; p <= 255; ++p)
+            if (auto ps = ports_.find(PortKey{sw, p}); ps != ports_.end() && !ps->second.name.empty()) {
+                r.a.name = ps->second.name;
                 break;
             }
         ++trap_flaps_total_;
