@@ -477,42 +477,34 @@ TEST(HaEngine, NoPromotionWhenTheOldMasterAnswersAfterTheFence) {
 }
 
 TEST(HaEngine, ARefusedOrUnansweredPromotionIsRecordedAsFailed) {
-    Pair p;
-    p.e.on_plugin_closed(kMaster, 1010);
-    p.e.on_process_gone(kMaster, 1010);
-    p.e.on_probe(kMaster, 1, lost(), 1100);
-    p.e.on_probe(kMaster, 1, lost(), 1200);
-    p.local_alive(1200);
-    ASSERT_EQ(of_kind(p.e.tick(1200), Action::Kind::promote).size(), 1u);
+    // The master killed, two failures: the engine sends its promotion at 1200.
+    auto promoting = [](Pair& p) {
+        p.e.on_plugin_closed(kMaster, 1010);
+        p.e.on_process_gone(kMaster, 1010);
+        p.e.on_probe(kMaster, 1, lost(), 1100);
+        p.e.on_probe(kMaster, 1, lost(), 1200);
+        p.local_alive(1200);
+        ASSERT_EQ(of_kind(p.e.tick(1200), Action::Kind::promote).size(), 1u);
+    };
     SmInfoReply refused;
     refused.status = SmpStatus::refused;
     refused.mad_status = 7;
-    p.e.on_promote_sent(refused, 1210);
-    p.local_alive(1250);
-    p.e.tick(1250);
-    ASSERT_EQ(p.e.history().size(), 1u);
-    EXPECT_EQ(p.e.history()[0].outcome, "failed: SubnSet(SMInfo) refused with MAD status 7");
-
-    Pair n;  // this node's own SM gone when the Set reached its port
-    n.e.on_plugin_closed(kMaster, 1010);
-    n.e.on_process_gone(kMaster, 1010);
-    n.e.on_probe(kMaster, 1, lost(), 1100);
-    n.e.on_probe(kMaster, 1, lost(), 1200);
-    n.local_alive(1200);
-    ASSERT_EQ(of_kind(n.e.tick(1200), Action::Kind::promote).size(), 1u);
-    n.e.on_promote_sent(no_sm(), 1210);
-    n.local_alive(1250);
-    n.e.tick(1250);
-    ASSERT_EQ(n.e.history().size(), 1u);
-    EXPECT_EQ(n.e.history()[0].outcome, "failed: SubnSet(SMInfo) found no SM at this node's port (MAD status 12)");
+    const std::pair<SmInfoReply, std::string> answers[] = {
+        {refused, "failed: SubnSet(SMInfo) refused with MAD status 7"},
+        // this node's own SM gone when the Set reached its port
+        {no_sm(), "failed: SubnSet(SMInfo) found no SM at this node's port (MAD status 12)"}};
+    for (const auto& [reply, outcome] : answers) {
+        Pair p;
+        promoting(p);
+        p.e.on_promote_sent(reply, 1210);
+        p.local_alive(1250);
+        p.e.tick(1250);
+        ASSERT_EQ(p.e.history().size(), 1u);
+        EXPECT_EQ(p.e.history()[0].outcome, outcome);
+    }
 
     Pair q;
-    q.e.on_plugin_closed(kMaster, 1010);
-    q.e.on_process_gone(kMaster, 1010);
-    q.e.on_probe(kMaster, 1, lost(), 1100);
-    q.e.on_probe(kMaster, 1, lost(), 1200);
-    q.local_alive(1200);
-    ASSERT_EQ(of_kind(q.e.tick(1200), Action::Kind::promote).size(), 1u);
+    promoting(q);
     q.e.on_promote_sent(lost(), 1300);  // the answer may be lost: keep waiting ...
     q.local_alive(4000);
     q.e.tick(4000);
