@@ -173,11 +173,8 @@ LftPaths lft_paths(const Fabric& f, const std::vector<SwitchLft>& lfts) {
             w.settle(order, &c);
         }
         if (c.complete) {
-            for (int32_t h = 0; h < DestWalk::TableRoutes::kHops; ++h) {
-                long n = 0;
-                for (const auto& lane : c.routed) n += lane[h];
-                if (n) routed(h, n);
-            }
+            for (int32_t h = 0; h < DestWalk::TableRoutes::kHops; ++h)
+                if (const long n = c.routed_at(h)) routed(h, n);
             r.unrouted += c.unrouted, r.broken += c.broken;
             continue;
         }

@@ -342,11 +342,8 @@ void Validator::switch_routes(int sign, const DestWalk::TableRoutes* settled) {
             }
         }
     }
-    for (int32_t h = 0; h < Counts::kHops; ++h) {
-        long n = 0;
-        for (const auto& lane : c.routed) n += lane[h];
-        if (n) routed.add(h, n), routed.total += n;
-    }
+    for (int32_t h = 0; h < Counts::kHops; ++h)
+        if (const long n = c.routed_at(h)) routed.add(h, n), routed.total += n;
     st_.sw_routes += sign * routed.total, st_.sw_unrouted += sign * long{c.unrouted}, st_.sw_broken += sign * long{c.broken};
     routed.into(st_.sw_hops, sign);
 }

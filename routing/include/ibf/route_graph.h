@@ -204,6 +204,12 @@ struct DestWalk::TableRoutes {
     uint32_t routed[kLanes][kHops] = {};  // by cables to the CA (below kHops)
     uint32_t unrouted = 0, broken = 0;
     bool complete = false;  // every switch was settled, no route of kHops or more
+    // Routes of `hops` cables (< kHops), the lanes added up.
+    uint32_t routed_at(int32_t hops) const {
+        uint32_t n = 0;
+        for (const auto& lane : routed) n += lane[hops];
+        return n;
+    }
 };
 
 // What the table of `sw` (a switch with a table) does with the walk's destination: no entry
